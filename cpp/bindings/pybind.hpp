@@ -1,0 +1,28 @@
+// The one header that includes pybind11; the core never does.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <utility>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace acesim::bindings {
+
+/// Hands a vector of POD rows to numpy without a copy: the vector moves into
+/// a capsule that owns the buffer for as long as the array lives.
+template <class T>
+py::array_t<T> to_numpy(std::vector<T>&& rows) {
+    auto* owned = new std::vector<T>(std::move(rows));
+    py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    return py::array_t<T>({static_cast<py::ssize_t>(owned->size())}, owned->data(), owner);
+}
+
+void register_distributions(py::module_& m);
+void register_simulator(py::module_& m);
+void register_analytic(py::module_& m);
+
+}  // namespace acesim::bindings

@@ -1,0 +1,60 @@
+// Batch sampling on CPU threads: out[i] is draw (first + i) of the stream, so
+// the numbers never depend on the thread count or on how a batch is split.
+#pragma once
+
+#include <cstdint>
+
+#include "acesim/distribution_table.hpp"
+
+namespace acesim {
+
+/// Where a batch of draws comes from.
+struct SampleRequest {
+    std::uint64_t seed = 0;
+    std::uint32_t replica = 0;
+    std::uint32_t stream = 0;   ///< full stream id (see stream_id)
+    std::uint32_t first = 0;    ///< index of the first draw
+    double gpus = 1.0;          ///< job size, read by ScaleAware
+};
+
+/// Fills out[0, count) with draws first, first+1, ... of the stream.
+/// `threads` == 0 means one thread per hardware core.
+void sample_cpu(const Distribution& dist, const SampleRequest& request, double* out,
+                std::uint64_t count, unsigned threads);
+
+/// Raw Philox blocks for counters (0, first + i, stream, replica): for
+/// known-answer and parity tests. out holds 4 * count words.
+void philox_blocks(std::uint64_t seed, std::uint32_t replica, std::uint32_t stream,
+                   std::uint32_t first, std::uint32_t* out, std::uint64_t count);
+
+/// Runs body(begin, end) over [0, count) split into contiguous parts, one per
+/// thread, with at least `min_items_per_thread` items each.
+template <class Body>
+void parallel_for(std::uint64_t count, unsigned threads, std::uint64_t min_items_per_thread, Body body);
+
+/// Threads to use: 0 means one per hardware core; never more than useful.
+unsigned resolve_threads(unsigned threads, std::uint64_t work_items, std::uint64_t min_items_per_thread);
+
+}  // namespace acesim
+
+#include <thread>
+#include <vector>
+
+namespace acesim {
+template <class Body>
+void parallel_for(std::uint64_t count, unsigned threads, std::uint64_t min_items_per_thread, Body body) {
+    threads = resolve_threads(threads, count, min_items_per_thread);
+    if (threads <= 1) {
+        body(std::uint64_t{0}, count);
+        return;
+    }
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (unsigned t = 0; t < threads; ++t) {
+        const std::uint64_t begin = count * t / threads;
+        const std::uint64_t end = count * (t + 1) / threads;
+        pool.emplace_back([=, &body] { body(begin, end); });
+    }
+    for (auto& th : pool) th.join();
+}
+}  // namespace acesim

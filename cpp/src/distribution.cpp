@@ -1,0 +1,187 @@
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "acesim/distribution_table.hpp"
+
+namespace acesim {
+namespace {
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw std::invalid_argument(message);
+}
+
+void require_finite_positive(double value, const char* name) {
+    require(std::isfinite(value) && value > 0.0,
+            std::string(name) + " must be a finite number > 0, got " + std::to_string(value));
+}
+
+void require_durations(const std::vector<double>& values, const char* name, bool allow_inf) {
+    require(!values.empty(), std::string(name) + " must not be empty");
+    require(values.size() <= std::numeric_limits<std::uint32_t>::max(),
+            std::string(name) + " has more than 2^32 - 1 values");
+    for (double v : values) {
+        require(!std::isnan(v) && v >= 0.0 && (allow_inf || std::isfinite(v)),
+                std::string(name) + " must hold finite durations >= 0 (found " + std::to_string(v) + ")");
+    }
+}
+
+}  // namespace
+
+Distribution Distribution::leaf(DistKind kind, double p0, double p1) {
+    Distribution d;
+    d.nodes_.push_back({kind, 0, 0, p0, p1});
+    return d;
+}
+
+Distribution Distribution::with_data(DistKind kind, const std::vector<double>& values, double p0) {
+    Distribution d;
+    d.data_ = values;
+    d.links_.assign(values.size(), 0u);
+    d.nodes_.push_back({kind, 0, static_cast<std::uint32_t>(values.size()), p0, 0.0});
+    return d;
+}
+
+Distribution Distribution::constant(double value) {
+    require(std::isfinite(value) && value >= 0.0,
+            "value must be a finite duration >= 0, got " + std::to_string(value));
+    return leaf(DistKind::Constant, value, 0.0);
+}
+
+Distribution Distribution::exponential(double mean) {
+    require_finite_positive(mean, "mean");
+    return leaf(DistKind::Exponential, mean, 0.0);
+}
+
+Distribution Distribution::weibull(double shape, double scale) {
+    require_finite_positive(shape, "shape");
+    require_finite_positive(scale, "scale");
+    return leaf(DistKind::Weibull, shape, scale);
+}
+
+Distribution Distribution::lognormal(double mu, double sigma) {
+    require(std::isfinite(mu), "mu must be finite, got " + std::to_string(mu));
+    require_finite_positive(sigma, "sigma");
+    return leaf(DistKind::LogNormal, mu, sigma);
+}
+
+Distribution Distribution::gamma(double shape, double scale) {
+    require_finite_positive(shape, "shape");
+    require_finite_positive(scale, "scale");
+    return leaf(DistKind::Gamma, shape, scale);
+}
+
+Distribution Distribution::empirical(const std::vector<double>& samples) {
+    require_durations(samples, "samples", false);
+    return with_data(DistKind::Empirical, samples, 0.0);
+}
+
+Distribution Distribution::block_bootstrap(const std::vector<double>& sequence, std::uint32_t block) {
+    require_durations(sequence, "sequence", false);
+    require(block >= 1, "block must be >= 1");
+    require(block <= sequence.size(), "block must not exceed the length of sequence (" +
+                                          std::to_string(sequence.size()) + ")");
+    return with_data(DistKind::BlockBootstrap, sequence, static_cast<double>(block));
+}
+
+Distribution Distribution::replay(const std::vector<double>& times) {
+    require_durations(times, "times", true);
+    return with_data(DistKind::Replay, times, 0.0);
+}
+
+std::uint32_t Distribution::append(const Distribution& other) {
+    // data_ and links_ always have the same length, so one offset `a` indexes
+    // a node's payload in both.
+    const auto node_offset = static_cast<std::uint32_t>(nodes_.size());
+    const auto payload_offset = static_cast<std::uint32_t>(data_.size());
+    for (DistNode n : other.nodes_) {
+        n.a += payload_offset;
+        nodes_.push_back(n);
+    }
+    data_.insert(data_.end(), other.data_.begin(), other.data_.end());
+    for (std::uint32_t l : other.links_) links_.push_back(l + node_offset);
+    return other.root_ + node_offset;
+}
+
+Distribution Distribution::mixture(const std::vector<double>& weights,
+                                   const std::vector<Distribution>& components) {
+    require(!components.empty(), "components must not be empty");
+    require(weights.size() == components.size(), "weights and components must have the same length");
+    double total = 0.0;
+    for (double w : weights) {
+        require(std::isfinite(w) && w >= 0.0, "weights must be finite and >= 0, got " + std::to_string(w));
+        total += w;
+    }
+    require(total > 0.0, "weights must not all be zero");
+    Distribution d;
+    std::vector<std::uint32_t> roots;
+    for (const Distribution& c : components) roots.push_back(d.append(c));
+    // Mixture payload: cumulative weights in data, children in links.
+    const auto offset = static_cast<std::uint32_t>(d.data_.size());
+    double cumulative = 0.0;
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+        cumulative += weights[i];
+        d.data_.push_back(i + 1 == weights.size() ? 1.0 : cumulative / total);
+        d.links_.push_back(roots[i]);
+    }
+    d.root_ = static_cast<std::uint32_t>(d.nodes_.size());
+    d.nodes_.push_back({DistKind::Mixture, offset, static_cast<std::uint32_t>(weights.size()), 0.0, 0.0});
+    return d;
+}
+
+Distribution Distribution::scale_aware(const Distribution& base, double ref_gpus, double exponent) {
+    require_finite_positive(ref_gpus, "ref_gpus");
+    require(std::isfinite(exponent), "exponent must be finite, got " + std::to_string(exponent));
+    Distribution d;
+    const std::uint32_t base_root = d.append(base);
+    const auto offset = static_cast<std::uint32_t>(d.links_.size());
+    d.links_.push_back(base_root);
+    d.data_.push_back(0.0);  // data and links stay the same length
+    d.root_ = static_cast<std::uint32_t>(d.nodes_.size());
+    d.nodes_.push_back({DistKind::ScaleAware, offset, 1, ref_gpus, exponent});
+    return d;
+}
+
+double Distribution::mean(double gpus) const { return mean_of(root_, gpus); }
+
+double Distribution::mean_of(std::uint32_t index, double gpus) const {
+    const DistNode& n = nodes_[index];
+    switch (n.kind) {
+        case DistKind::Constant:
+        case DistKind::Exponential:
+            return n.p0;
+        case DistKind::Weibull:
+            return n.p1 * std::tgamma(1.0 + 1.0 / n.p0);
+        case DistKind::LogNormal:
+            return std::exp(n.p0 + 0.5 * n.p1 * n.p1);
+        case DistKind::Gamma:
+            return n.p0 * n.p1;
+        case DistKind::Mixture: {
+            double total = 0.0, previous = 0.0;
+            for (std::uint32_t k = 0; k < n.b; ++k) {
+                const double w = data_[n.a + k] - previous;
+                previous = data_[n.a + k];
+                if (w > 0.0) total += w * mean_of(links_[n.a + k], gpus);
+            }
+            return total;
+        }
+        case DistKind::Empirical:
+        case DistKind::BlockBootstrap:
+        case DistKind::Replay: {
+            double total = 0.0;
+            for (std::uint32_t k = 0; k < n.b; ++k) total += data_[n.a + k];
+            return total / n.b;
+        }
+        case DistKind::ScaleAware:
+            return std::pow(n.p0 / gpus, n.p1) * mean_of(links_[n.a], gpus);
+    }
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+bool Distribution::scale_dependent() const {
+    for (const DistNode& n : nodes_)
+        if (n.kind == DistKind::ScaleAware) return true;
+    return false;
+}
+
+}  // namespace acesim

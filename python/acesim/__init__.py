@@ -1,0 +1,85 @@
+"""acesim: failure, checkpoint and recovery-policy simulation for large GPU
+training fleets.
+
+Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
+:data:`DAY` help). Results are numpy structured arrays.
+"""
+
+from __future__ import annotations
+
+from . import _core
+from .analytic import (
+    META_MTTF_1024_GPUS,
+    daly_interval,
+    expected_ettr_exponential,
+    expected_wall_exponential,
+    meta_expected_ettr,
+    meta_scale_model,
+    mttf,
+    node_rate_model,
+    young_interval,
+)
+from .distributions import (
+    BlockBootstrap,
+    Constant,
+    Distribution,
+    Empirical,
+    Exponential,
+    Gamma,
+    LogNormal,
+    Mixture,
+    Replay,
+    ScaleAware,
+)
+from .job import Job
+from .optimize import OptimalInterval, optimal_interval
+from .simulation import PURPOSES, SimulationResult, job_stream, simulate
+from .units import DAY, HOUR, MINUTE, SECOND
+
+__version__ = "0.1.0"
+
+
+def cuda_available() -> bool:
+    """Whether this build has the CUDA samplers and a CUDA device is usable."""
+    return bool(_core.cuda_available())
+
+
+def cuda_built() -> bool:
+    """Whether this build includes the CUDA samplers (a device may still be absent)."""
+    return bool(_core.cuda_built())
+
+
+__all__ = [
+    "DAY",
+    "HOUR",
+    "META_MTTF_1024_GPUS",
+    "MINUTE",
+    "PURPOSES",
+    "SECOND",
+    "BlockBootstrap",
+    "Constant",
+    "Distribution",
+    "Empirical",
+    "Exponential",
+    "Gamma",
+    "Job",
+    "LogNormal",
+    "Mixture",
+    "OptimalInterval",
+    "Replay",
+    "ScaleAware",
+    "SimulationResult",
+    "cuda_available",
+    "cuda_built",
+    "daly_interval",
+    "expected_ettr_exponential",
+    "expected_wall_exponential",
+    "job_stream",
+    "meta_expected_ettr",
+    "meta_scale_model",
+    "mttf",
+    "node_rate_model",
+    "optimal_interval",
+    "simulate",
+    "young_interval",
+]

@@ -1,0 +1,78 @@
+"""Input checks shared by the public constructors: each error names the parameter."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+
+def real(name: str, value: Any) -> float:
+    """``value`` as a float; TypeError unless it is a real number (bools are not)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
+def finite(name: str, value: Any) -> float:
+    x = real(name, value)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    return x
+
+
+def positive(name: str, value: Any) -> float:
+    """A finite number > 0."""
+    x = finite(name, value)
+    if x <= 0.0:
+        raise ValueError(f"{name} must be > 0, got {x!r}")
+    return x
+
+
+def non_negative(name: str, value: Any) -> float:
+    """A finite number >= 0."""
+    x = finite(name, value)
+    if x < 0.0:
+        raise ValueError(f"{name} must be >= 0, got {x!r}")
+    return x
+
+
+def integer(name: str, value: Any, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """An integer in [minimum, maximum]; TypeError for non-integers (bools included)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    n = int(value)
+    if n < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {n}")
+    if maximum is not None and n > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {n}")
+    return n
+
+
+def durations(name: str, values: Any, *, allow_inf: bool = False) -> npt.NDArray[np.float64]:
+    """A non-empty 1-D float64 array of durations >= 0 (finite unless allow_inf)."""
+    if isinstance(values, str | bytes) or values is None:
+        raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
+    try:
+        arr = np.asarray(values)
+    except Exception as exc:  # ragged or otherwise unconvertible input
+        raise TypeError(f"{name} must be a sequence of numbers") from exc
+    if arr.dtype == np.bool_ or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} must not contain NaN")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must not contain inf")
+    if (arr < 0).any():
+        raise ValueError(f"{name} must hold durations >= 0, found {arr.min()!r}")
+    return arr

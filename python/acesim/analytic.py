@@ -1,0 +1,160 @@
+"""Closed forms: Young/Daly intervals, expected ETTR under exponential
+failures, Meta's first-order estimate and the scale-aware failure models.
+
+All functions broadcast over numpy arrays; durations are seconds.
+
+>>> import acesim as ace
+>>> round(ace.mttf(ace.meta_scale_model(), 1024) / ace.HOUR, 2)
+7.9
+>>> round(ace.mttf(ace.node_rate_model(6.5e-3), 16384) / ace.HOUR, 2)
+1.8
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from ._validation import integer, positive
+from .distributions import Distribution, Exponential, ScaleAware
+from .units import DAY, HOUR
+
+__all__ = [
+    "META_MTTF_1024_GPUS",
+    "daly_interval",
+    "expected_ettr_exponential",
+    "expected_wall_exponential",
+    "meta_expected_ettr",
+    "meta_scale_model",
+    "mttf",
+    "node_rate_model",
+    "young_interval",
+]
+
+#: Meta RSC (HPCA 2025): mean time to failure of a 1,024-GPU job.
+META_MTTF_1024_GPUS: float = 7.9 * HOUR
+
+Number = float | npt.NDArray[np.float64]
+
+
+def _array(name: str, value: Any, *, allow_inf: bool = False, allow_zero: bool = False) -> Any:
+    arr = np.asarray(value, dtype=np.float64) if _is_numeric(value) else None
+    if arr is None:
+        raise TypeError(f"{name} must be a number or an array of numbers")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} must not be NaN")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite")
+    if (arr < 0).any() or (not allow_zero and (arr == 0).any()):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}")
+    return value if np.ndim(value) == 0 else arr
+
+
+def _is_numeric(value: Any) -> bool:
+    if isinstance(value, str | bytes | bool | np.bool_) or value is None:
+        return False
+    try:
+        a = np.asarray(value)
+    except Exception:
+        return False
+    return a.dtype != np.bool_ and (
+        np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
+    )
+
+
+def _out(x: Any) -> Number:
+    return float(x) if np.ndim(x) == 0 else np.asarray(x, dtype=np.float64)
+
+
+def young_interval(checkpoint_cost: Number, mtbf: Number) -> Number:
+    """Young (1974): tau* = sqrt(2 C M)."""
+    c = _array("checkpoint_cost", checkpoint_cost, allow_zero=True)
+    m = _array("mtbf", mtbf, allow_inf=True)
+    return _out(_core.young_interval(c, m))
+
+
+def daly_interval(checkpoint_cost: Number, mtbf: Number) -> Number:
+    """Daly (2006): sqrt(2CM) (1 + sqrt(C/(2M))/3 + C/(18M)) - C for C < 2M, else M."""
+    c = _array("checkpoint_cost", checkpoint_cost, allow_zero=True)
+    m = _array("mtbf", mtbf, allow_inf=True)
+    return _out(_core.daly_interval(c, m))
+
+
+def expected_wall_exponential(
+    mtbf: Number, work: Number, checkpoint_interval: Number, checkpoint_cost: Number,
+    restart_cost: Number,
+) -> Number:
+    """Expected wall-clock of a job under exponential failures (rate l = 1/mtbf)
+    that strike whenever it holds hardware, every start costing R:
+    (e^(lR) - 1)/l + sum over segments s of e^(lR)(e^(l(s + C)) - 1)/l."""
+    return _out(
+        _core.expected_wall_exponential(
+            _array("mtbf", mtbf, allow_inf=True),
+            _array("work", work),
+            _array("checkpoint_interval", checkpoint_interval),
+            _array("checkpoint_cost", checkpoint_cost, allow_zero=True),
+            _array("restart_cost", restart_cost, allow_zero=True),
+        )
+    )
+
+
+def expected_ettr_exponential(
+    mtbf: Number, work: Number, checkpoint_interval: Number, checkpoint_cost: Number,
+    restart_cost: Number,
+) -> Number:
+    """work / :func:`expected_wall_exponential` (DESIGN section 8)."""
+    return _out(
+        _core.expected_ettr_exponential(
+            _array("mtbf", mtbf, allow_inf=True),
+            _array("work", work),
+            _array("checkpoint_interval", checkpoint_interval),
+            _array("checkpoint_cost", checkpoint_cost, allow_zero=True),
+            _array("restart_cost", restart_cost, allow_zero=True),
+        )
+    )
+
+
+def meta_expected_ettr(
+    gpus: Number, failures_per_node_day: Number, restart_overhead: Number,
+    checkpoint_interval: Number, checkpoint_write: Number, gpus_per_node: int = 8,
+) -> Number:
+    """Meta's first-order estimate (RSC, HPCA 2025):
+    E[ETTR] ~ (1 - N r_f (u0 + dt/2)) / (1 + w/dt) with N = gpus / gpus_per_node
+    nodes, r_f failures per node-second, u0 the restart overhead, dt the
+    checkpoint interval and w the blocking write time."""
+    per_node = integer("gpus_per_node", gpus_per_node, minimum=1)
+    nodes = np.asarray(_array("gpus", gpus), dtype=np.float64) / per_node
+    rate = np.asarray(_array("failures_per_node_day", failures_per_node_day, allow_zero=True)) / DAY
+    return _out(
+        _core.meta_expected_ettr(
+            nodes,
+            rate,
+            _array("restart_overhead", restart_overhead, allow_zero=True),
+            _array("checkpoint_interval", checkpoint_interval),
+            _array("checkpoint_write", checkpoint_write, allow_zero=True),
+        )
+    )
+
+
+def meta_scale_model(mttf_1024: float = META_MTTF_1024_GPUS, exponent: float = 1.0) -> ScaleAware:
+    """The scale-aware default failure model: exponential job-level failures
+    with MTTF 7.9 h at 1,024 GPUs (Meta RSC), scaled as 1/GPUs."""
+    return ScaleAware(Exponential(positive("mttf_1024", mttf_1024)), ref_gpus=1024.0, exponent=exponent)
+
+
+def node_rate_model(failures_per_node_day: float, gpus_per_node: int = 8) -> ScaleAware:
+    """Projection form MTTF = 1 / (nodes x r_f): exponential job-level failures
+    at ``failures_per_node_day`` per node (e.g. 6.5e-3 for Meta RSC-1)."""
+    rate = positive("failures_per_node_day", failures_per_node_day)
+    per_node = integer("gpus_per_node", gpus_per_node, minimum=1)
+    return ScaleAware(Exponential(DAY / rate), ref_gpus=float(per_node), exponent=1.0)
+
+
+def mttf(model: Distribution, gpus: float) -> float:
+    """Mean time to failure (seconds) of a job of ``gpus`` GPUs under ``model``."""
+    if not isinstance(model, Distribution):
+        raise TypeError(f"model must be a Distribution, got {type(model).__name__}")
+    return model.mean(positive("gpus", gpus))

@@ -1,0 +1,212 @@
+"""``simulate``: run the job lifecycle over replicas and return numpy
+structured arrays (one row per replica x job, one per replica for the fleet,
+one per failure in the trace)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from ._validation import integer, real
+from .analytic import meta_scale_model
+from .distributions import Distribution
+from .job import Job
+
+__all__ = ["PURPOSES", "SimulationResult", "job_stream", "simulate"]
+
+#: Random-stream purposes of a job (DESIGN section 2): draw ``i`` of
+#: ``job_stream(j, purpose)`` in replica ``r`` is what the simulator uses.
+PURPOSES = {
+    "failure": 0, "init": 1, "save": 2, "load": 3, "blame": 4, "cause": 5, "detect": 6,
+    "repair": 7,
+}
+_RULES = {"young": 1, "daly": 2}
+_JOB_KIND = 1
+
+JobsArg = Job | Sequence[Job]
+
+
+def job_stream(job: int, purpose: str) -> int:
+    """The stream id that job number ``job`` draws ``purpose`` from; pass it
+    to ``Distribution.sample(stream=..., replica=..., gpus=job.gpus)`` to get
+    exactly the simulator's draws."""
+    if purpose not in PURPOSES:
+        raise ValueError(f"purpose must be one of {sorted(PURPOSES)}, got {purpose!r}")
+    return int(_core.stream_id(_JOB_KIND, integer("job", job, maximum=2**24 - 1), PURPOSES[purpose]))
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """Results of :func:`simulate`.
+
+    ``jobs``: one row per replica x job (fields ``replica job gpus wall
+    productive wasted ckpt_stall overhead detection queue_wait recovery_wait
+    failures preemptions checkpoints ettr gpu_hours_lost churn_gpu_hours
+    completed`` and more); ``fleet``: one row per replica; ``trace``: every
+    failure (``replica time job node cause inter_failure``); ``events``: the
+    event log when ``record_events`` was on (else empty).
+    """
+
+    jobs: npt.NDArray[Any]
+    fleet: npt.NDArray[Any]
+    trace: npt.NDArray[Any]
+    events: npt.NDArray[Any]
+    seed: int
+    replicas: int
+
+    def pooled_ettr(self, job: int | None = None) -> float:
+        """Total productive time / total wall over replicas (for one job, or all
+        jobs GPU-weighted). For completed jobs this is work / mean wall."""
+        rows = self.jobs if job is None else self.jobs[self.jobs["job"] == job]
+        g = rows["gpus"].astype(np.float64)
+        return float(np.sum(g * rows["productive"]) / np.sum(g * rows["wall"]))
+
+    def summary(self) -> dict[str, float]:
+        """Pooled ETTR and where the GPU-hours went (fractions of wall),
+        with the standard error of the per-replica fleet ETTR."""
+        j = self.jobs
+        g = j["gpus"].astype(np.float64)
+        wall = float(np.sum(g * j["wall"]))
+        out: dict[str, float] = {"ettr": self.pooled_ettr()}
+        for field in ("productive", "wasted", "ckpt_stall", "overhead", "detection",
+                      "queue_wait", "recovery_wait"):
+            out[field] = float(np.sum(g * j[field]) / wall) if wall > 0 else math.nan
+        fe = self.fleet["ettr"]
+        out["ettr_stderr"] = float(np.std(fe, ddof=1) / math.sqrt(fe.size)) if fe.size > 1 else math.nan
+        out["failures_per_replica"] = float(np.mean(self.fleet["failures"]))
+        out["completed"] = float(np.mean(j["completed"]))
+        out["gpu_hours_lost_per_replica"] = float(np.mean(self.fleet["gpu_hours_lost"]))
+        return out
+
+    def to_pandas(self) -> Any:
+        """``jobs`` as a pandas DataFrame (needs the ``pandas`` extra)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError('to_pandas needs pandas: pip install "acesim[pandas]"') from exc
+        return pd.DataFrame.from_records(self.jobs)
+
+
+def _jobs_list(jobs: Any) -> list[Job]:
+    if isinstance(jobs, Job):
+        return [jobs]
+    if isinstance(jobs, str | bytes) or not isinstance(jobs, Iterable):
+        raise TypeError(f"jobs must be a Job or a sequence of Job, got {type(jobs).__name__}")
+    out = list(jobs)
+    if not out:
+        raise ValueError("jobs must not be empty")
+    for i, job in enumerate(out):
+        if not isinstance(job, Job):
+            raise TypeError(f"jobs[{i}] must be a Job, got {type(job).__name__}")
+    if len(out) > 2**24:
+        raise ValueError("jobs: at most 2**24 jobs per simulation")
+    return out
+
+
+def simulate(
+    jobs: JobsArg,
+    failures: Distribution | None = None,
+    fleet: Any = None,
+    policy: Any = None,
+    replicas: int = 1,
+    seed: int = 0,
+    horizon: float = math.inf,
+    record_events: bool = False,
+    threads: int | None = None,
+    *,
+    causes: Any = None,
+    gpus_per_node: int = 8,
+    first_replica: int = 0,
+    max_events: int | None = None,
+) -> SimulationResult:
+    """Simulate the fail-stop/checkpoint lifecycle of ``jobs``.
+
+    ``failures`` is the job-level inter-failure law (drawn per job, renewed
+    after each failure, its clock running while the job holds hardware);
+    ``None`` means :func:`acesim.meta_scale_model`. With ``fleet=None``
+    replacements are always available and jobs are independent. Replica
+    ``r`` uses random streams keyed by ``(seed, first_replica + r)``, so
+    results are identical for any ``threads`` (``None``: every core) and any
+    split of replicas across calls.
+
+    >>> import acesim as ace
+    >>> job = ace.Job(1024, work=2 * ace.DAY, checkpoint_interval=ace.HOUR)
+    >>> res = ace.simulate(job, replicas=100, seed=1)
+    >>> bool(0.8 < res.pooled_ettr() < 1.0)
+    True
+    """
+    job_list = _jobs_list(jobs)
+    if fleet is not None or policy is not None or causes is not None:
+        raise NotImplementedError(
+            "fleet, policy and causes are not implemented yet: this version simulates "
+            "jobs with replacements always available (fleet=None)"
+        )
+    if failures is None:
+        failures = meta_scale_model()
+    if not isinstance(failures, Distribution):
+        raise TypeError(f"failures must be a Distribution or None, got {type(failures).__name__}")
+    n_replicas = integer("replicas", replicas, minimum=1, maximum=2**32 - 1)
+    seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
+    first = integer("first_replica", first_replica, minimum=0, maximum=2**32 - 1)
+    if first + n_replicas > 2**32:
+        raise ValueError("first_replica + replicas must not exceed 2**32")
+    horizon_ = real("horizon", horizon)
+    if math.isnan(horizon_) or horizon_ <= 0:
+        raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon_!r}")
+    if not isinstance(record_events, bool | np.bool_):
+        raise TypeError(f"record_events must be a bool, got {type(record_events).__name__}")
+    threads_ = (os.cpu_count() or 1) if threads is None else integer("threads", threads, minimum=1)
+    per_node = integer("gpus_per_node", gpus_per_node, minimum=1, maximum=2**32 - 1)
+    max_events_ = 0 if max_events is None else integer("max_events", max_events, minimum=1)
+
+    # Jobs share distribution objects: compile each distinct one once.
+    compiled: list[Any] = []
+    index_of: dict[int, int] = {}
+
+    def index(dist: Distribution) -> int:
+        key = id(dist)
+        if key not in index_of:
+            index_of[key] = len(compiled)
+            compiled.append(dist._compiled)
+        return index_of[key]
+
+    failure_index = index(failures)
+    n = len(job_list)
+    gpus = np.empty(n, np.uint32)
+    work = np.empty(n, np.float64)
+    interval = np.zeros(n, np.float64)
+    rule = np.zeros(n, np.uint32)
+    init = np.empty(n, np.uint32)
+    save = np.empty(n, np.uint32)
+    load = np.empty(n, np.uint32)
+    submit = np.empty(n, np.float64)
+    priority = np.empty(n, np.int32)
+    for j, job in enumerate(job_list):
+        gpus[j] = job.gpus
+        work[j] = job.work
+        if isinstance(job.checkpoint_interval, str):
+            rule[j] = _RULES[job.checkpoint_interval]
+        else:
+            interval[j] = job.checkpoint_interval
+        init[j] = index(job.init)
+        save[j] = index(job.save)
+        load[j] = index(job.load)
+        submit[j] = job.submit
+        priority[j] = job.priority
+
+    raw = _core.simulate(
+        compiled, gpus, work, interval, rule, init, save, load, submit, priority,
+        failure_index, per_node, n_replicas, first, seed_, horizon_, bool(record_events),
+        threads_, max_events_,
+    )
+    return SimulationResult(
+        jobs=raw["jobs"], fleet=raw["fleet"], trace=raw["trace"], events=raw["events"],
+        seed=seed_, replicas=n_replicas,
+    )
