@@ -84,7 +84,10 @@ def daly_interval(checkpoint_cost: Number, mtbf: Number) -> Number:
 
 
 def expected_wall_exponential(
-    mtbf: Number, work: Number, checkpoint_interval: Number, checkpoint_cost: Number,
+    mtbf: Number,
+    work: Number,
+    checkpoint_interval: Number,
+    checkpoint_cost: Number,
     restart_cost: Number,
 ) -> Number:
     """Expected wall-clock of a job under exponential failures (rate l = 1/mtbf)
@@ -102,7 +105,10 @@ def expected_wall_exponential(
 
 
 def expected_ettr_exponential(
-    mtbf: Number, work: Number, checkpoint_interval: Number, checkpoint_cost: Number,
+    mtbf: Number,
+    work: Number,
+    checkpoint_interval: Number,
+    checkpoint_cost: Number,
     restart_cost: Number,
 ) -> Number:
     """work / :func:`expected_wall_exponential` (DESIGN section 8)."""
@@ -118,8 +124,12 @@ def expected_ettr_exponential(
 
 
 def meta_expected_ettr(
-    gpus: Number, failures_per_node_day: Number, restart_overhead: Number,
-    checkpoint_interval: Number, checkpoint_write: Number, gpus_per_node: int = 8,
+    gpus: Number,
+    failures_per_node_day: Number,
+    restart_overhead: Number,
+    checkpoint_interval: Number,
+    checkpoint_write: Number,
+    gpus_per_node: int = 8,
 ) -> Number:
     """Meta's first-order estimate (RSC, HPCA 2025):
     E[ETTR] ~ (1 - N r_f (u0 + dt/2)) / (1 + w/dt) with N = gpus / gpus_per_node
@@ -142,7 +152,9 @@ def meta_expected_ettr(
 def meta_scale_model(mttf_1024: float = META_MTTF_1024_GPUS, exponent: float = 1.0) -> ScaleAware:
     """The scale-aware default failure model: exponential job-level failures
     with MTTF 7.9 h at 1,024 GPUs (Meta RSC), scaled as 1/GPUs."""
-    return ScaleAware(Exponential(positive("mttf_1024", mttf_1024)), ref_gpus=1024.0, exponent=exponent)
+    return ScaleAware(
+        Exponential(positive("mttf_1024", mttf_1024)), ref_gpus=1024.0, exponent=exponent
+    )
 
 
 def node_rate_model(failures_per_node_day: float, gpus_per_node: int = 8) -> ScaleAware:

@@ -84,7 +84,15 @@ class Distribution:
         if not isinstance(device, str) or device not in _DEVICES:
             raise ValueError(f"device must be one of {_DEVICES}, got {device!r}")
         out: npt.NDArray[np.float64] = _core.sample(
-            self._compiled, count, seed_, stream_, replica_, first_, self._gpus(gpus), threads_, device
+            self._compiled,
+            count,
+            seed_,
+            stream_,
+            replica_,
+            first_,
+            self._gpus(gpus),
+            threads_,
+            device,
         )
         return out
 
@@ -186,7 +194,9 @@ class Mixture(Distribution):
             if w < 0:
                 raise ValueError(f"components[{i}] weight must be >= 0, got {w!r}")
             if not isinstance(dist, Distribution):
-                raise TypeError(f"components[{i}] must hold a Distribution, got {type(dist).__name__}")
+                raise TypeError(
+                    f"components[{i}] must hold a Distribution, got {type(dist).__name__}"
+                )
             weights.append(w)
             dists.append(dist)
         if sum(weights) <= 0:
@@ -266,7 +276,9 @@ class ScaleAware(Distribution):
         self.base = base
         self.ref_gpus = positive("ref_gpus", ref_gpus)
         self.exponent = finite("exponent", exponent)
-        self._compiled = _core.Distribution.scale_aware(base._compiled, self.ref_gpus, self.exponent)
+        self._compiled = _core.Distribution.scale_aware(
+            base._compiled, self.ref_gpus, self.exponent
+        )
 
     def _gpus(self, gpus: float | None) -> float:
         return self.ref_gpus if gpus is None else positive("gpus", gpus)
@@ -339,7 +351,9 @@ def _read_csv_column(
             try:
                 values.append(float(cell))
             except ValueError:
-                raise ValueError(f"column {column!r}: not a number on line {line_no}: {cell!r}") from None
+                raise ValueError(
+                    f"column {column!r}: not a number on line {line_no}: {cell!r}"
+                ) from None
     if not values:
         raise ValueError(f"column {column!r} holds no values")
     return values

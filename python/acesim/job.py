@@ -33,8 +33,17 @@ class Job:
     1024
     """
 
-    __slots__ = ("checkpoint_interval", "gpus", "init", "load", "name", "priority", "save",
-                 "submit", "work")
+    __slots__ = (
+        "checkpoint_interval",
+        "gpus",
+        "init",
+        "load",
+        "name",
+        "priority",
+        "save",
+        "submit",
+        "work",
+    )
 
     def __init__(
         self,
@@ -72,13 +81,27 @@ class Job:
 
     def with_interval(self, checkpoint_interval: float | IntervalRule) -> Job:
         """A copy with another checkpoint interval (everything else equal)."""
-        return Job(self.gpus, self.work, checkpoint_interval, self.init, self.save, self.load,
-                   self.submit, self.priority, self.name)
+        return Job(
+            self.gpus,
+            self.work,
+            checkpoint_interval,
+            self.init,
+            self.save,
+            self.load,
+            self.submit,
+            self.priority,
+            self.name,
+        )
 
     def __repr__(self) -> str:
-        interval = (self.checkpoint_interval if isinstance(self.checkpoint_interval, str)
-                    else f"{self.checkpoint_interval:g}")
+        interval = (
+            self.checkpoint_interval
+            if isinstance(self.checkpoint_interval, str)
+            else f"{self.checkpoint_interval:g}"
+        )
         label = f", name={self.name!r}" if self.name else ""
-        return (f"Job(gpus={self.gpus}, work={self.work:g}, checkpoint_interval={interval!s}, "
-                f"init={self.init!r}, save={self.save!r}, load={self.load!r}, "
-                f"submit={self.submit:g}, priority={self.priority}{label})")
+        return (
+            f"Job(gpus={self.gpus}, work={self.work:g}, checkpoint_interval={interval!s}, "
+            f"init={self.init!r}, save={self.save!r}, load={self.load!r}, "
+            f"submit={self.submit:g}, priority={self.priority}{label})"
+        )

@@ -24,7 +24,13 @@ __all__ = ["PURPOSES", "SimulationResult", "job_stream", "simulate"]
 #: Random-stream purposes of a job (DESIGN section 2): draw ``i`` of
 #: ``job_stream(j, purpose)`` in replica ``r`` is what the simulator uses.
 PURPOSES = {
-    "failure": 0, "init": 1, "save": 2, "load": 3, "blame": 4, "cause": 5, "detect": 6,
+    "failure": 0,
+    "init": 1,
+    "save": 2,
+    "load": 3,
+    "blame": 4,
+    "cause": 5,
+    "detect": 6,
     "repair": 7,
 }
 _RULES = {"young": 1, "daly": 2}
@@ -39,7 +45,9 @@ def job_stream(job: int, purpose: str) -> int:
     exactly the simulator's draws."""
     if purpose not in PURPOSES:
         raise ValueError(f"purpose must be one of {sorted(PURPOSES)}, got {purpose!r}")
-    return int(_core.stream_id(_JOB_KIND, integer("job", job, maximum=2**24 - 1), PURPOSES[purpose]))
+    return int(
+        _core.stream_id(_JOB_KIND, integer("job", job, maximum=2**24 - 1), PURPOSES[purpose])
+    )
 
 
 @dataclass(frozen=True)
@@ -75,11 +83,20 @@ class SimulationResult:
         g = j["gpus"].astype(np.float64)
         wall = float(np.sum(g * j["wall"]))
         out: dict[str, float] = {"ettr": self.pooled_ettr()}
-        for field in ("productive", "wasted", "ckpt_stall", "overhead", "detection",
-                      "queue_wait", "recovery_wait"):
+        for field in (
+            "productive",
+            "wasted",
+            "ckpt_stall",
+            "overhead",
+            "detection",
+            "queue_wait",
+            "recovery_wait",
+        ):
             out[field] = float(np.sum(g * j[field]) / wall) if wall > 0 else math.nan
         fe = self.fleet["ettr"]
-        out["ettr_stderr"] = float(np.std(fe, ddof=1) / math.sqrt(fe.size)) if fe.size > 1 else math.nan
+        out["ettr_stderr"] = (
+            float(np.std(fe, ddof=1) / math.sqrt(fe.size)) if fe.size > 1 else math.nan
+        )
         out["failures_per_replica"] = float(np.mean(self.fleet["failures"]))
         out["completed"] = float(np.mean(j["completed"]))
         out["gpu_hours_lost_per_replica"] = float(np.mean(self.fleet["gpu_hours_lost"]))
@@ -202,11 +219,31 @@ def simulate(
         priority[j] = job.priority
 
     raw = _core.simulate(
-        compiled, gpus, work, interval, rule, init, save, load, submit, priority,
-        failure_index, per_node, n_replicas, first, seed_, horizon_, bool(record_events),
-        threads_, max_events_,
+        compiled,
+        gpus,
+        work,
+        interval,
+        rule,
+        init,
+        save,
+        load,
+        submit,
+        priority,
+        failure_index,
+        per_node,
+        n_replicas,
+        first,
+        seed_,
+        horizon_,
+        bool(record_events),
+        threads_,
+        max_events_,
     )
     return SimulationResult(
-        jobs=raw["jobs"], fleet=raw["fleet"], trace=raw["trace"], events=raw["events"],
-        seed=seed_, replicas=n_replicas,
+        jobs=raw["jobs"],
+        fleet=raw["fleet"],
+        trace=raw["trace"],
+        events=raw["events"],
+        seed=seed_,
+        replicas=n_replicas,
     )

@@ -1,0 +1,121 @@
+"""Type stubs of the compiled core (internal; use the acesim package)."""
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+class DistKind:
+    Constant: DistKind
+    Exponential: DistKind
+    Weibull: DistKind
+    LogNormal: DistKind
+    Gamma: DistKind
+    Mixture: DistKind
+    Empirical: DistKind
+    BlockBootstrap: DistKind
+    Replay: DistKind
+    ScaleAware: DistKind
+
+class Distribution:
+    @staticmethod
+    def constant(value: float) -> Distribution: ...
+    @staticmethod
+    def exponential(mean: float) -> Distribution: ...
+    @staticmethod
+    def weibull(shape: float, scale: float) -> Distribution: ...
+    @staticmethod
+    def lognormal(mu: float, sigma: float) -> Distribution: ...
+    @staticmethod
+    def gamma(shape: float, scale: float) -> Distribution: ...
+    @staticmethod
+    def mixture(weights: list[float], components: list[Distribution]) -> Distribution: ...
+    @staticmethod
+    def empirical(samples: npt.NDArray[np.float64]) -> Distribution: ...
+    @staticmethod
+    def block_bootstrap(sequence: npt.NDArray[np.float64], block: int) -> Distribution: ...
+    @staticmethod
+    def replay(times: npt.NDArray[np.float64]) -> Distribution: ...
+    @staticmethod
+    def scale_aware(base: Distribution, ref_gpus: float, exponent: float) -> Distribution: ...
+    def mean(self, gpus: float) -> float: ...
+    @property
+    def kind(self) -> DistKind: ...
+    @property
+    def scale_dependent(self) -> bool: ...
+    @property
+    def node_count(self) -> int: ...
+
+def sample(
+    dist: Distribution,
+    count: int,
+    seed: int,
+    stream: int,
+    replica: int,
+    first: int,
+    gpus: float,
+    threads: int,
+    device: str,
+) -> npt.NDArray[np.float64]: ...
+def philox4x32_10(counter: list[int], key: list[int]) -> list[int]: ...
+def uniform_open(bits: int) -> float: ...
+def stream_id(kind: int, entity: int, purpose: int) -> int: ...
+def cuda_available() -> bool: ...
+def cuda_built() -> bool: ...
+
+class IntervalRule:
+    FIXED: IntervalRule
+    YOUNG: IntervalRule
+    DALY: IntervalRule
+
+class EventKind:
+    SUBMIT: EventKind
+    START_BEGIN: EventKind
+    COMPUTE_BEGIN: EventKind
+    CHECKPOINT_BEGIN: EventKind
+    CHECKPOINT_END: EventKind
+    FAILURE: EventKind
+    DETECTED: EventKind
+    DONE: EventKind
+    HORIZON: EventKind
+
+def job_dtype() -> np.dtype[Any]: ...
+def fleet_dtype() -> np.dtype[Any]: ...
+def trace_dtype() -> np.dtype[Any]: ...
+def event_dtype() -> np.dtype[Any]: ...
+def simulate(
+    distributions: list[Distribution],
+    gpus: npt.NDArray[np.uint32],
+    work: npt.NDArray[np.float64],
+    checkpoint_interval: npt.NDArray[np.float64],
+    rule: npt.NDArray[np.uint32],
+    init: npt.NDArray[np.uint32],
+    save: npt.NDArray[np.uint32],
+    load: npt.NDArray[np.uint32],
+    submit: npt.NDArray[np.float64],
+    priority: npt.NDArray[np.int32],
+    job_failures: int,
+    gpus_per_node: int,
+    replicas: int,
+    first_replica: int,
+    seed: int,
+    horizon: float,
+    record_events: bool,
+    threads: int,
+    max_events: int,
+) -> dict[str, npt.NDArray[Any]]: ...
+def young_interval(checkpoint_cost: Any, mtbf: Any) -> Any: ...
+def daly_interval(checkpoint_cost: Any, mtbf: Any) -> Any: ...
+def expected_wall_exponential(
+    mtbf: Any, work: Any, checkpoint_interval: Any, checkpoint_cost: Any, restart_cost: Any
+) -> Any: ...
+def expected_ettr_exponential(
+    mtbf: Any, work: Any, checkpoint_interval: Any, checkpoint_cost: Any, restart_cost: Any
+) -> Any: ...
+def meta_expected_ettr(
+    nodes: Any,
+    failures_per_node_second: Any,
+    restart_overhead: Any,
+    checkpoint_interval: Any,
+    checkpoint_write: Any,
+) -> Any: ...
