@@ -7,7 +7,7 @@ Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
 
 from __future__ import annotations
 
-from . import _core
+from . import _core, fit
 from .analytic import (
     META_MTTF_1024_GPUS,
     daly_interval,
@@ -30,6 +30,7 @@ from .distributions import (
     Mixture,
     Replay,
     ScaleAware,
+    Weibull,
 )
 from .job import Job
 from .optimize import OptimalInterval, optimal_interval
@@ -69,11 +70,13 @@ __all__ = [
     "Replay",
     "ScaleAware",
     "SimulationResult",
+    "Weibull",
     "cuda_available",
     "cuda_built",
     "daly_interval",
     "expected_ettr_exponential",
     "expected_wall_exponential",
+    "fit",
     "job_stream",
     "meta_expected_ettr",
     "meta_scale_model",

@@ -192,8 +192,13 @@ def _plot(
     axes[1].set_ylabel("pooled ETTR")
     axes[1].set_title("Rare to frequent failures")
     axes[2].errorbar(best.intervals / MINUTE, best.ettrs, yerr=2 * best.stderrs, fmt=".-")
-    for tau, label in ((best.young, "Young"), (best.daly, "Daly"), (best.interval, "optimum")):
-        axes[2].axvline(tau / MINUTE, linestyle="--", label=label)
+    marks = (
+        (best.young, "Young", "tab:orange"),
+        (best.daly, "Daly", "tab:green"),
+        (best.interval, "simulated optimum", "tab:red"),
+    )
+    for tau, label, color in marks:
+        axes[2].axvline(tau / MINUTE, linestyle="--", color=color, label=label)
     axes[2].set_xscale("log")
     axes[2].set_xlabel("checkpoint interval (min)")
     axes[2].set_ylabel("pooled ETTR")
