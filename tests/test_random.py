@@ -4,25 +4,33 @@ reference implementation, and the purity of ``Distribution.sample`` in
 
 from __future__ import annotations
 
+import itertools
 import math
 
+import acesim as ace
 import numpy as np
 import pytest
-
-import acesim as ace
 from acesim import _core
-from acesim.distributions import Weibull  # not exported as ace.Weibull (see test_distributions)
 
 MASK32 = 0xFFFFFFFF
 
 # Random123 known-answer vectors (kat_vectors, philox4x32 with 10 rounds).
 KAT = [
-    ((0x00000000, 0x00000000, 0x00000000, 0x00000000), (0x00000000, 0x00000000),
-     (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
-    ((0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF),
-     (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
-     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+    (
+        (0x00000000, 0x00000000, 0x00000000, 0x00000000),
+        (0x00000000, 0x00000000),
+        (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8),
+    ),
+    (
+        (0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF),
+        (0xFFFFFFFF, 0xFFFFFFFF),
+        (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD),
+    ),
+    (
+        (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344),
+        (0xA4093822, 0x299F31D0),
+        (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+    ),
 ]
 
 
@@ -71,7 +79,9 @@ def test_philox_matches_reference_on_random_inputs():
     for _ in range(500):
         counter = tuple(int(x) for x in rng.integers(0, 2**32, size=4, dtype=np.uint64))
         key = tuple(int(x) for x in rng.integers(0, 2**32, size=2, dtype=np.uint64))
-        assert tuple(_core.philox4x32_10(list(counter), list(key))) == philox4x32_10_ref(counter, key)
+        assert tuple(_core.philox4x32_10(list(counter), list(key))) == philox4x32_10_ref(
+            counter, key
+        )
 
 
 def test_uniform_open_matches_reference_and_is_open():
@@ -119,7 +129,7 @@ def test_exponential_stream_layout_with_first_offset():
 DISTS = {
     "constant": ace.Constant(5.0),
     "exponential": ace.Exponential(10.0),
-    "weibull": Weibull(0.7, 100.0),
+    "weibull": ace.Weibull(0.7, 100.0),
     "lognormal": ace.LogNormal(1.0, 0.8),
     "gamma_small": ace.Gamma(0.3, 2.0),
     "gamma": ace.Gamma(4.0, 2.0),
@@ -127,7 +137,7 @@ DISTS = {
     "empirical": ace.Empirical([1.0, 2.0, 3.0, 5.0, 8.0, 13.0]),
     "block_bootstrap": ace.BlockBootstrap(np.arange(1.0, 51.0), 7),
     "replay": ace.Replay(np.arange(1.0, 30_001.0)),
-    "scale_aware": ace.ScaleAware(Weibull(0.5, 1.0), ref_gpus=1024, exponent=1.0),
+    "scale_aware": ace.ScaleAware(ace.Weibull(0.5, 1.0), ref_gpus=1024, exponent=1.0),
 }
 
 
@@ -175,7 +185,7 @@ def test_any_split_of_a_batch_gives_the_same_draws(dist):
     edges = [0, *cuts.tolist(), n]
     parts = [
         dist.sample(b - a, seed=11, stream=9, replica=1, first=a, threads=1 + (i % 2))
-        for i, (a, b) in enumerate(zip(edges[:-1], edges[1:], strict=True))
+        for i, (a, b) in enumerate(itertools.pairwise(edges))
     ]
     assert np.concatenate(parts).tobytes() == whole.tobytes()
 
@@ -205,8 +215,11 @@ def test_streams_are_not_shifted_copies_of_each_other():
     a few draws (a classic mistake when packing the counter)."""
     d = ace.Exponential(1.0)
     a = d.sample(4000, seed=1, stream=0)
-    for other in (d.sample(4000, seed=1, stream=1), d.sample(4000, seed=1, replica=1),
-                  d.sample(4000, seed=2)):
+    for other in (
+        d.sample(4000, seed=1, stream=1),
+        d.sample(4000, seed=1, replica=1),
+        d.sample(4000, seed=2),
+    ):
         assert np.intersect1d(a, other).size == 0
 
 
@@ -219,8 +232,8 @@ def test_seed_uses_all_64_bits():
 
 def test_draws_do_not_depend_on_the_distribution_object():
     """Two equal distributions built separately draw the same numbers."""
-    a = Weibull(0.5, 3.0).sample(1000, seed=8, stream=4)
-    b = Weibull(0.5, 3.0).sample(1000, seed=8, stream=4)
+    a = ace.Weibull(0.5, 3.0).sample(1000, seed=8, stream=4)
+    b = ace.Weibull(0.5, 3.0).sample(1000, seed=8, stream=4)
     assert a.tobytes() == b.tobytes()
 
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -56,18 +57,23 @@ Distribution Distribution::exponential(double mean) {
 Distribution Distribution::weibull(double shape, double scale) {
     require_finite_positive(shape, "shape");
     require_finite_positive(scale, "scale");
+    require(std::isfinite(scale * std::tgamma(1.0 + 1.0 / shape)),
+            "shape is too small: the mean scale * Gamma(1 + 1/shape) overflows");
     return leaf(DistKind::Weibull, shape, scale);
 }
 
 Distribution Distribution::lognormal(double mu, double sigma) {
     require(std::isfinite(mu), "mu must be finite, got " + std::to_string(mu));
     require_finite_positive(sigma, "sigma");
+    require(std::isfinite(std::exp(mu + 0.5 * sigma * sigma)),
+            "mu and sigma are too large: the mean exp(mu + sigma^2 / 2) overflows");
     return leaf(DistKind::LogNormal, mu, sigma);
 }
 
 Distribution Distribution::gamma(double shape, double scale) {
     require_finite_positive(shape, "shape");
     require_finite_positive(scale, "scale");
+    require(std::isfinite(shape * scale), "shape * scale (the mean) overflows");
     return leaf(DistKind::Gamma, shape, scale);
 }
 
@@ -107,12 +113,15 @@ Distribution Distribution::mixture(const std::vector<double>& weights,
                                    const std::vector<Distribution>& components) {
     require(!components.empty(), "components must not be empty");
     require(weights.size() == components.size(), "weights and components must have the same length");
-    double total = 0.0;
+    double largest = 0.0;
     for (double w : weights) {
         require(std::isfinite(w) && w >= 0.0, "weights must be finite and >= 0, got " + std::to_string(w));
-        total += w;
+        largest = std::max(largest, w);
     }
-    require(total > 0.0, "weights must not all be zero");
+    require(largest > 0.0, "weights must not all be zero");
+    // Normalise by the largest weight first so the total cannot overflow.
+    double total = 0.0;
+    for (double w : weights) total += w / largest;
     Distribution d;
     std::vector<std::uint32_t> roots;
     for (const Distribution& c : components) roots.push_back(d.append(c));
@@ -120,7 +129,7 @@ Distribution Distribution::mixture(const std::vector<double>& weights,
     const auto offset = static_cast<std::uint32_t>(d.data_.size());
     double cumulative = 0.0;
     for (std::size_t i = 0; i < weights.size(); ++i) {
-        cumulative += weights[i];
+        cumulative += weights[i] / largest;
         d.data_.push_back(i + 1 == weights.size() ? 1.0 : cumulative / total);
         d.links_.push_back(roots[i]);
     }

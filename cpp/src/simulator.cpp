@@ -15,6 +15,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kSecondsPerHour = 3600.0;
+/// Bounds the failure trace (about 32 bytes a row) of a run whose failure
+/// law strikes faster than jobs can make progress.
+constexpr std::size_t kMaxFailuresPerReplica = std::size_t{1} << 25;
 
 void require(bool ok, const std::string& message) {
     if (!ok) throw std::invalid_argument(message);
@@ -73,6 +76,7 @@ public:
           max_events_(max_events), out_(out) {}
 
     void run() {
+        trace_begin_ = out_.trace.size();
         const std::size_t n = in_.jobs.size();
         jobs_.resize(n);
         heap_.reserve(n);
@@ -90,7 +94,7 @@ public:
         }
         while (!heap_.empty()) {
             const Event e = heap_.top();
-            if (e.time > in_.horizon) break;
+            if (e.time > in_.horizon || e.time == kInf) break;  // nothing happens at infinity
             heap_.pop();
             if (e.version != jobs_[e.entity].version) continue;  // superseded
             if (++events_ > max_events_) {
@@ -100,6 +104,12 @@ public:
                     "; a job may never finish under this failure model: set a horizon");
             }
             handle(e.entity);
+            if (out_.trace.size() - trace_begin_ > kMaxFailuresPerReplica) {
+                throw std::runtime_error(
+                    "simulation recorded more than " + std::to_string(kMaxFailuresPerReplica) +
+                    " failures in replica " + std::to_string(replica_) +
+                    "; the failure law's draws are too short for jobs to make progress");
+            }
         }
         finish();
     }
@@ -342,7 +352,7 @@ private:
             r.expected_ettr = plan.expected_ettr;
             r.expected_waste = 1.0 - plan.expected_ettr;
 
-            makespan = std::max(makespan, r.end);
+            if (job.phase != Phase::Pending) makespan = std::max(makespan, r.end);  // never past the horizon
             fleet.jobs_completed += r.completed ? 1u : 0u;
             fleet.failures += r.failures;
             fleet.preemptions += r.preemptions;
@@ -381,6 +391,7 @@ private:
     std::vector<JobState> jobs_;
     EventHeap heap_;
     std::uint64_t events_ = 0;
+    std::size_t trace_begin_ = 0;
 };
 
 void validate(const SimulationInput& in) {
@@ -394,6 +405,12 @@ void validate(const SimulationInput& in) {
     require(!std::isnan(in.horizon) && in.horizon > 0.0, "horizon must be > 0 (math.inf for none)");
     const std::size_t nd = in.distributions.size();
     require(in.job_failures == kNoDistribution || in.job_failures < nd, "failures: bad distribution index");
+    if (in.job_failures != kNoDistribution) {
+        // A law whose draws are all zero never lets time advance. (ScaleAware
+        // factors are positive, so the sign of the mean does not depend on size.)
+        const double mean = in.distributions[in.job_failures].mean(1.0);
+        require(mean > 0.0, "failures must have a mean > 0 (got " + std::to_string(mean) + ")");
+    }
     for (std::size_t j = 0; j < in.jobs.size(); ++j) {
         const JobSpec& s = in.jobs[j];
         require(s.gpus >= 1, job_field(j, "gpus") + " must be >= 1");
@@ -439,7 +456,8 @@ SimulationOutput simulate(const SimulationInput& in) {
         p.segments = static_cast<std::uint32_t>(std::min(segment_count(s.work, p.interval), 4294967295.0));
         require(segment_count(s.work, p.interval) < 4294967295.0,
                 job_field(j, "checkpoint_interval") + " gives more than 2^32 checkpoints");
-        p.nodes = (s.gpus + in.gpus_per_node - 1) / in.gpus_per_node;
+        p.nodes = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) /
+                                             in.gpus_per_node);
         p.mtbf = in.job_failures == kNoDistribution ? kInf : in.distributions[in.job_failures].mean(gpus);
         const double save = in.distributions[s.save].mean(gpus);
         const double restart = in.distributions[s.init].mean(gpus) + in.distributions[s.load].mean(gpus);

@@ -14,7 +14,10 @@ def real(name: str, value: Any) -> float:
     """``value`` as a float; TypeError unless it is a real number (bools are not)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{name} must be finite, got an integer too large for a float") from None
 
 
 def finite(name: str, value: Any) -> float:
@@ -60,6 +63,8 @@ def durations(name: str, values: Any, *, allow_inf: bool = False) -> npt.NDArray
         arr = np.asarray(values)
     except Exception as exc:  # ragged or otherwise unconvertible input
         raise TypeError(f"{name} must be a sequence of numbers") from exc
+    if arr.ndim == 0:
+        raise TypeError(f"{name} must be a sequence of numbers, got a scalar")
     if arr.dtype == np.bool_ or not (
         np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
     ):

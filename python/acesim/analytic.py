@@ -69,18 +69,29 @@ def _out(x: Any) -> Number:
     return float(x) if np.ndim(x) == 0 else np.asarray(x, dtype=np.float64)
 
 
+def _call(fn: Any, **arguments: Any) -> Number:
+    """Calls a vectorized core function after checking that the arguments
+    broadcast together (a ValueError naming them, not pybind11's error)."""
+    try:
+        np.broadcast_shapes(*(np.shape(v) for v in arguments.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k}{np.shape(v)}" for k, v in arguments.items())
+        raise ValueError(f"arguments do not broadcast together: {shapes}") from None
+    return _out(fn(*arguments.values()))
+
+
 def young_interval(checkpoint_cost: Number, mtbf: Number) -> Number:
     """Young (1974): tau* = sqrt(2 C M)."""
     c = _array("checkpoint_cost", checkpoint_cost, allow_zero=True)
     m = _array("mtbf", mtbf, allow_inf=True)
-    return _out(_core.young_interval(c, m))
+    return _call(_core.young_interval, checkpoint_cost=c, mtbf=m)
 
 
 def daly_interval(checkpoint_cost: Number, mtbf: Number) -> Number:
     """Daly (2006): sqrt(2CM) (1 + sqrt(C/(2M))/3 + C/(18M)) - C for C < 2M, else M."""
     c = _array("checkpoint_cost", checkpoint_cost, allow_zero=True)
     m = _array("mtbf", mtbf, allow_inf=True)
-    return _out(_core.daly_interval(c, m))
+    return _call(_core.daly_interval, checkpoint_cost=c, mtbf=m)
 
 
 def expected_wall_exponential(
@@ -93,14 +104,13 @@ def expected_wall_exponential(
     """Expected wall-clock of a job under exponential failures (rate l = 1/mtbf)
     that strike whenever it holds hardware, every start costing R:
     (e^(lR) - 1)/l + sum over segments s of e^(lR)(e^(l(s + C)) - 1)/l."""
-    return _out(
-        _core.expected_wall_exponential(
-            _array("mtbf", mtbf, allow_inf=True),
-            _array("work", work),
-            _array("checkpoint_interval", checkpoint_interval),
-            _array("checkpoint_cost", checkpoint_cost, allow_zero=True),
-            _array("restart_cost", restart_cost, allow_zero=True),
-        )
+    return _call(
+        _core.expected_wall_exponential,
+        mtbf=_array("mtbf", mtbf, allow_inf=True),
+        work=_array("work", work),
+        checkpoint_interval=_array("checkpoint_interval", checkpoint_interval),
+        checkpoint_cost=_array("checkpoint_cost", checkpoint_cost, allow_zero=True),
+        restart_cost=_array("restart_cost", restart_cost, allow_zero=True),
     )
 
 
@@ -112,14 +122,13 @@ def expected_ettr_exponential(
     restart_cost: Number,
 ) -> Number:
     """work / :func:`expected_wall_exponential` (DESIGN section 8)."""
-    return _out(
-        _core.expected_ettr_exponential(
-            _array("mtbf", mtbf, allow_inf=True),
-            _array("work", work),
-            _array("checkpoint_interval", checkpoint_interval),
-            _array("checkpoint_cost", checkpoint_cost, allow_zero=True),
-            _array("restart_cost", restart_cost, allow_zero=True),
-        )
+    return _call(
+        _core.expected_ettr_exponential,
+        mtbf=_array("mtbf", mtbf, allow_inf=True),
+        work=_array("work", work),
+        checkpoint_interval=_array("checkpoint_interval", checkpoint_interval),
+        checkpoint_cost=_array("checkpoint_cost", checkpoint_cost, allow_zero=True),
+        restart_cost=_array("restart_cost", restart_cost, allow_zero=True),
     )
 
 
@@ -138,14 +147,13 @@ def meta_expected_ettr(
     per_node = integer("gpus_per_node", gpus_per_node, minimum=1)
     nodes = np.asarray(_array("gpus", gpus), dtype=np.float64) / per_node
     rate = np.asarray(_array("failures_per_node_day", failures_per_node_day, allow_zero=True)) / DAY
-    return _out(
-        _core.meta_expected_ettr(
-            nodes,
-            rate,
-            _array("restart_overhead", restart_overhead, allow_zero=True),
-            _array("checkpoint_interval", checkpoint_interval),
-            _array("checkpoint_write", checkpoint_write, allow_zero=True),
-        )
+    return _call(
+        _core.meta_expected_ettr,
+        gpus=nodes,
+        failures_per_node_day=rate,
+        restart_overhead=_array("restart_overhead", restart_overhead, allow_zero=True),
+        checkpoint_interval=_array("checkpoint_interval", checkpoint_interval),
+        checkpoint_write=_array("checkpoint_write", checkpoint_write, allow_zero=True),
     )
 
 

@@ -80,7 +80,7 @@ class Distribution:
         first_ = integer("first", first, minimum=0, maximum=_MAX_DRAWS - 1)
         if first_ + count > _MAX_DRAWS:
             raise ValueError("n: first + n must not exceed 2**32 draws per stream")
-        threads_ = 0 if threads is None else integer("threads", threads, minimum=1)
+        threads_ = 0 if threads is None else integer("threads", threads, minimum=1, maximum=4096)
         if not isinstance(device, str) or device not in _DEVICES:
             raise ValueError(f"device must be one of {_DEVICES}, got {device!r}")
         out: npt.NDArray[np.float64] = _core.sample(

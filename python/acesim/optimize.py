@@ -100,7 +100,9 @@ def optimal_interval(
         # Second pass: a finer grid between the best point's neighbours.
         k = int(np.argmin(walls.mean(axis=1)))
         lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
-        fine = np.setdiff1d(np.geomspace(lo, hi, 11), grid)
+        fine = np.geomspace(lo, hi, 11)
+        # Drop points that repeat a grid point up to rounding.
+        fine = fine[np.min(np.abs(fine[:, None] / grid[None, :] - 1.0), axis=1) > 1e-9]
         if fine.size:
             grid = np.concatenate([grid, fine])
             walls = np.concatenate([walls, run(fine)])

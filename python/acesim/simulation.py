@@ -179,9 +179,15 @@ def simulate(
         raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon_!r}")
     if not isinstance(record_events, bool | np.bool_):
         raise TypeError(f"record_events must be a bool, got {type(record_events).__name__}")
-    threads_ = (os.cpu_count() or 1) if threads is None else integer("threads", threads, minimum=1)
+    threads_ = (
+        (os.cpu_count() or 1)
+        if threads is None
+        else integer("threads", threads, minimum=1, maximum=4096)
+    )
     per_node = integer("gpus_per_node", gpus_per_node, minimum=1, maximum=2**32 - 1)
-    max_events_ = 0 if max_events is None else integer("max_events", max_events, minimum=1)
+    max_events_ = (
+        0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
+    )
 
     # Jobs share distribution objects: compile each distinct one once.
     compiled: list[Any] = []

@@ -50,7 +50,7 @@ struct SimulationInput {
 
 /// A run that processes more events than this in one replica stops with an
 /// error instead of hanging (a job that can never finish needs a horizon).
-constexpr std::uint64_t kDefaultMaxEvents = 1ull << 31;
+constexpr std::uint64_t kDefaultMaxEvents = 1ull << 30;
 
 /// Results of all replicas, rows ordered by replica then job (trace and
 /// events by replica then time).

@@ -1,0 +1,22 @@
+"""Benchmarks: put tests/ on sys.path (for the SimPy reference model) and
+print the measured speed-ups at the end of the run."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+#: Lines the benchmarks want shown in the terminal summary (even under -q).
+REPORT: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if REPORT:
+        terminalreporter.section("acesim vs SimPy")
+        for line in REPORT:
+            terminalreporter.write_line(line)
