@@ -44,14 +44,17 @@ def _job() -> ace.Job:
 
 
 def _acesim(replicas: int, seed: int = SEED) -> np.ndarray:
-    res = ace.simulate(_job(), failures=ace.Weibull(SHAPE, SCALE), replicas=replicas, seed=seed,
-                       threads=1)
+    res = ace.simulate(
+        _job(), failures=ace.Weibull(SHAPE, SCALE), replicas=replicas, seed=seed, threads=1
+    )
     return res.jobs
 
 
 def _simpy(replicas: int, seed: int = SEED) -> np.ndarray:
     return run_replicas(
-        replicas, WORK, INTERVAL,
+        replicas,
+        WORK,
+        INTERVAL,
         failure_sampler=lambda g: SCALE * float(g.weibull(SHAPE)),
         init_sampler=lambda g: INIT,
         save_sampler=lambda g: SAVE,
@@ -124,10 +127,12 @@ def test_same_replicas(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> N
         failures_per_replica_acesim=float(rows["failures"].mean()),
         failures_per_replica_simpy=float(simpy_rows["failures"].mean()),
     )
-    line = (f"{REPLICAS} replicas each, one core: SimPy {simpy_per_replica * 1e3:.3f} ms/replica, "
-            f"acesim {acesim_per_replica * 1e6:.2f} us/replica (call overhead included): "
-            f"ratio {ratio:.0f}x; pooled ETTR acesim {ettr_a:.4f} vs SimPy {ettr_s:.4f} "
-            f"(combined SE {se:.4f})")
+    line = (
+        f"{REPLICAS} replicas each, one core: SimPy {simpy_per_replica * 1e3:.3f} ms/replica, "
+        f"acesim {acesim_per_replica * 1e6:.2f} us/replica (call overhead included): "
+        f"ratio {ratio:.0f}x; pooled ETTR acesim {ettr_a:.4f} vs SimPy {ettr_s:.4f} "
+        f"(combined SE {se:.4f})"
+    )
     print(line)
     REPORT.append(line)
     assert ratio > 1.0
@@ -138,8 +143,9 @@ def test_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None
     amortized), against the SimPy per-replica cost of the same scenario."""
     simpy_rows, simpy_per_replica = simpy_run
     log: list[float] = []
-    rows = benchmark.pedantic(_timed(lambda: _acesim(THROUGHPUT_REPLICAS, seed=SEED + 1), log),
-                              rounds=3, iterations=1)
+    rows = benchmark.pedantic(
+        _timed(lambda: _acesim(THROUGHPUT_REPLICAS, seed=SEED + 1), log), rounds=3, iterations=1
+    )
     acesim_per_replica = min(log) / THROUGHPUT_REPLICAS
     assert rows["completed"].all()
     ettr_a, ettr_s, se = _agree(rows, simpy_rows)
@@ -154,9 +160,11 @@ def test_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None
         pooled_ettr_simpy=ettr_s,
         failures_per_replica=events,
     )
-    line = (f"{THROUGHPUT_REPLICAS} acesim replicas, one core: {acesim_per_replica * 1e6:.2f} "
-            f"us/replica vs SimPy {simpy_per_replica * 1e3:.3f} ms/replica: ratio {ratio:.0f}x; "
-            f"pooled ETTR acesim {ettr_a:.4f} vs SimPy {ettr_s:.4f} (combined SE {se:.4f})")
+    line = (
+        f"{THROUGHPUT_REPLICAS} acesim replicas, one core: {acesim_per_replica * 1e6:.2f} "
+        f"us/replica vs SimPy {simpy_per_replica * 1e3:.3f} ms/replica: ratio {ratio:.0f}x; "
+        f"pooled ETTR acesim {ettr_a:.4f} vs SimPy {ettr_s:.4f} (combined SE {se:.4f})"
+    )
     print(line)
     REPORT.append(line)
     assert ratio > 1.0

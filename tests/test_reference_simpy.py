@@ -56,10 +56,17 @@ LOAD_MU, LOAD_SIGMA = math.log(90.0), 0.4
 
 
 def _acesim(s: Scenario, seed: int) -> np.ndarray:
-    job = ace.Job(1024, s.work, s.interval, init=ace.Gamma(INIT_SHAPE, INIT_SCALE),
-                  save=ace.LogNormal(SAVE_MU, SAVE_SIGMA), load=ace.LogNormal(LOAD_MU, LOAD_SIGMA))
-    res = ace.simulate(job, failures=s.failures, replicas=ACESIM_REPLICAS, seed=seed,
-                       horizon=s.horizon, threads=2)
+    job = ace.Job(
+        1024,
+        s.work,
+        s.interval,
+        init=ace.Gamma(INIT_SHAPE, INIT_SCALE),
+        save=ace.LogNormal(SAVE_MU, SAVE_SIGMA),
+        load=ace.LogNormal(LOAD_MU, LOAD_SIGMA),
+    )
+    res = ace.simulate(
+        job, failures=s.failures, replicas=ACESIM_REPLICAS, seed=seed, horizon=s.horizon, threads=2
+    )
     rows = res.jobs
     # fleet=None and no causes: nothing is queued, detected or waited for
     for field in ("detection", "queue_wait", "recovery_wait"):
@@ -69,12 +76,15 @@ def _acesim(s: Scenario, seed: int) -> np.ndarray:
 
 def _reference(s: Scenario, seed: int) -> np.ndarray:
     return run_replicas(
-        SIMPY_REPLICAS, s.work, s.interval,
+        SIMPY_REPLICAS,
+        s.work,
+        s.interval,
         failure_sampler=s.failure_sampler,
         init_sampler=lambda g: float(g.gamma(INIT_SHAPE, INIT_SCALE)),
         save_sampler=lambda g: float(g.lognormal(SAVE_MU, SAVE_SIGMA)),
         load_sampler=lambda g: float(g.lognormal(LOAD_MU, LOAD_SIGMA)),
-        seed=seed, horizon=s.horizon,
+        seed=seed,
+        horizon=s.horizon,
     )
 
 
@@ -94,8 +104,9 @@ def _compare(a: np.ndarray, b: np.ndarray, fields: tuple[str, ...]) -> dict[str,
         z = (ma - mb) / se if se > 0 else (0.0 if ma == mb else math.inf)
         out[field] = (ma, mb, se, z)
         if not abs(z) < Z:
-            problems.append(f"{field}: acesim {ma:.6g} vs SimPy {mb:.6g}, combined SE {se:.3g}, "
-                            f"z {z:+.2f}")
+            problems.append(
+                f"{field}: acesim {ma:.6g} vs SimPy {mb:.6g}, combined SE {se:.3g}, z {z:+.2f}"
+            )
     for f, v in out.items():
         print(f"{f:12s} acesim {v[0]:12.6g}  SimPy {v[1]:12.6g}  SE {v[2]:9.3g}  z {v[3]:+.2f}")
     assert not problems, "; ".join(problems)
@@ -132,7 +143,8 @@ WEIBULL_SHAPE, WEIBULL_SCALE = 0.5, 3 * HOUR  # mean 6 h
 
 def test_weibull_half() -> None:
     s = Scenario(
-        work=DAY, interval=HOUR,
+        work=DAY,
+        interval=HOUR,
         failures=ace.Weibull(WEIBULL_SHAPE, WEIBULL_SCALE),
         failure_sampler=lambda g: WEIBULL_SCALE * float(g.weibull(WEIBULL_SHAPE)),
     )
@@ -141,7 +153,8 @@ def test_weibull_half() -> None:
 
 def test_weibull_half_with_horizon() -> None:
     s = Scenario(
-        work=DAY, interval=HOUR,
+        work=DAY,
+        interval=HOUR,
         failures=ace.Weibull(WEIBULL_SHAPE, WEIBULL_SCALE),
         failure_sampler=lambda g: WEIBULL_SCALE * float(g.weibull(WEIBULL_SHAPE)),
         horizon=30 * HOUR,
@@ -163,9 +176,11 @@ def _bimodal_sampler(g: np.random.Generator) -> float:
 
 def test_bimodal_mixture() -> None:
     s = Scenario(
-        work=2 * DAY, interval=2 * HOUR,
-        failures=ace.Mixture([(P_LONG, ace.Exponential(LONG)),
-                              (1 - P_LONG, ace.Exponential(SHORT))]),
+        work=2 * DAY,
+        interval=2 * HOUR,
+        failures=ace.Mixture(
+            [(P_LONG, ace.Exponential(LONG)), (1 - P_LONG, ace.Exponential(SHORT))]
+        ),
         failure_sampler=_bimodal_sampler,
     )
     _check(s, seed=202)
@@ -177,22 +192,29 @@ def test_bimodal_mixture() -> None:
 def _history(name: str, column: str) -> np.ndarray:
     path = DATA_DIR / name
     if not path.exists():
-        pytest.skip(f"shared failure data not found: {path} (the ../shared/data folder is "
-                    f"only present next to the project checkout)")
+        pytest.skip(
+            f"shared failure data not found: {path} (the ../shared/data folder is "
+            f"only present next to the project checkout)"
+        )
     with path.open(newline="") as f:
         values = [row[column] for row in csv.DictReader(f)]
     return np.array([float(v) for v in values if v.strip() != ""])
 
 
-@pytest.mark.parametrize(("name", "column", "work", "interval"), [
-    ("titan_gpu_interfailure_s.csv", "inter_failure_s", 2 * DAY, HOUR),
-    ("lanl_system_interfailure_s.csv", "inter_failure_s", 3 * DAY, 2 * HOUR),
-], ids=["titan", "lanl"])
+@pytest.mark.parametrize(
+    ("name", "column", "work", "interval"),
+    [
+        ("titan_gpu_interfailure_s.csv", "inter_failure_s", 2 * DAY, HOUR),
+        ("lanl_system_interfailure_s.csv", "inter_failure_s", 3 * DAY, 2 * HOUR),
+    ],
+    ids=["titan", "lanl"],
+)
 def test_empirical_history(name: str, column: str, work: float, interval: float) -> None:
     data = _history(name, column)
     assert data.size > 1000 and np.all(data >= 0)
     s = Scenario(
-        work=work, interval=interval,
+        work=work,
+        interval=interval,
         failures=ace.Empirical.from_csv(DATA_DIR / name, column=column),
         failure_sampler=lambda g: float(data[g.integers(data.size)]),
     )
@@ -203,8 +225,11 @@ def test_empirical_history(name: str, column: str, work: float, interval: float)
 def test_compare_detects_a_real_difference() -> None:
     """The comparison is not vacuous: a 10% shorter failure mean for acesim
     only is detected."""
-    s = Scenario(work=DAY, interval=HOUR,
-                 failures=ace.Weibull(WEIBULL_SHAPE, 0.9 * WEIBULL_SCALE),
-                 failure_sampler=lambda g: WEIBULL_SCALE * float(g.weibull(WEIBULL_SHAPE)))
+    s = Scenario(
+        work=DAY,
+        interval=HOUR,
+        failures=ace.Weibull(WEIBULL_SHAPE, 0.9 * WEIBULL_SCALE),
+        failure_sampler=lambda g: WEIBULL_SCALE * float(g.weibull(WEIBULL_SHAPE)),
+    )
     with pytest.raises(AssertionError, match="wall"):
         _compare(_acesim(s, 404), _reference(s, 404), ("wall",))

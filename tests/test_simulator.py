@@ -18,8 +18,15 @@ from numpy.lib import recfunctions as rfn
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 
-BUCKETS = ("productive", "wasted", "ckpt_stall", "overhead", "detection", "queue_wait",
-           "recovery_wait")
+BUCKETS = (
+    "productive",
+    "wasted",
+    "ckpt_stall",
+    "overhead",
+    "detection",
+    "queue_wait",
+    "recovery_wait",
+)
 
 #: Row fields that describe the failure *law* (its mean and the analytic
 #: expectations built on it), not what happened in the run.
@@ -87,23 +94,40 @@ SE_TARGET = 0.0015  # relative standard error of the mean wall
 _PILOT = 4000
 
 
-def _closed_form_run(mtbf: float, work: float, interval: float, save: float, restart: float,
-                     split: bool, replicas: int, seed: int) -> ace.SimulationResult:
+def _closed_form_run(
+    mtbf: float,
+    work: float,
+    interval: float,
+    save: float,
+    restart: float,
+    split: bool,
+    replicas: int,
+    seed: int,
+) -> ace.SimulationResult:
     init = 0.4 * restart if split else 0.0
-    job = ace.Job(64, work, interval, init=ace.Constant(init), save=ace.Constant(save),
-                  load=ace.Constant(restart - init))
-    return ace.simulate(job, failures=ace.Exponential(mtbf), replicas=replicas, seed=seed,
-                        threads=2)
+    job = ace.Job(
+        64,
+        work,
+        interval,
+        init=ace.Constant(init),
+        save=ace.Constant(save),
+        load=ace.Constant(restart - init),
+    )
+    return ace.simulate(
+        job, failures=ace.Exponential(mtbf), replicas=replicas, seed=seed, threads=2
+    )
 
 
 def _closed_form_id(p: tuple[Any, ...]) -> str:
     m, w, tau, c, r, split = p
     return f"M{m / HOUR:g}h-W{w / HOUR:g}h-tau{tau / MINUTE:g}m-C{c:g}s-R{r / MINUTE:g}m" + (
-        "-split" if split else "")
+        "-split" if split else ""
+    )
 
 
-@pytest.mark.parametrize("point", CLOSED_FORM_GRID,
-                         ids=[_closed_form_id(p) for p in CLOSED_FORM_GRID])
+@pytest.mark.parametrize(
+    "point", CLOSED_FORM_GRID, ids=[_closed_form_id(p) for p in CLOSED_FORM_GRID]
+)
 def test_pooled_ettr_matches_closed_form(
     point: tuple[float, float, float, float, float, bool],
 ) -> None:
@@ -162,7 +186,8 @@ def test_closed_form_without_failures_is_exact() -> None:
     np.testing.assert_allclose(res.jobs["wall"], init + load + work + n * save, rtol=1e-12)
     assert np.all(res.jobs["failures"] == 0)
     assert ace.expected_wall_exponential(math.inf, work, interval, save, init + load) == (
-        pytest.approx(init + load + work + n * save))
+        pytest.approx(init + load + work + n * save)
+    )
 
 
 # --------------------------------------------------------------------------
@@ -172,11 +197,23 @@ def test_closed_form_without_failures_is_exact() -> None:
 
 def _several_jobs() -> list[ace.Job]:
     return [
-        ace.Job(1024, 1 * DAY, HOUR, init=ace.Gamma(2.0, MINUTE),
-                save=ace.LogNormal(math.log(45.0), 0.8), load=ace.LogNormal(math.log(90.0), 0.5)),
+        ace.Job(
+            1024,
+            1 * DAY,
+            HOUR,
+            init=ace.Gamma(2.0, MINUTE),
+            save=ace.LogNormal(math.log(45.0), 0.8),
+            load=ace.LogNormal(math.log(90.0), 0.5),
+        ),
         ace.Job(8, 6 * HOUR, 25 * MINUTE, init=0.0, save=30.0, load=60.0, submit=2 * HOUR),
-        ace.Job(256, 12 * HOUR, 5 * HOUR, save=ace.Exponential(2 * MINUTE), submit=30 * MINUTE,
-                priority=3),
+        ace.Job(
+            256,
+            12 * HOUR,
+            5 * HOUR,
+            save=ace.Exponential(2 * MINUTE),
+            submit=30 * MINUTE,
+            priority=3,
+        ),
         ace.Job(4096, 2 * DAY, "young", save=ace.Constant(90.0), load=ace.Constant(300.0)),
         ace.Job(64, 3 * HOUR, "daly", save=ace.Constant(20.0), submit=DAY),
     ]
@@ -187,8 +224,9 @@ def _failure_laws() -> dict[str, ace.Distribution]:
     history = rng.lognormal(math.log(3 * HOUR), 1.5, size=500)  # a synthetic history
     return {
         "weibull0.5": Weibull(0.5, 4 * HOUR),
-        "mixture": ace.Mixture([(0.9, ace.Exponential(2 * DAY)),
-                                (0.1, ace.Exponential(20 * MINUTE))]),
+        "mixture": ace.Mixture(
+            [(0.9, ace.Exponential(2 * DAY)), (0.1, ace.Exponential(20 * MINUTE))]
+        ),
         "empirical": ace.Empirical(history),
         "scale-aware-weibull": ace.ScaleAware(Weibull(0.7, 60 * HOUR), ref_gpus=1024.0),
         "default": None,  # type: ignore[dict-item]
@@ -215,11 +253,15 @@ def test_accounting_identity(law: str, horizon: float) -> None:
         assert not rows["completed"].all()
         assert np.all(rows["end"] <= np.maximum(horizon, rows["submit"]))
     has_wall = rows["wall"] > 0
-    np.testing.assert_allclose(rows["ettr"][has_wall],
-                               rows["productive"][has_wall] / rows["wall"][has_wall], rtol=1e-12)
-    np.testing.assert_allclose(rows["gpu_hours_lost"],
-                               rows["gpus"] * (rows["wall"] - rows["productive"]) / 3600.0,
-                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        rows["ettr"][has_wall], rows["productive"][has_wall] / rows["wall"][has_wall], rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        rows["gpu_hours_lost"],
+        rows["gpus"] * (rows["wall"] - rows["productive"]) / 3600.0,
+        rtol=1e-9,
+        atol=1e-9,
+    )
     # a job that saw no failure wasted nothing and restarted never
     clean = rows["failures"] == 0
     assert np.all(rows["wasted"][clean] == 0.0)
@@ -230,12 +272,14 @@ def test_accounting_identity(law: str, horizon: float) -> None:
     by_rep = rows.reshape(400, len(jobs))
     g = by_rep["gpus"].astype(np.float64)
     np.testing.assert_allclose(fleet["gpu_hours"], (g * by_rep["wall"]).sum(1) / 3600, rtol=1e-9)
-    np.testing.assert_allclose(fleet["productive_gpu_hours"],
-                               (g * by_rep["productive"]).sum(1) / 3600, rtol=1e-9)
+    np.testing.assert_allclose(
+        fleet["productive_gpu_hours"], (g * by_rep["productive"]).sum(1) / 3600, rtol=1e-9
+    )
     np.testing.assert_array_equal(fleet["failures"], by_rep["failures"].sum(1))
     np.testing.assert_array_equal(fleet["jobs_completed"], by_rep["completed"].sum(1))
-    np.testing.assert_allclose(fleet["ettr"],
-                               fleet["productive_gpu_hours"] / fleet["gpu_hours"], rtol=1e-12)
+    np.testing.assert_allclose(
+        fleet["ettr"], fleet["productive_gpu_hours"] / fleet["gpu_hours"], rtol=1e-12
+    )
     # one trace row per failure
     assert res.trace.size == rows["failures"].sum()
 
@@ -254,8 +298,9 @@ def test_horizon_rows() -> None:
         ace.Job(8, HOUR, HOUR, submit=15 * HOUR),  # submitted after the horizon
         ace.Job(8, HOUR, HOUR, submit=horizon),  # submitted at the horizon
     ]
-    res = ace.simulate(jobs, failures=ace.Exponential(3 * HOUR), replicas=200, seed=4,
-                       horizon=horizon)
+    res = ace.simulate(
+        jobs, failures=ace.Exponential(3 * HOUR), replicas=200, seed=4, horizon=horizon
+    )
     rows = res.jobs
     assert_identity(rows)
     for j in (0, 2):
@@ -295,8 +340,7 @@ def test_horizon_leaves_rows_that_finish_before_it_unchanged() -> None:
 
 def test_fleet_makespan_within_horizon() -> None:
     jobs = [ace.Job(8, HOUR, HOUR), ace.Job(8, HOUR, HOUR, submit=20 * HOUR)]
-    res = ace.simulate(jobs, failures=ace.Exponential(HOUR), replicas=2, seed=0,
-                       horizon=10 * HOUR)
+    res = ace.simulate(jobs, failures=ace.Exponential(HOUR), replicas=2, seed=0, horizon=10 * HOUR)
     assert np.all(res.fleet["makespan"] <= 10 * HOUR)
 
 
@@ -306,8 +350,9 @@ def test_fleet_makespan_within_horizon() -> None:
 
 
 def _det_run(**kw: Any) -> ace.SimulationResult:
-    args: dict[str, Any] = dict(failures=Weibull(0.6, 3 * HOUR), replicas=64, seed=123,
-                                horizon=3 * DAY)
+    args: dict[str, Any] = dict(
+        failures=Weibull(0.6, 3 * HOUR), replicas=64, seed=123, horizon=3 * DAY
+    )
     args.update(kw)
     return ace.simulate(_several_jobs(), **args)
 
@@ -334,8 +379,10 @@ def test_thread_count_does_not_change_results() -> None:
 
 def test_replica_split_across_calls() -> None:
     whole = _det_run(replicas=64, threads=2)
-    parts = [_det_run(replicas=n, first_replica=f, threads=1)
-             for f, n in ((0, 10), (10, 1), (11, 40), (51, 13))]
+    parts = [
+        _det_run(replicas=n, first_replica=f, threads=1)
+        for f, n in ((0, 10), (10, 1), (11, 40), (51, 13))
+    ]
     jobs = np.concatenate([p.jobs for p in parts])
     fleet = np.concatenate([p.fleet for p in parts])
     trace = np.concatenate([p.trace for p in parts])
@@ -360,12 +407,22 @@ def _per_replica(trace: np.ndarray, replica: int, job: int = 0) -> np.ndarray:
     return trace[(trace["replica"] == replica) & (trace["job"] == job)]
 
 
-@pytest.mark.parametrize("failures", [Weibull(0.5, 2 * HOUR), ace.Exponential(90 * MINUTE)],
-                         ids=["weibull", "exponential"])
+@pytest.mark.parametrize(
+    "failures",
+    [Weibull(0.5, 2 * HOUR), ace.Exponential(90 * MINUTE)],
+    ids=["weibull", "exponential"],
+)
 def test_common_random_numbers_across_intervals(failures: ace.Distribution) -> None:
     submit = 1234.5
-    base = ace.Job(512, 12 * HOUR, 20 * MINUTE, init=ace.Gamma(2.0, 30.0),
-                   save=ace.LogNormal(math.log(60.0), 0.5), load=90.0, submit=submit)
+    base = ace.Job(
+        512,
+        12 * HOUR,
+        20 * MINUTE,
+        init=ace.Gamma(2.0, 30.0),
+        save=ace.LogNormal(math.log(60.0), 0.5),
+        load=90.0,
+        submit=submit,
+    )
     a = ace.simulate(base, failures=failures, replicas=300, seed=77)
     b = ace.simulate(base.with_interval(2 * HOUR), failures=failures, replicas=300, seed=77)
     assert a.jobs["wall"].tobytes() != b.jobs["wall"].tobytes()
@@ -379,8 +436,7 @@ def test_common_random_numbers_across_intervals(failures: ace.Distribution) -> N
         np.testing.assert_array_equal(ta["time"][:k], tb["time"][:k])
         np.testing.assert_array_equal(ta["node"][:k], tb["node"][:k])
         # fleet=None, no queue: held time == wall time since submission
-        np.testing.assert_allclose(ta["time"], submit + np.cumsum(ta["inter_failure"]),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(ta["time"], submit + np.cumsum(ta["inter_failure"]), rtol=1e-12)
         # the run with fewer failures ended before the other's next one
         end_a, end_b = a.jobs["end"][r], b.jobs["end"][r]
         if ta.size < tb.size:
@@ -392,16 +448,24 @@ def test_common_random_numbers_across_intervals(failures: ace.Distribution) -> N
 
 def test_trace_draws_are_the_public_stream() -> None:
     failures = ace.meta_scale_model()  # ScaleAware: the draws depend on the job's size
-    jobs = [ace.Job(1024, DAY, HOUR), ace.Job(8192, DAY, HOUR, submit=HOUR),
-            ace.Job(64, 20 * DAY, 6 * HOUR)]
+    jobs = [
+        ace.Job(1024, DAY, HOUR),
+        ace.Job(8192, DAY, HOUR, submit=HOUR),
+        ace.Job(64, 20 * DAY, 6 * HOUR),
+    ]
     seed, first = 31, 1000
     res = ace.simulate(jobs, failures=failures, replicas=20, seed=seed, first_replica=first)
     checked = 0
     for r in range(first, first + 20):
         for j, job in enumerate(jobs):
             got = _per_replica(res.trace, r, j)["inter_failure"]
-            want = failures.sample(got.size + 1, seed=seed,
-                                   stream=ace.job_stream(j, "failure"), replica=r, gpus=job.gpus)
+            want = failures.sample(
+                got.size + 1,
+                seed=seed,
+                stream=ace.job_stream(j, "failure"),
+                replica=r,
+                gpus=job.gpus,
+            )
             np.testing.assert_array_equal(got, want[: got.size])
             checked += got.size
     assert checked > 100
@@ -433,14 +497,24 @@ def test_start_and_save_draws_are_the_public_stream() -> None:
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("failures", [Weibull(0.5, 3 * HOUR),
-                                      ace.Mixture([(0.8, ace.Exponential(DAY)),
-                                                   (0.2, ace.Exponential(15 * MINUTE))])],
-                         ids=["weibull", "mixture"])
+@pytest.mark.parametrize(
+    "failures",
+    [
+        Weibull(0.5, 3 * HOUR),
+        ace.Mixture([(0.8, ace.Exponential(DAY)), (0.2, ace.Exponential(15 * MINUTE))]),
+    ],
+    ids=["weibull", "mixture"],
+)
 def test_replay_reproduces_a_run(failures: ace.Distribution) -> None:
-    job = ace.Job(2048, 2 * DAY, 90 * MINUTE, init=ace.Gamma(2.0, MINUTE),
-                  save=ace.LogNormal(math.log(40.0), 0.6), load=ace.Exponential(120.0),
-                  submit=600.0)
+    job = ace.Job(
+        2048,
+        2 * DAY,
+        90 * MINUTE,
+        init=ace.Gamma(2.0, MINUTE),
+        save=ace.LogNormal(math.log(40.0), 0.6),
+        load=ace.Exponential(120.0),
+        submit=600.0,
+    )
     seed = 5
     res = ace.simulate(job, failures=failures, replicas=40, seed=seed)
     n_failures = res.jobs["failures"]
@@ -449,14 +523,15 @@ def test_replay_reproduces_a_run(failures: ace.Distribution) -> None:
         r = int(r)
         assert n_failures[r] >= 2
         times = _per_replica(res.trace, r)["inter_failure"]
-        again = ace.simulate(job, failures=ace.Replay(times), replicas=1, seed=seed,
-                             first_replica=r)
-        original, row = res.jobs[r:r + 1], again.jobs
+        again = ace.simulate(
+            job, failures=ace.Replay(times), replicas=1, seed=seed, first_replica=r
+        )
+        original, row = res.jobs[r : r + 1], again.jobs
         lifecycle = [f for f in original.dtype.names if f not in LAW_FIELDS]
         assert packed(row[lifecycle]) == packed(original[lifecycle])
         assert packed(again.trace) == packed(_per_replica(res.trace, r))
         fleet_fields = ["failures", "checkpoints", "events", "gpu_hours", "productive_gpu_hours"]
-        assert packed(again.fleet[fleet_fields]) == packed(res.fleet[r:r + 1][fleet_fields])
+        assert packed(again.fleet[fleet_fields]) == packed(res.fleet[r : r + 1][fleet_fields])
         replayed += 1
     assert replayed == 5
 
@@ -488,7 +563,8 @@ def test_node_rate_model() -> None:
     assert m131k == pytest.approx(0.23, rel=0.025)
     assert ace.mttf(model, 131072) == pytest.approx(DAY / (16384 * 6.5e-3), rel=1e-12)
     assert ace.mttf(ace.node_rate_model(2.34e-3, gpus_per_node=4), 4096) == pytest.approx(
-        DAY / (1024 * 2.34e-3), rel=1e-12)
+        DAY / (1024 * 2.34e-3), rel=1e-12
+    )
 
 
 # --------------------------------------------------------------------------
@@ -502,9 +578,19 @@ def _daly_by_hand(c: float, m: float) -> float:
     return math.sqrt(2 * c * m) * (1 + math.sqrt(c / (2 * m)) / 3 + c / (18 * m)) - c
 
 
-@pytest.mark.parametrize(("c", "m"), [(60.0, 7.9 * HOUR), (10.0, 600.0), (600.0, 50 * HOUR),
-                                      (300.0, 1000.0), (1999.0, 1000.0), (2000.0, 1000.0),
-                                      (5000.0, 1000.0), (0.0, HOUR)])
+@pytest.mark.parametrize(
+    ("c", "m"),
+    [
+        (60.0, 7.9 * HOUR),
+        (10.0, 600.0),
+        (600.0, 50 * HOUR),
+        (300.0, 1000.0),
+        (1999.0, 1000.0),
+        (2000.0, 1000.0),
+        (5000.0, 1000.0),
+        (0.0, HOUR),
+    ],
+)
 def test_young_and_daly_by_hand(c: float, m: float) -> None:
     assert ace.young_interval(c, m) == pytest.approx(math.sqrt(2 * c * m), rel=1e-14, abs=0)
     assert ace.daly_interval(c, m) == pytest.approx(_daly_by_hand(c, m), rel=1e-14, abs=1e-12)
@@ -529,8 +615,11 @@ def test_young_and_daly_broadcast() -> None:
     np.testing.assert_allclose(ace.daly_interval(c, m), by_hand, rtol=1e-14)
 
 
-@pytest.mark.parametrize("failures", [None, ace.Exponential(5 * HOUR), Weibull(0.5, 2 * HOUR)],
-                         ids=["default", "exponential", "weibull"])
+@pytest.mark.parametrize(
+    "failures",
+    [None, ace.Exponential(5 * HOUR), Weibull(0.5, 2 * HOUR)],
+    ids=["default", "exponential", "weibull"],
+)
 def test_interval_rules_resolve(failures: ace.Distribution | None) -> None:
     save = ace.LogNormal(math.log(60.0), 0.5)  # the rule uses the mean save latency
     c = save.mean()
@@ -586,8 +675,9 @@ def test_optimal_interval_candidates_are_distinct() -> None:
     job = ace.Job(1024, DAY, "daly", init=0.0, save=5 * MINUTE, load=10 * MINUTE)
     daly = ace.daly_interval(5 * MINUTE, 2 * HOUR)
     grid = [0.5 * daly, daly, 2 * daly]
-    best = ace.optimal_interval(job, ace.Exponential(2 * HOUR), intervals=grid, replicas=200,
-                                seed=1)
+    best = ace.optimal_interval(
+        job, ace.Exponential(2 * HOUR), intervals=grid, replicas=200, seed=1
+    )
     assert np.all(np.diff(best.intervals) > 1e-9 * best.intervals[1:])
 
 
@@ -596,13 +686,17 @@ def test_optimal_interval_candidates_are_distinct() -> None:
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("gpus", "rate", "u0", "dt", "w", "per_node"), [
-    (1024, 6.5e-3, 10 * MINUTE, HOUR, MINUTE, 8),
-    (16384, 6.5e-3, 5 * MINUTE, 30 * MINUTE, 30.0, 8),
-    (4096, 2.34e-3, 20 * MINUTE, 2 * HOUR, 5 * MINUTE, 4),
-])
-def test_meta_expected_ettr_by_hand(gpus: int, rate: float, u0: float, dt: float, w: float,
-                                    per_node: int) -> None:
+@pytest.mark.parametrize(
+    ("gpus", "rate", "u0", "dt", "w", "per_node"),
+    [
+        (1024, 6.5e-3, 10 * MINUTE, HOUR, MINUTE, 8),
+        (16384, 6.5e-3, 5 * MINUTE, 30 * MINUTE, 30.0, 8),
+        (4096, 2.34e-3, 20 * MINUTE, 2 * HOUR, 5 * MINUTE, 4),
+    ],
+)
+def test_meta_expected_ettr_by_hand(
+    gpus: int, rate: float, u0: float, dt: float, w: float, per_node: int
+) -> None:
     nodes = gpus / per_node
     r_f = rate / DAY
     want = (1 - nodes * r_f * (u0 + dt / 2)) / (1 + w / dt)

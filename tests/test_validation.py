@@ -592,7 +592,7 @@ def test_model_helpers_reject(fn, kwargs, exc, name):
     raises_naming(exc, name, fn, **kwargs)
 
 
-# --------------------------------------------------------------------------- regressions of fixed bugs
+# --- regressions of fixed bugs
 
 
 @pytest.mark.parametrize(
