@@ -9,9 +9,11 @@ void register_analytic(py::module_& m) {
     m.def("young_interval", py::vectorize(&young_interval), py::arg("checkpoint_cost"), py::arg("mtbf"));
     m.def("daly_interval", py::vectorize(&daly_interval), py::arg("checkpoint_cost"), py::arg("mtbf"));
     m.def("expected_wall_exponential", py::vectorize(&expected_wall_exponential), py::arg("mtbf"),
-          py::arg("work"), py::arg("checkpoint_interval"), py::arg("checkpoint_cost"), py::arg("restart_cost"));
+          py::arg("work"), py::arg("checkpoint_interval"), py::arg("checkpoint_cost"),
+          py::arg("restart_cost"));
     m.def("expected_ettr_exponential", py::vectorize(&expected_ettr_exponential), py::arg("mtbf"),
-          py::arg("work"), py::arg("checkpoint_interval"), py::arg("checkpoint_cost"), py::arg("restart_cost"));
+          py::arg("work"), py::arg("checkpoint_interval"), py::arg("checkpoint_cost"),
+          py::arg("restart_cost"));
     m.def("meta_expected_ettr", py::vectorize(&meta_expected_ettr), py::arg("nodes"),
           py::arg("failures_per_node_second"), py::arg("restart_overhead"), py::arg("checkpoint_interval"),
           py::arg("checkpoint_write"));

@@ -44,7 +44,8 @@ void register_distributions(py::module_& m) {
     m.def(
         "sample",
         [](const Distribution& dist, std::uint64_t count, std::uint64_t seed, std::uint32_t stream,
-           std::uint32_t replica, std::uint32_t first, double gpus, unsigned threads, const std::string& device) {
+           std::uint32_t replica, std::uint32_t first, double gpus, unsigned threads,
+           const std::string& device) {
             if (static_cast<std::uint64_t>(first) + count > (1ull << 32))
                 throw std::invalid_argument("n: at most 2^32 draws per stream");
             py::array_t<double> out(static_cast<py::ssize_t>(count));
@@ -80,8 +81,7 @@ void register_distributions(py::module_& m) {
         },
         py::arg("counter"), py::arg("key"), "One Philox4x32-10 block (for known-answer tests).");
 
-    m.def(
-        "uniform_open", [](std::uint64_t bits) { return uniform_open(bits); }, py::arg("bits"));
+    m.def("uniform_open", [](std::uint64_t bits) { return uniform_open(bits); }, py::arg("bits"));
     m.def(
         "stream_id",
         [](std::uint32_t kind, std::uint32_t entity, std::uint32_t purpose) {

@@ -16,7 +16,8 @@ using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
 template <class T>
 const T* column(const carray<T>& a, std::size_t n, const char* name) {
     if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n)
-        throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) + " values");
+        throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) +
+                                    " values");
     return a.data();
 }
 
@@ -26,12 +27,13 @@ void register_simulator(py::module_& m) {
     PYBIND11_NUMPY_DTYPE(JobRecord, replica, job, gpus, failures, preemptions, checkpoints, restarts,
                          priority, submit, end, wall, productive, wasted, ckpt_stall, overhead, detection,
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
-                         checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr, expected_waste,
-                         completed);
+                         checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
+                         expected_waste, completed);
     PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, preemptions, checkpoints,
-                         quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
-                         wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours,
-                         queue_wait_gpu_hours, recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours);
+                         quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours,
+                         productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours,
+                         detection_gpu_hours, queue_wait_gpu_hours, recovery_wait_gpu_hours, gpu_hours_lost,
+                         churn_gpu_hours);
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, job, node, cause, time, inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
 
@@ -62,11 +64,10 @@ void register_simulator(py::module_& m) {
         [](const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
            const carray<double>& work, const carray<double>& checkpoint_interval,
            const carray<std::uint32_t>& rule, const carray<std::uint32_t>& init,
-           const carray<std::uint32_t>& save, const carray<std::uint32_t>& load,
-           const carray<double>& submit, const carray<std::int32_t>& priority, std::int64_t job_failures,
-           std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica,
-           std::uint64_t seed, double horizon, bool record_events, unsigned threads,
-           std::uint64_t max_events) {
+           const carray<std::uint32_t>& save, const carray<std::uint32_t>& load, const carray<double>& submit,
+           const carray<std::int32_t>& priority, std::int64_t job_failures, std::uint32_t gpus_per_node,
+           std::uint32_t replicas, std::uint32_t first_replica, std::uint64_t seed, double horizon,
+           bool record_events, unsigned threads, std::uint64_t max_events) {
             SimulationInput in;
             in.distributions = distributions;
             const std::size_t n = static_cast<std::size_t>(gpus.size());
@@ -82,8 +83,8 @@ void register_simulator(py::module_& m) {
             in.jobs.resize(n);
             for (std::size_t j = 0; j < n; ++j) {
                 if (r[j] > 2) throw std::invalid_argument("jobs.rule: unknown interval rule");
-                in.jobs[j] = JobSpec{g[j], w[j], ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j], ld[j],
-                                     sb[j], pr[j]};
+                in.jobs[j] = JobSpec{g[j],  w[j],  ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j],
+                                     ld[j], sb[j], pr[j]};
             }
             in.job_failures = job_failures < 0 ? kNoDistribution : static_cast<std::uint32_t>(job_failures);
             in.gpus_per_node = gpus_per_node;

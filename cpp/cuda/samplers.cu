@@ -58,7 +58,8 @@ std::string sample_cuda(const Distribution& dist, const SampleRequest& request, 
     if ((e = data.alloc(dist.data().size())) != cudaSuccess) return describe(e, "malloc");
     if ((e = links.alloc(dist.links().size())) != cudaSuccess) return describe(e, "malloc");
     if ((e = result.alloc(count)) != cudaSuccess) return describe(e, "malloc");
-    cudaMemcpy(nodes.ptr, dist.nodes().data(), dist.nodes().size() * sizeof(DistNode), cudaMemcpyHostToDevice);
+    cudaMemcpy(nodes.ptr, dist.nodes().data(), dist.nodes().size() * sizeof(DistNode),
+               cudaMemcpyHostToDevice);
     cudaMemcpy(data.ptr, dist.data().data(), dist.data().size() * sizeof(double), cudaMemcpyHostToDevice);
     cudaMemcpy(links.ptr, dist.links().data(), dist.links().size() * sizeof(std::uint32_t),
                cudaMemcpyHostToDevice);

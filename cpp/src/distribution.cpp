@@ -85,8 +85,8 @@ Distribution Distribution::empirical(const std::vector<double>& samples) {
 Distribution Distribution::block_bootstrap(const std::vector<double>& sequence, std::uint32_t block) {
     require_durations(sequence, "sequence", false);
     require(block >= 1, "block must be >= 1");
-    require(block <= sequence.size(), "block must not exceed the length of sequence (" +
-                                          std::to_string(sequence.size()) + ")");
+    require(block <= sequence.size(),
+            "block must not exceed the length of sequence (" + std::to_string(sequence.size()) + ")");
     return with_data(DistKind::BlockBootstrap, sequence, static_cast<double>(block));
 }
 

@@ -23,9 +23,7 @@ void require(bool ok, const std::string& message) {
     if (!ok) throw std::invalid_argument(message);
 }
 
-std::string job_field(std::size_t j, const char* field) {
-    return "jobs[" + std::to_string(j) + "]." + field;
-}
+std::string job_field(std::size_t j, const char* field) { return "jobs[" + std::to_string(j) + "]." + field; }
 
 enum class Phase : std::uint8_t {
     Pending,    // not yet submitted
@@ -70,10 +68,15 @@ struct JobState {
 class ReplicaRun {
 public:
     ReplicaRun(const SimulationInput& in, const std::vector<JobPlan>& plans,
-               const std::vector<DistributionView>& views, std::uint32_t replica,
-               std::uint64_t max_events, SimulationOutput& out)
-        : in_(in), plans_(plans), views_(views), replica_(replica), key_(key_from_seed(in.seed)),
-          max_events_(max_events), out_(out) {}
+               const std::vector<DistributionView>& views, std::uint32_t replica, std::uint64_t max_events,
+               SimulationOutput& out)
+        : in_(in),
+          plans_(plans),
+          views_(views),
+          replica_(replica),
+          key_(key_from_seed(in.seed)),
+          max_events_(max_events),
+          out_(out) {}
 
     void run() {
         trace_begin_ = out_.trace.size();
@@ -98,17 +101,16 @@ public:
             heap_.pop();
             if (e.version != jobs_[e.entity].version) continue;  // superseded
             if (++events_ > max_events_) {
-                throw std::runtime_error(
-                    "simulation exceeded max_events=" + std::to_string(max_events_) +
-                    " in replica " + std::to_string(replica_) +
-                    "; a job may never finish under this failure model: set a horizon");
+                throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events_) +
+                                         " in replica " + std::to_string(replica_) +
+                                         "; a job may never finish under this failure model: set a horizon");
             }
             handle(e.entity);
             if (out_.trace.size() - trace_begin_ > kMaxFailuresPerReplica) {
-                throw std::runtime_error(
-                    "simulation recorded more than " + std::to_string(kMaxFailuresPerReplica) +
-                    " failures in replica " + std::to_string(replica_) +
-                    "; the failure law's draws are too short for jobs to make progress");
+                throw std::runtime_error("simulation recorded more than " +
+                                         std::to_string(kMaxFailuresPerReplica) + " failures in replica " +
+                                         std::to_string(replica_) +
+                                         "; the failure law's draws are too short for jobs to make progress");
             }
         }
         finish();
@@ -130,9 +132,8 @@ private:
 
     void renew_failure_clock(std::uint32_t j) {
         JobState& job = jobs_[j];
-        job.fail_draw = in_.job_failures == kNoDistribution
-                            ? kInf
-                            : draw_duration(j, Purpose::Failure, in_.job_failures);
+        job.fail_draw =
+            in_.job_failures == kNoDistribution ? kInf : draw_duration(j, Purpose::Failure, in_.job_failures);
         job.fail_left = job.fail_draw;
     }
 
@@ -147,8 +148,8 @@ private:
     void log(std::uint32_t j, EventKind kind, double t) {
         if (!in_.record_events) return;
         const JobState& job = jobs_[j];
-        out_.events.push_back({replica_, j, static_cast<std::uint32_t>(kind), 0u, t,
-                               committed_progress(j, job.segments_done)});
+        out_.events.push_back(
+            {replica_, j, static_cast<std::uint32_t>(kind), 0u, t, committed_progress(j, job.segments_done)});
     }
 
     double committed_progress(std::uint32_t j, std::uint32_t segments) const {
@@ -288,8 +289,7 @@ private:
                 break;  // the clock only runs while the job holds hardware
         }
         ++job.rec.failures;
-        const std::int32_t node =
-            static_cast<std::int32_t>(draw_index(j, Purpose::Blame, plans_[j].nodes));
+        const std::int32_t node = static_cast<std::int32_t>(draw_index(j, Purpose::Blame, plans_[j].nodes));
         out_.trace.push_back({replica_, static_cast<std::int32_t>(j), node, -1, t, job.fail_draw});
         log(j, EventKind::Failure, t);
         release(j, t);
@@ -320,8 +320,12 @@ private:
                 const double t = std::max(horizon, in_.jobs[j].submit);
                 const double elapsed = t - job.phase_start;
                 switch (job.phase) {
-                    case Phase::Queued: r.queue_wait += elapsed; break;
-                    case Phase::Starting: r.overhead += elapsed; break;
+                    case Phase::Queued:
+                        r.queue_wait += elapsed;
+                        break;
+                    case Phase::Starting:
+                        r.overhead += elapsed;
+                        break;
                     case Phase::Computing:
                         r.productive += elapsed;
                         progress += elapsed;
@@ -331,10 +335,15 @@ private:
                         progress += job.segment_compute;
                         r.ckpt_stall += elapsed;
                         break;
-                    case Phase::Detecting: r.detection += elapsed; break;
-                    case Phase::Waiting: r.recovery_wait += elapsed; break;
+                    case Phase::Detecting:
+                        r.detection += elapsed;
+                        break;
+                    case Phase::Waiting:
+                        r.recovery_wait += elapsed;
+                        break;
                     case Phase::Pending:
-                    case Phase::Done: break;
+                    case Phase::Done:
+                        break;
                 }
                 r.end = t;
                 if (job.phase != Phase::Pending) log(j, EventKind::Horizon, t);
@@ -421,7 +430,8 @@ void validate(const SimulationInput& in) {
             require(std::isfinite(s.checkpoint_interval) && s.checkpoint_interval > 0.0,
                     job_field(j, "checkpoint_interval") + " must be finite and > 0");
         }
-        require(s.init < nd && s.save < nd && s.load < nd, job_field(j, "init/save/load") + ": bad distribution index");
+        require(s.init < nd && s.save < nd && s.load < nd,
+                job_field(j, "init/save/load") + ": bad distribution index");
     }
 }
 
@@ -430,11 +440,13 @@ void validate(const SimulationInput& in) {
 double resolve_interval(const SimulationInput& in, const JobSpec& job) {
     if (job.rule == IntervalRule::Fixed) return job.checkpoint_interval;
     const double gpus = job.gpus;
-    const double mtbf = in.job_failures == kNoDistribution ? kInf : in.distributions[in.job_failures].mean(gpus);
+    const double mtbf =
+        in.job_failures == kNoDistribution ? kInf : in.distributions[in.job_failures].mean(gpus);
     const double save = in.distributions[job.save].mean(gpus);
     if (!std::isfinite(mtbf)) return job.work;  // no failures: one checkpoint at the end
     require(save > 0.0, "checkpoint_interval: the 'young'/'daly' rules need a save latency with mean > 0");
-    const double interval = job.rule == IntervalRule::Young ? young_interval(save, mtbf) : daly_interval(save, mtbf);
+    const double interval =
+        job.rule == IntervalRule::Young ? young_interval(save, mtbf) : daly_interval(save, mtbf);
     require(std::isfinite(interval) && interval > 0.0,
             "checkpoint_interval: the rule gave no usable interval (" + std::to_string(interval) + ")");
     return interval;
@@ -471,8 +483,8 @@ SimulationOutput simulate(const SimulationInput& in) {
     parallel_for(in.replicas, in.threads, 1, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t r = begin; r < end; ++r) {
             try {
-                ReplicaRun run(in, plans, views, in.first_replica + static_cast<std::uint32_t>(r),
-                               max_events, per_replica[r]);
+                ReplicaRun run(in, plans, views, in.first_replica + static_cast<std::uint32_t>(r), max_events,
+                               per_replica[r]);
                 run.run();
             } catch (const std::exception& e) {
                 errors[r] = e.what();

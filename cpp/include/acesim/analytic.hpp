@@ -33,8 +33,8 @@ ACESIM_HD double segment_count(double work, double interval) {
 /// Expected wall-clock of a job under exponential failures of mean `mtbf`
 /// striking at any time the job holds hardware; every start costs R:
 /// (e^(lR) - 1)/l + sum over segments s of e^(lR)(e^(l(s + C)) - 1)/l.
-ACESIM_HD double expected_wall_exponential(double mtbf, double work, double interval,
-                                           double checkpoint_cost, double restart_cost) {
+ACESIM_HD double expected_wall_exponential(double mtbf, double work, double interval, double checkpoint_cost,
+                                           double restart_cost) {
     const double l = 1.0 / mtbf;
     if (!(l > 0.0)) {  // no failures: one start, every segment and write once
         return restart_cost + work + segment_count(work, interval) * checkpoint_cost;
@@ -48,16 +48,15 @@ ACESIM_HD double expected_wall_exponential(double mtbf, double work, double inte
 }
 
 /// work / expected_wall_exponential(...).
-ACESIM_HD double expected_ettr_exponential(double mtbf, double work, double interval,
-                                           double checkpoint_cost, double restart_cost) {
+ACESIM_HD double expected_ettr_exponential(double mtbf, double work, double interval, double checkpoint_cost,
+                                           double restart_cost) {
     return work / expected_wall_exponential(mtbf, work, interval, checkpoint_cost, restart_cost);
 }
 
 /// Meta's first-order estimate (RSC paper):
 /// E[ETTR] ~ (1 - N r_f (u0 + dt/2)) / (1 + w/dt), N nodes, r_f per node-second.
-ACESIM_HD double meta_expected_ettr(double nodes, double failures_per_node_second,
-                                    double restart_overhead, double interval,
-                                    double checkpoint_write) {
+ACESIM_HD double meta_expected_ettr(double nodes, double failures_per_node_second, double restart_overhead,
+                                    double interval, double checkpoint_write) {
     return (1.0 - nodes * failures_per_node_second * (restart_overhead + interval / 2.0)) /
            (1.0 + checkpoint_write / interval);
 }

@@ -114,14 +114,14 @@ ACESIM_HD std::uint64_t hi64(const Block& b) {
 enum class EntityKind : std::uint32_t { Sampler = 0, Job = 1, Node = 2, Fleet = 3 };
 
 enum class Purpose : std::uint32_t {
-    Failure = 0,    ///< inter-failure times
-    Init = 1,       ///< scheduling barrier, container/driver init, data staging
-    Save = 2,       ///< checkpoint save latency
-    Load = 3,       ///< checkpoint load latency
-    Blame = 4,      ///< which node a job-level failure is blamed on
-    Cause = 5,      ///< which cause a failure has
-    Detect = 6,     ///< detection latency
-    Repair = 7,     ///< node repair time
+    Failure = 0,  ///< inter-failure times
+    Init = 1,     ///< scheduling barrier, container/driver init, data staging
+    Save = 2,     ///< checkpoint save latency
+    Load = 3,     ///< checkpoint load latency
+    Blame = 4,    ///< which node a job-level failure is blamed on
+    Cause = 5,    ///< which cause a failure has
+    Detect = 6,   ///< detection latency
+    Repair = 7,   ///< node repair time
 };
 
 constexpr std::uint32_t kMaxEntityId = (1u << 24) - 1;

@@ -16,10 +16,10 @@ struct JobRecord {
     std::uint32_t failures;
     std::uint32_t preemptions;
     std::uint32_t checkpoints;
-    std::uint32_t restarts;        ///< starts after the first
+    std::uint32_t restarts;  ///< starts after the first
     std::int32_t priority;
     double submit;
-    double end;                    ///< completion time, or the horizon
+    double end;  ///< completion time, or the horizon
     double wall;
     double productive;
     double wasted;
@@ -28,16 +28,16 @@ struct JobRecord {
     double detection;
     double queue_wait;
     double recovery_wait;
-    double ettr;                   ///< productive / wall (NaN when wall == 0)
-    double gpu_hours_lost;         ///< gpus * (wall - productive) / 3600
-    double churn_gpu_hours;        ///< other jobs' losses this job's recovery caused
-    double progress;               ///< committed progress at the end (work when completed)
-    double checkpoint_interval;    ///< the interval used (after resolving a rule)
-    double mtbf;                   ///< the failure model's mean for this job's size
-    double young_interval;         ///< sqrt(2 C M), C the mean save latency
-    double daly_interval;          ///< Daly's higher-order optimum
-    double expected_ettr;          ///< closed form under exponential failures of mean mtbf
-    double expected_waste;         ///< 1 - expected_ettr for the interval used
+    double ettr;                 ///< productive / wall (NaN when wall == 0)
+    double gpu_hours_lost;       ///< gpus * (wall - productive) / 3600
+    double churn_gpu_hours;      ///< other jobs' losses this job's recovery caused
+    double progress;             ///< committed progress at the end (work when completed)
+    double checkpoint_interval;  ///< the interval used (after resolving a rule)
+    double mtbf;                 ///< the failure model's mean for this job's size
+    double young_interval;       ///< sqrt(2 C M), C the mean save latency
+    double daly_interval;        ///< Daly's higher-order optimum
+    double expected_ettr;        ///< closed form under exponential failures of mean mtbf
+    double expected_waste;       ///< 1 - expected_ettr for the interval used
     bool completed;
 };
 
@@ -51,9 +51,9 @@ struct FleetRecord {
     std::uint32_t checkpoints;
     std::uint32_t quarantined_nodes;
     std::uint32_t spare_uses;
-    std::uint64_t events;          ///< events processed
-    double makespan;               ///< last job end (or the horizon)
-    double ettr;                   ///< GPU-hour-weighted: productive GPU-h / GPU-h
+    std::uint64_t events;  ///< events processed
+    double makespan;       ///< last job end (or the horizon)
+    double ettr;           ///< GPU-hour-weighted: productive GPU-h / GPU-h
     double gpu_hours;
     double productive_gpu_hours;
     double wasted_gpu_hours;
@@ -69,11 +69,11 @@ struct FleetRecord {
 /// One row per failure event.
 struct TraceRecord {
     std::uint32_t replica;
-    std::int32_t job;              ///< -1 when the node was idle
-    std::int32_t node;             ///< blamed node (job-local index when fleet is None)
-    std::int32_t cause;            ///< index into the cause list; -1 when none was given
-    double time;                   ///< wall-clock time of the fault
-    double inter_failure;          ///< the draw that produced it (held seconds since the last renewal)
+    std::int32_t job;      ///< -1 when the node was idle
+    std::int32_t node;     ///< blamed node (job-local index when fleet is None)
+    std::int32_t cause;    ///< index into the cause list; -1 when none was given
+    double time;           ///< wall-clock time of the fault
+    double inter_failure;  ///< the draw that produced it (held seconds since the last renewal)
 };
 
 /// What happened, for the optional event log.
@@ -93,10 +93,10 @@ enum class EventKind : std::uint32_t {
 struct EventRecord {
     std::uint32_t replica;
     std::uint32_t job;
-    std::uint32_t kind;            ///< EventKind
+    std::uint32_t kind;  ///< EventKind
     std::uint32_t pad_;
     double time;
-    double progress;               ///< committed progress at the event
+    double progress;  ///< committed progress at the event
 };
 
 static_assert(std::is_trivially_copyable_v<JobRecord>);

@@ -12,20 +12,20 @@ namespace acesim {
 struct SampleRequest {
     std::uint64_t seed = 0;
     std::uint32_t replica = 0;
-    std::uint32_t stream = 0;   ///< full stream id (see stream_id)
-    std::uint32_t first = 0;    ///< index of the first draw
-    double gpus = 1.0;          ///< job size, read by ScaleAware
+    std::uint32_t stream = 0;  ///< full stream id (see stream_id)
+    std::uint32_t first = 0;   ///< index of the first draw
+    double gpus = 1.0;         ///< job size, read by ScaleAware
 };
 
 /// Fills out[0, count) with draws first, first+1, ... of the stream.
 /// `threads` == 0 means one thread per hardware core.
-void sample_cpu(const Distribution& dist, const SampleRequest& request, double* out,
-                std::uint64_t count, unsigned threads);
+void sample_cpu(const Distribution& dist, const SampleRequest& request, double* out, std::uint64_t count,
+                unsigned threads);
 
 /// Raw Philox blocks for counters (0, first + i, stream, replica): for
 /// known-answer and parity tests. out holds 4 * count words.
-void philox_blocks(std::uint64_t seed, std::uint32_t replica, std::uint32_t stream,
-                   std::uint32_t first, std::uint32_t* out, std::uint64_t count);
+void philox_blocks(std::uint64_t seed, std::uint32_t replica, std::uint32_t stream, std::uint32_t first,
+                   std::uint32_t* out, std::uint64_t count);
 
 /// Runs body(begin, end) over [0, count) split into contiguous parts, one per
 /// thread, with at least `min_items_per_thread` items each.

@@ -24,7 +24,7 @@ struct JobSpec {
     double work = 0.0;                 ///< seconds of productive compute
     double checkpoint_interval = 0.0;  ///< seconds of compute between checkpoints (Fixed)
     IntervalRule rule = IntervalRule::Fixed;
-    std::uint32_t init = 0;            ///< distribution index
+    std::uint32_t init = 0;  ///< distribution index
     std::uint32_t save = 0;
     std::uint32_t load = 0;
     double submit = 0.0;
@@ -40,12 +40,12 @@ struct SimulationInput {
     std::uint32_t job_failures = kNoDistribution;  ///< job-level inter-failure law, or none
     std::uint32_t gpus_per_node = 8;
     std::uint32_t replicas = 1;
-    std::uint32_t first_replica = 0;               ///< replica ids first_replica + r
+    std::uint32_t first_replica = 0;  ///< replica ids first_replica + r
     std::uint64_t seed = 0;
     double horizon = std::numeric_limits<double>::infinity();
     bool record_events = false;
-    unsigned threads = 1;                          ///< 0: one per hardware core
-    std::uint64_t max_events = 0;                  ///< per replica; 0: kDefaultMaxEvents
+    unsigned threads = 1;          ///< 0: one per hardware core
+    std::uint64_t max_events = 0;  ///< per replica; 0: kDefaultMaxEvents
 };
 
 /// A run that processes more events than this in one replica stops with an
