@@ -16,31 +16,50 @@ using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
 template <class T>
 const T* column(const carray<T>& a, std::size_t n, const char* name) {
     if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n)
-        throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) +
-                                    " values");
+        throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) + " values");
     return a.data();
+}
+
+std::uint32_t index_or_none(std::int64_t i) {
+    return i < 0 ? kNoDistribution : static_cast<std::uint32_t>(i);
+}
+
+/// Wraps a Python callable as the core's failure decision. The core calls it
+/// from worker threads without the GIL: it takes the GIL for the call, and a
+/// Python exception travels back through the core as error_already_set.
+FailureDecision python_decision(py::object callable) {
+    auto holder = std::make_shared<py::object>(std::move(callable));
+    return [holder](const acesim_failure_view& view) -> std::int32_t {
+        py::gil_scoped_acquire gil;
+        py::object result = (*holder)(view);
+        if (result.is_none()) return ACESIM_DEFAULT;
+        if (!py::isinstance<py::int_>(result) || py::isinstance<py::bool_>(result))
+            throw py::type_error("on_failure must return an acesim.Replacement or None, got " +
+                                 std::string(py::str(py::type::of(result).attr("__name__"))));
+        return result.cast<std::int32_t>();
+    };
 }
 
 }  // namespace
 
 void register_simulator(py::module_& m) {
-    PYBIND11_NUMPY_DTYPE(JobRecord, replica, job, gpus, failures, preemptions, checkpoints, restarts,
-                         priority, submit, end, wall, productive, wasted, ckpt_stall, overhead, detection,
-                         queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
-                         checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
-                         expected_waste, completed);
-    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, preemptions, checkpoints,
-                         quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours,
+    PYBIND11_NUMPY_DTYPE(JobRecord, replica, job, gpus, failures, preemptions, checkpoints, restarts, priority, submit,
+                         end, wall, productive, wasted, ckpt_stall, overhead, detection, queue_wait, recovery_wait,
+                         ettr, gpu_hours_lost, churn_gpu_hours, progress, checkpoint_interval, mtbf, young_interval,
+                         daly_interval, expected_ettr, expected_waste, completed);
+    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
+                         quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours,
                          productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours,
                          detection_gpu_hours, queue_wait_gpu_hours, recovery_wait_gpu_hours, gpu_hours_lost,
-                         churn_gpu_hours);
-    PYBIND11_NUMPY_DTYPE(TraceRecord, replica, job, node, cause, time, inter_failure);
+                         churn_gpu_hours, quarantined_node_hours, down_node_hours);
+    PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time, inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
 
     py::enum_<IntervalRule>(m, "IntervalRule")
         .value("FIXED", IntervalRule::Fixed)
         .value("YOUNG", IntervalRule::Young)
-        .value("DALY", IntervalRule::Daly);
+        .value("DALY", IntervalRule::Daly)
+        .value("ADAPTIVE", IntervalRule::Adaptive);
 
     py::enum_<EventKind>(m, "EventKind")
         .value("SUBMIT", EventKind::Submit)
@@ -51,7 +70,37 @@ void register_simulator(py::module_& m) {
         .value("FAILURE", EventKind::Failure)
         .value("DETECTED", EventKind::Detected)
         .value("DONE", EventKind::Done)
-        .value("HORIZON", EventKind::Horizon);
+        .value("HORIZON", EventKind::Horizon)
+        .value("PREEMPTED", EventKind::Preempted)
+        .value("WAITING", EventKind::Waiting);
+
+    // The read-only view a Python failure policy receives (same fields as the C ABI).
+    py::class_<acesim_failure_view>(m, "FailureView")
+        .def_readonly("time", &acesim_failure_view::time)
+        .def_readonly("fault_time", &acesim_failure_view::fault_time)
+        .def_readonly("progress", &acesim_failure_view::progress)
+        .def_readonly("work", &acesim_failure_view::work)
+        .def_readonly("lost_work", &acesim_failure_view::lost_work)
+        .def_readonly("repair_remaining", &acesim_failure_view::repair_remaining)
+        .def_readonly("replica", &acesim_failure_view::replica)
+        .def_readonly("job", &acesim_failure_view::job)
+        .def_readonly("gpus", &acesim_failure_view::gpus)
+        .def_readonly("priority", &acesim_failure_view::priority)
+        .def_readonly("failures", &acesim_failure_view::failures)
+        .def_readonly("cause", &acesim_failure_view::cause)
+        .def_readonly("nodes_held", &acesim_failure_view::nodes_held)
+        .def_readonly("nodes_needed", &acesim_failure_view::nodes_needed)
+        .def_readonly("free_nodes", &acesim_failure_view::free_nodes)
+        .def_readonly("spare_nodes", &acesim_failure_view::spare_nodes)
+        .def_readonly("down_nodes", &acesim_failure_view::down_nodes)
+        .def_readonly("quarantined_nodes", &acesim_failure_view::quarantined_nodes)
+        .def_readonly("preemptible_nodes", &acesim_failure_view::preemptible_nodes)
+        .def("__repr__", [](const acesim_failure_view& v) {
+            return "FailureView(time=" + std::to_string(v.time) + ", job=" + std::to_string(v.job) +
+                   ", cause=" + std::to_string(v.cause) + ", nodes_needed=" + std::to_string(v.nodes_needed) +
+                   ", spare_nodes=" + std::to_string(v.spare_nodes) + ", free_nodes=" + std::to_string(v.free_nodes) +
+                   ")";
+        });
 
     // Dtypes, so Python can build empty arrays of the right layout.
     m.def("job_dtype", [] { return py::dtype::of<JobRecord>(); });
@@ -62,12 +111,13 @@ void register_simulator(py::module_& m) {
     m.def(
         "simulate",
         [](const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
-           const carray<double>& work, const carray<double>& checkpoint_interval,
-           const carray<std::uint32_t>& rule, const carray<std::uint32_t>& init,
-           const carray<std::uint32_t>& save, const carray<std::uint32_t>& load, const carray<double>& submit,
-           const carray<std::int32_t>& priority, std::int64_t job_failures, std::uint32_t gpus_per_node,
-           std::uint32_t replicas, std::uint32_t first_replica, std::uint64_t seed, double horizon,
-           bool record_events, unsigned threads, std::uint64_t max_events) {
+           const carray<double>& work, const carray<double>& checkpoint_interval, const carray<std::uint32_t>& rule,
+           const carray<std::uint32_t>& init, const carray<std::uint32_t>& save, const carray<std::uint32_t>& load,
+           const carray<double>& submit, const carray<std::int32_t>& priority, std::int64_t job_failures,
+           const std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t>>& causes, py::object fleet,
+           py::object policy, std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica,
+           std::uint64_t seed, double horizon, bool record_events, bool check_invariants, unsigned threads,
+           std::uint64_t max_events) {
             SimulationInput in;
             in.distributions = distributions;
             const std::size_t n = static_cast<std::size_t>(gpus.size());
@@ -82,23 +132,61 @@ void register_simulator(py::module_& m) {
             const auto* pr = column(priority, n, "priority");
             in.jobs.resize(n);
             for (std::size_t j = 0; j < n; ++j) {
-                if (r[j] > 2) throw std::invalid_argument("jobs.rule: unknown interval rule");
-                in.jobs[j] = JobSpec{g[j],  w[j],  ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j],
-                                     ld[j], sb[j], pr[j]};
+                if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
+                in.jobs[j] = JobSpec{g[j], w[j], ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j], ld[j], sb[j],
+                                     pr[j]};
             }
-            in.job_failures = job_failures < 0 ? kNoDistribution : static_cast<std::uint32_t>(job_failures);
+            in.job_failures = index_or_none(job_failures);
+            for (const auto& [share, detect, node_down, nodes] : causes)
+                in.causes.push_back(CauseSpec{share, index_or_none(detect), node_down, nodes});
+            if (!fleet.is_none()) {
+                // (nodes, spares, repair, node_failures, per-node laws, lemon_fraction, lemon_factor)
+                auto t = fleet.cast<py::tuple>();
+                FleetSpec& f = in.fleet;
+                f.enabled = true;
+                f.nodes = t[0].cast<std::uint32_t>();
+                f.spares = t[1].cast<std::uint32_t>();
+                f.repair = index_or_none(t[2].cast<std::int64_t>());
+                f.node_failures = index_or_none(t[3].cast<std::int64_t>());
+                for (std::int64_t law : t[4].cast<std::vector<std::int64_t>>())
+                    f.node_failure_laws.push_back(index_or_none(law));
+                f.lemon_fraction = t[5].cast<double>();
+                f.lemon_factor = t[6].cast<double>();
+            }
+            if (!policy.is_none()) {
+                // (replacement, preemption, grace, quarantine or None, on_failure or None,
+                //  compiled address, compiled user data)
+                auto t = policy.cast<py::tuple>();
+                PolicySpec& p = in.policy;
+                p.replacement = static_cast<Replacement>(t[0].cast<std::uint32_t>());
+                p.preemption = static_cast<Preemption>(t[1].cast<std::uint32_t>());
+                p.preemption_grace = t[2].cast<double>();
+                if (!t[3].is_none()) {
+                    auto q = t[3].cast<py::tuple>();
+                    p.quarantine = QuarantineSpec{true, q[0].cast<std::uint32_t>(), q[1].cast<double>(),
+                                                  q[2].cast<double>()};
+                }
+                if (!t[4].is_none()) p.on_failure = python_decision(t[4]);
+                const auto address = t[5].cast<std::uintptr_t>();
+                if (address != 0) {
+                    p.compiled = reinterpret_cast<acesim_failure_policy_fn>(address);
+                    p.compiled_user_data = reinterpret_cast<void*>(t[6].cast<std::uintptr_t>());
+                }
+            }
             in.gpus_per_node = gpus_per_node;
             in.replicas = replicas;
             in.first_replica = first_replica;
             in.seed = seed;
             in.horizon = horizon;
             in.record_events = record_events;
+            in.check_invariants = check_invariants;
             in.threads = threads;
             in.max_events = max_events;
             SimulationOutput out;
             {
-                // Safe without the GIL: the core reads only `in` (a C++ copy)
-                // and writes only `out`.
+                // Safe without the GIL: the core reads only `in` (C++ copies of
+                // the inputs) and writes only `out`; a Python policy callback
+                // takes the GIL itself.
                 py::gil_scoped_release release;
                 out = simulate(in);
             }
@@ -109,11 +197,11 @@ void register_simulator(py::module_& m) {
             result["events"] = to_numpy(std::move(out.events));
             return result;
         },
-        py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"),
-        py::arg("rule"), py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"),
-        py::arg("priority"), py::arg("job_failures"), py::arg("gpus_per_node"), py::arg("replicas"),
-        py::arg("first_replica"), py::arg("seed"), py::arg("horizon"), py::arg("record_events"),
-        py::arg("threads"), py::arg("max_events"));
+        py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"), py::arg("rule"),
+        py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"), py::arg("priority"),
+        py::arg("job_failures"), py::arg("causes"), py::arg("fleet"), py::arg("policy"), py::arg("gpus_per_node"),
+        py::arg("replicas"), py::arg("first_replica"), py::arg("seed"), py::arg("horizon"), py::arg("record_events"),
+        py::arg("check_invariants"), py::arg("threads"), py::arg("max_events"));
 }
 
 }  // namespace acesim::bindings

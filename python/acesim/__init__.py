@@ -19,6 +19,7 @@ from .analytic import (
     node_rate_model,
     young_interval,
 )
+from .compiled import CompiledPolicy, get_include
 from .distributions import (
     BlockBootstrap,
     Constant,
@@ -32,8 +33,10 @@ from .distributions import (
     ScaleAware,
     Weibull,
 )
+from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
 from .job import Job
 from .optimize import OptimalInterval, optimal_interval
+from .policy import FailureView, Policy, Preemption, Quarantine, Replacement
 from .simulation import PURPOSES, SimulationResult, job_stream, simulate
 from .units import DAY, HOUR, MINUTE, SECOND
 
@@ -53,20 +56,31 @@ def cuda_built() -> bool:
 __all__ = [
     "DAY",
     "HOUR",
+    "LLAMA3_CAUSES",
+    "LLAMA3_INTERRUPTIONS",
     "META_MTTF_1024_GPUS",
     "MINUTE",
     "PURPOSES",
     "SECOND",
     "BlockBootstrap",
+    "Cause",
+    "CompiledPolicy",
     "Constant",
     "Distribution",
     "Empirical",
     "Exponential",
+    "FailureView",
+    "Fleet",
     "Gamma",
     "Job",
     "LogNormal",
     "Mixture",
+    "NodeTrace",
     "OptimalInterval",
+    "Policy",
+    "Preemption",
+    "Quarantine",
+    "Replacement",
     "Replay",
     "ScaleAware",
     "SimulationResult",
@@ -77,6 +91,7 @@ __all__ = [
     "expected_ettr_exponential",
     "expected_wall_exponential",
     "fit",
+    "get_include",
     "job_stream",
     "meta_expected_ettr",
     "meta_scale_model",

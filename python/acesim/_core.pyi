@@ -67,6 +67,28 @@ class IntervalRule:
     FIXED: IntervalRule
     YOUNG: IntervalRule
     DALY: IntervalRule
+    ADAPTIVE: IntervalRule
+
+class FailureView:
+    time: float
+    fault_time: float
+    progress: float
+    work: float
+    lost_work: float
+    repair_remaining: float
+    replica: int
+    job: int
+    gpus: int
+    priority: int
+    failures: int
+    cause: int
+    nodes_held: int
+    nodes_needed: int
+    free_nodes: int
+    spare_nodes: int
+    down_nodes: int
+    quarantined_nodes: int
+    preemptible_nodes: int
 
 class EventKind:
     SUBMIT: EventKind
@@ -78,6 +100,8 @@ class EventKind:
     DETECTED: EventKind
     DONE: EventKind
     HORIZON: EventKind
+    PREEMPTED: EventKind
+    WAITING: EventKind
 
 def job_dtype() -> np.dtype[Any]: ...
 def fleet_dtype() -> np.dtype[Any]: ...
@@ -95,12 +119,16 @@ def simulate(
     submit: npt.NDArray[np.float64],
     priority: npt.NDArray[np.int32],
     job_failures: int,
+    causes: list[tuple[float, int, bool, int]],
+    fleet: tuple[Any, ...] | None,
+    policy: tuple[Any, ...] | None,
     gpus_per_node: int,
     replicas: int,
     first_replica: int,
     seed: int,
     horizon: float,
     record_events: bool,
+    check_invariants: bool,
     threads: int,
     max_events: int,
 ) -> dict[str, npt.NDArray[Any]]: ...

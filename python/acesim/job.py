@@ -11,9 +11,9 @@ from .units import MINUTE
 __all__ = ["INTERVAL_RULES", "Job"]
 
 #: Rules accepted as ``checkpoint_interval`` besides a number of seconds.
-INTERVAL_RULES = ("young", "daly")
+INTERVAL_RULES = ("young", "daly", "adaptive")
 
-IntervalRule = Literal["young", "daly"]
+IntervalRule = Literal["young", "daly", "adaptive"]
 
 
 class Job:
@@ -21,8 +21,10 @@ class Job:
 
     ``checkpoint_interval`` is seconds of compute between checkpoints, or
     ``"young"`` / ``"daly"``: the optimum for the failure model's mean at this
-    job's size and the mean ``save`` latency. ``init`` (scheduling, container
-    and driver init, data staging), ``save`` and ``load`` are distributions
+    job's size and the mean ``save`` latency; or ``"adaptive"``: Young's
+    interval for an online MTBF estimate, updated at every (re)start.
+    ``init`` (scheduling, container and driver init, data staging), ``save``
+    and ``load`` are distributions
     (or numbers of seconds), drawn per event. Every start, the first
     included, costs init + load.
 

@@ -17,7 +17,9 @@ from . import _core
 from ._validation import integer, real
 from .analytic import meta_scale_model
 from .distributions import Distribution
+from .fleet import Fleet, _cause_list
 from .job import Job
+from .policy import Policy
 
 __all__ = ["PURPOSES", "SimulationResult", "job_stream", "simulate"]
 
@@ -33,7 +35,7 @@ PURPOSES = {
     "detect": 6,
     "repair": 7,
 }
-_RULES = {"young": 1, "daly": 2}
+_RULES = {"young": 1, "daly": 2, "adaptive": 3}
 _JOB_KIND = 1
 
 JobsArg = Job | Sequence[Job]
@@ -130,8 +132,8 @@ def _jobs_list(jobs: Any) -> list[Job]:
 def simulate(
     jobs: JobsArg,
     failures: Distribution | None = None,
-    fleet: Any = None,
-    policy: Any = None,
+    fleet: Fleet | None = None,
+    policy: Policy | None = None,
     replicas: int = 1,
     seed: int = 0,
     horizon: float = math.inf,
@@ -142,16 +144,26 @@ def simulate(
     gpus_per_node: int = 8,
     first_replica: int = 0,
     max_events: int | None = None,
+    check_invariants: bool = False,
 ) -> SimulationResult:
     """Simulate the fail-stop/checkpoint lifecycle of ``jobs``.
 
-    ``failures`` is the job-level inter-failure law (drawn per job, renewed
-    after each failure, its clock running while the job holds hardware);
-    ``None`` means :func:`acesim.meta_scale_model`. With ``fleet=None``
-    replacements are always available and jobs are independent. Replica
-    ``r`` uses random streams keyed by ``(seed, first_replica + r)``, so
+    ``failures`` is the job-level inter-failure law (drawn per job for its
+    size, renewed after each failure, its clock running while the job holds
+    hardware). ``None`` means :func:`acesim.meta_scale_model` when the fleet
+    has no node-level failure model, and no job-level failures when it has
+    one. With ``fleet=None`` replacements are always available and jobs are
+    independent; with a :class:`Fleet`, jobs compete for its nodes, node
+    failures hit every job on the node, and ``policy`` decides the recovery.
+    ``causes`` (e.g. :data:`acesim.LLAMA3_CAUSES`) gives each failure a cause
+    with its detection latency, whether the node goes to repair and how many
+    nodes it takes.
+
+    Replica ``r`` uses random streams keyed by ``(seed, first_replica + r)``, so
     results are identical for any ``threads`` (``None``: every core) and any
-    split of replicas across calls.
+    split of replicas across calls, and node failures are the same under every
+    policy. ``check_invariants`` verifies the fleet's bookkeeping after every
+    event (slow; for tests).
 
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=2 * ace.DAY, checkpoint_interval=ace.HOUR)
@@ -160,14 +172,15 @@ def simulate(
     True
     """
     job_list = _jobs_list(jobs)
-    if fleet is not None or policy is not None or causes is not None:
-        raise NotImplementedError(
-            "fleet, policy and causes are not implemented yet: this version simulates "
-            "jobs with replacements always available (fleet=None)"
-        )
-    if failures is None:
+    if fleet is not None and not isinstance(fleet, Fleet):
+        raise TypeError(f"fleet must be a Fleet or None, got {type(fleet).__name__}")
+    if policy is not None and not isinstance(policy, Policy):
+        raise TypeError(f"policy must be a Policy or None, got {type(policy).__name__}")
+    cause_list = _cause_list(causes)
+    node_level = fleet is not None and fleet.node_failures is not None
+    if failures is None and not node_level:
         failures = meta_scale_model()
-    if not isinstance(failures, Distribution):
+    if failures is not None and not isinstance(failures, Distribution):
         raise TypeError(f"failures must be a Distribution or None, got {type(failures).__name__}")
     n_replicas = integer("replicas", replicas, minimum=1, maximum=2**32 - 1)
     seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
@@ -177,14 +190,17 @@ def simulate(
     horizon_ = real("horizon", horizon)
     if math.isnan(horizon_) or horizon_ <= 0:
         raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon_!r}")
-    if not isinstance(record_events, bool | np.bool_):
-        raise TypeError(f"record_events must be a bool, got {type(record_events).__name__}")
+    for flag, value in (("record_events", record_events), ("check_invariants", check_invariants)):
+        if not isinstance(value, bool | np.bool_):
+            raise TypeError(f"{flag} must be a bool, got {type(value).__name__}")
     threads_ = (
         (os.cpu_count() or 1)
         if threads is None
         else integer("threads", threads, minimum=1, maximum=4096)
     )
-    per_node = integer("gpus_per_node", gpus_per_node, minimum=1, maximum=2**32 - 1)
+    per_node = integer("gpus_per_node", gpus_per_node, minimum=1, maximum=2**16)
+    if fleet is not None:
+        per_node = fleet.gpus_per_node
     max_events_ = (
         0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
     )
@@ -193,7 +209,9 @@ def simulate(
     compiled: list[Any] = []
     index_of: dict[int, int] = {}
 
-    def index(dist: Distribution) -> int:
+    def index(dist: Distribution | None) -> int:
+        if dist is None:
+            return -1
         key = id(dist)
         if key not in index_of:
             index_of[key] = len(compiled)
@@ -224,6 +242,23 @@ def simulate(
         submit[j] = job.submit
         priority[j] = job.priority
 
+    cause_spec = [(c.share, index(c.detect), c.node_down, c.nodes) for c in cause_list]
+    fleet_spec = None
+    if fleet is not None:
+        single = fleet.node_failures if isinstance(fleet.node_failures, Distribution) else None
+        laws = [index(law) for law in fleet._laws]
+        lemon = 0.0 if laws else fleet.lemon_fraction  # a replayed trace is already scaled
+        fleet_spec = (
+            fleet.nodes,
+            fleet.spares,
+            index(fleet.repair),
+            index(single),
+            laws,
+            lemon,
+            fleet.lemon_factor,
+        )
+    policy_spec = None if policy is None else policy._core_spec()
+
     raw = _core.simulate(
         compiled,
         gpus,
@@ -236,12 +271,16 @@ def simulate(
         submit,
         priority,
         failure_index,
+        cause_spec,
+        fleet_spec,
+        policy_spec,
         per_node,
         n_replicas,
         first,
         seed_,
         horizon_,
         bool(record_events),
+        bool(check_invariants),
         threads_,
         max_events_,
     )

@@ -122,6 +122,7 @@ enum class Purpose : std::uint32_t {
     Cause = 5,    ///< which cause a failure has
     Detect = 6,   ///< detection latency
     Repair = 7,   ///< node repair time
+    Lemon = 8,    ///< whether a node is a lemon (one draw per node)
 };
 
 constexpr std::uint32_t kMaxEntityId = (1u << 24) - 1;

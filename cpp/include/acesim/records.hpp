@@ -46,14 +46,16 @@ struct FleetRecord {
     std::uint32_t replica;
     std::uint32_t jobs;
     std::uint32_t jobs_completed;
-    std::uint32_t failures;
+    std::uint32_t failures;           ///< job interruptions (a failure that hit a running job)
+    std::uint32_t node_failures;      ///< node failure events, busy and idle nodes alike
     std::uint32_t preemptions;
     std::uint32_t checkpoints;
-    std::uint32_t quarantined_nodes;
-    std::uint32_t spare_uses;
-    std::uint64_t events;  ///< events processed
-    double makespan;       ///< last job end (or the horizon)
-    double ettr;           ///< GPU-hour-weighted: productive GPU-h / GPU-h
+    std::uint32_t quarantines;        ///< times a node was put in quarantine
+    std::uint32_t quarantined_nodes;  ///< distinct nodes ever quarantined
+    std::uint32_t spare_uses;         ///< hot spares taken by recovering jobs
+    std::uint64_t events;             ///< events processed
+    double makespan;                  ///< last job end (or the horizon)
+    double ettr;                      ///< GPU-hour-weighted: productive GPU-h / GPU-h
     double gpu_hours;
     double productive_gpu_hours;
     double wasted_gpu_hours;
@@ -64,16 +66,23 @@ struct FleetRecord {
     double recovery_wait_gpu_hours;
     double gpu_hours_lost;
     double churn_gpu_hours;
+    double quarantined_node_hours;    ///< capacity given up to quarantine
+    double down_node_hours;           ///< capacity under repair
 };
 
-/// One row per failure event.
+/// One row per job (or idle node) hit by a failure event.
 struct TraceRecord {
     std::uint32_t replica;
-    std::int32_t job;      ///< -1 when the node was idle
-    std::int32_t node;     ///< blamed node (job-local index when fleet is None)
-    std::int32_t cause;    ///< index into the cause list; -1 when none was given
-    double time;           ///< wall-clock time of the fault
-    double inter_failure;  ///< the draw that produced it (held seconds since the last renewal)
+    std::uint32_t event;           ///< failure event number within the replica (rows of one event share it)
+    std::int32_t job;              ///< -1 when the node was idle
+    std::int32_t node;             ///< affected node (job-local index when fleet is None)
+    std::int32_t origin;           ///< node whose failure process fired; -1 for job-level failures
+    std::int32_t cause;            ///< index into the cause list; -1 when none was given
+    std::uint32_t source;          ///< 0: job-level failure law, 1: node-level failure process
+    std::uint32_t pad_;
+    double time;                   ///< wall-clock time of the fault
+    double inter_failure;          ///< the draw that produced it (held seconds for job-level,
+                                   ///< wall seconds since the node's previous failure for node-level)
 };
 
 /// What happened, for the optional event log.
@@ -87,6 +96,8 @@ enum class EventKind : std::uint32_t {
     Detected = 6,
     Done = 7,
     Horizon = 8,
+    Preempted = 9,
+    Waiting = 10,
 };
 
 /// One row per event when record_events is on.

@@ -1,20 +1,24 @@
-// The event-heap simulator of the job lifecycle (DESIGN section 4).
+// The event-heap simulator of the job lifecycle (DESIGN section 4) on an
+// optional fleet of nodes with recovery policies (section 6).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
 #include "acesim/distribution_table.hpp"
+#include "acesim/policy_abi.h"
 #include "acesim/records.hpp"
 
 namespace acesim {
 
 /// How a job's checkpoint interval is chosen.
 enum class IntervalRule : std::uint32_t {
-    Fixed = 0,  ///< JobSpec::checkpoint_interval seconds of compute
-    Young = 1,  ///< sqrt(2 C M) with C the mean save, M the failure mean for the job's size
-    Daly = 2,   ///< Daly's higher-order interval
+    Fixed = 0,     ///< JobSpec::checkpoint_interval seconds of compute
+    Young = 1,     ///< sqrt(2 C M) with C the mean save, M the job's mean time to failure
+    Daly = 2,      ///< Daly's higher-order interval
+    Adaptive = 3,  ///< Young's interval for an online MTBF estimate, updated at every start
 };
 
 /// A job as the core sees it; distributions are indices into
@@ -24,7 +28,7 @@ struct JobSpec {
     double work = 0.0;                 ///< seconds of productive compute
     double checkpoint_interval = 0.0;  ///< seconds of compute between checkpoints (Fixed)
     IntervalRule rule = IntervalRule::Fixed;
-    std::uint32_t init = 0;  ///< distribution index
+    std::uint32_t init = 0;            ///< distribution index
     std::uint32_t save = 0;
     std::uint32_t load = 0;
     double submit = 0.0;
@@ -33,19 +37,74 @@ struct JobSpec {
 
 constexpr std::uint32_t kNoDistribution = std::numeric_limits<std::uint32_t>::max();
 
+/// A failure cause (a row of a taxonomy such as Llama 3's Table 5).
+struct CauseSpec {
+    double share = 1.0;                       ///< relative frequency
+    std::uint32_t detect = kNoDistribution;   ///< detection latency law; none: seen at once
+    bool node_down = true;                    ///< the node goes to repair
+    std::uint32_t nodes = 1;                  ///< nodes one event takes (aligned block: a switch, a rack)
+};
+
+/// Re-placement after a failure (values match the C ABI's ACESIM_*).
+enum class Replacement : std::uint32_t { Spares = 0, WaitRepair = 1, PreemptLower = 2, Requeue = 3 };
+
+/// How PREEMPT_LOWER picks and takes its victims.
+enum class Preemption : std::uint32_t {
+    Immediate = 0,        ///< lowest priority first, most recently started first
+    CheckpointAware = 1,  ///< least lost work first; waits for a victim's checkpoint within the grace
+};
+
+/// The nodes, their failure processes and repair.
+struct FleetSpec {
+    bool enabled = false;                        ///< false: replacements always available
+    std::uint32_t nodes = 0;
+    std::uint32_t spares = 0;                    ///< hot spares held back for re-placement
+    std::uint32_t repair = kNoDistribution;      ///< repair time law
+    std::uint32_t node_failures = kNoDistribution;  ///< per-node wall-clock inter-failure law
+    std::vector<std::uint32_t> node_failure_laws;   ///< optional per-node laws (overrides node_failures)
+    double lemon_fraction = 0.0;                 ///< share of nodes with a higher failure rate
+    double lemon_factor = 1.0;                   ///< their rate multiplier
+};
+
+/// Quarantine: a node with `failures` failures within `window` leaves
+/// service for `duration`.
+struct QuarantineSpec {
+    bool enabled = false;
+    std::uint32_t failures = 3;
+    double window = 0.0;
+    double duration = 0.0;
+};
+
+/// A custom failure decision: returns an ACESIM_* value (-1: built-in).
+using FailureDecision = std::function<std::int32_t(const acesim_failure_view&)>;
+
+struct PolicySpec {
+    Replacement replacement = Replacement::Spares;
+    Preemption preemption = Preemption::Immediate;
+    double preemption_grace = 0.0;   ///< CHECKPOINT_AWARE: wait this long for a victim's checkpoint
+    QuarantineSpec quarantine;
+    FailureDecision on_failure;      ///< optional; may call back into an interpreter
+    acesim_failure_policy_fn compiled = nullptr;  ///< optional compiled decision (no GIL)
+    void* compiled_user_data = nullptr;
+};
+
 /// Everything one simulate() call needs.
 struct SimulationInput {
     std::vector<Distribution> distributions;
     std::vector<JobSpec> jobs;
     std::uint32_t job_failures = kNoDistribution;  ///< job-level inter-failure law, or none
+    std::vector<CauseSpec> causes;                 ///< empty: no taxonomy (cause -1)
+    FleetSpec fleet;
+    PolicySpec policy;
     std::uint32_t gpus_per_node = 8;
     std::uint32_t replicas = 1;
     std::uint32_t first_replica = 0;  ///< replica ids first_replica + r
     std::uint64_t seed = 0;
     double horizon = std::numeric_limits<double>::infinity();
     bool record_events = false;
-    unsigned threads = 1;          ///< 0: one per hardware core
-    std::uint64_t max_events = 0;  ///< per replica; 0: kDefaultMaxEvents
+    bool check_invariants = false;    ///< verify the fleet's bookkeeping after every event
+    unsigned threads = 1;             ///< 0: one per hardware core
+    std::uint64_t max_events = 0;     ///< per replica; 0: kDefaultMaxEvents
 };
 
 /// A run that processes more events than this in one replica stops with an
@@ -63,10 +122,14 @@ struct SimulationOutput {
 
 /// Validates `input` (throws std::invalid_argument naming the field) and
 /// runs every replica. Replicas are independent, so they spread over threads
-/// and the result is identical for any thread count.
+/// and the result is identical for any thread count. An exception thrown by
+/// a callback propagates unchanged (from the lowest failing replica).
 SimulationOutput simulate(const SimulationInput& input);
 
-/// The interval a job uses after resolving its rule against the failure law.
+/// The interval a job starts with after resolving its rule.
 double resolve_interval(const SimulationInput& input, const JobSpec& job);
+
+/// The job's mean time to failure under the input's failure models.
+double job_mtbf(const SimulationInput& input, const JobSpec& job);
 
 }  // namespace acesim

@@ -1,0 +1,156 @@
+"""Recovery policies: what a job does after a failure (re-placement), how
+it takes nodes from others (preemption), and lemon-node quarantine. Built-in
+enums, a Python callable, or a compiled callback.
+
+>>> import acesim as ace
+>>> policy = ace.Policy(replacement=ace.Replacement.SPARES,
+...                     quarantine=ace.Quarantine(failures=3, window=7 * ace.DAY,
+...                                               duration=14 * ace.DAY))
+>>> policy.replacement.name
+'SPARES'
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._validation import finite, integer, non_negative
+from .compiled import CompiledPolicy
+from .units import DAY
+
+__all__ = ["FailureView", "Policy", "Preemption", "Quarantine", "Replacement"]
+
+
+class Replacement(enum.IntEnum):
+    """Re-placement after a failure."""
+
+    #: take a hot spare (then any free node); wait if there is none
+    SPARES = 0
+    #: wait for the failed node to be repaired (the job keeps its other nodes)
+    WAIT_REPAIR = 1
+    #: take nodes from running lower-priority jobs (neighbour churn)
+    PREEMPT_LOWER = 2
+    #: release every node and queue again
+    REQUEUE = 3
+
+
+class Preemption(enum.IntEnum):
+    """How PREEMPT_LOWER picks and takes its victims."""
+
+    #: lowest priority first, most recently started first; preempt at once
+    IMMEDIATE = 0
+    #: the victims that lose least first; with a grace time, wait for a
+    #: victim's next checkpoint when it comes within the grace
+    CHECKPOINT_AWARE = 1
+
+
+@dataclass(frozen=True, init=False)
+class Quarantine:
+    """A node with ``failures`` failures within ``window`` seconds is removed
+    from service for ``duration`` seconds (lemon-node handling)."""
+
+    failures: int
+    window: float
+    duration: float
+
+    def __init__(
+        self, failures: int = 3, window: float = 7 * DAY, duration: float = 7 * DAY
+    ) -> None:
+        object.__setattr__(
+            self, "failures", integer("failures", failures, minimum=1, maximum=2**31)
+        )
+        w = float("inf") if window == float("inf") else non_negative("window", window)
+        object.__setattr__(self, "window", w)
+        object.__setattr__(self, "duration", non_negative("duration", duration))
+
+
+#: What a Python failure policy receives: a read-only view with the fields of
+#: the C ABI's ``acesim_failure_view`` (time, fault_time, progress, work,
+#: lost_work, repair_remaining, replica, job, gpus, priority, failures, cause,
+#: nodes_held, nodes_needed, free_nodes, spare_nodes, down_nodes,
+#: quarantined_nodes, preemptible_nodes).
+FailureView = Any
+
+FailurePolicy = Callable[[FailureView], "Replacement | int | None"]
+
+
+@dataclass(frozen=True, init=False)
+class Policy:
+    """The economic response to failure.
+
+    ``on_failure`` (optional) decides per failure: a Python callable taking a
+    :data:`FailureView` and returning a :class:`Replacement` (or ``None`` for
+    ``replacement``), or a :class:`acesim.CompiledPolicy` called without the
+    GIL. Exceptions raised by a Python policy propagate to the caller of
+    :func:`acesim.simulate` with their traceback.
+    """
+
+    replacement: Replacement
+    preemption: Preemption
+    quarantine: Quarantine | None
+    on_failure: FailurePolicy | CompiledPolicy | None
+    preemption_grace: float
+
+    def __init__(
+        self,
+        replacement: Replacement = Replacement.SPARES,
+        preemption: Preemption = Preemption.IMMEDIATE,
+        quarantine: Quarantine | None = None,
+        on_failure: FailurePolicy | CompiledPolicy | None = None,
+        preemption_grace: float = 0.0,
+    ) -> None:
+        object.__setattr__(self, "replacement", _enum("replacement", Replacement, replacement))
+        object.__setattr__(self, "preemption", _enum("preemption", Preemption, preemption))
+        if quarantine is not None and not isinstance(quarantine, Quarantine):
+            raise TypeError(
+                f"quarantine must be a Quarantine or None, got {type(quarantine).__name__}"
+            )
+        object.__setattr__(self, "quarantine", quarantine)
+        if on_failure is not None and not (
+            isinstance(on_failure, CompiledPolicy) or callable(on_failure)
+        ):
+            raise TypeError(
+                "on_failure must be a callable, a CompiledPolicy or None, got "
+                f"{type(on_failure).__name__}"
+            )
+        object.__setattr__(self, "on_failure", on_failure)
+        object.__setattr__(self, "preemption_grace", finite("preemption_grace", preemption_grace))
+        if self.preemption_grace < 0:
+            raise ValueError(f"preemption_grace must be >= 0, got {self.preemption_grace!r}")
+
+    def _core_spec(self) -> tuple[Any, ...]:
+        q = self.quarantine
+        compiled = self.on_failure if isinstance(self.on_failure, CompiledPolicy) else None
+        python = None if compiled is not None else self.on_failure
+        return (
+            int(self.replacement),
+            int(self.preemption),
+            self.preemption_grace,
+            None if q is None else (q.failures, q.window, q.duration),
+            python,
+            0 if compiled is None else compiled.address,
+            0 if compiled is None else compiled.user_data,
+        )
+
+
+def _enum(name: str, kind: type[enum.IntEnum], value: Any) -> Any:
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
+        try:
+            return kind[value.upper()]
+        except KeyError:
+            raise ValueError(
+                f"{name} must be one of {[m.name for m in kind]}, got {value!r}"
+            ) from None
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return kind(value)
+        except ValueError:
+            raise ValueError(
+                f"{name} must be one of {[m.name for m in kind]}, got {value!r}"
+            ) from None
+    raise TypeError(f"{name} must be a {kind.__name__}, got {type(value).__name__}")
