@@ -7,7 +7,7 @@ Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
 
 from __future__ import annotations
 
-from . import _core, fit
+from . import _core, fit, workloads
 from .analytic import (
     META_MTTF_1024_GPUS,
     daly_interval,
@@ -34,7 +34,7 @@ from .distributions import (
     Weibull,
 )
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
-from .job import Job
+from .job import Job, JobArray
 from .optimize import OptimalInterval, optimal_interval
 from .policy import FailureView, Policy, Preemption, Quarantine, Replacement
 from .simulation import PURPOSES, SimulationResult, job_stream, simulate
@@ -73,6 +73,7 @@ __all__ = [
     "Fleet",
     "Gamma",
     "Job",
+    "JobArray",
     "LogNormal",
     "Mixture",
     "NodeTrace",
@@ -99,5 +100,6 @@ __all__ = [
     "node_rate_model",
     "optimal_interval",
     "simulate",
+    "workloads",
     "young_interval",
 ]

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
 
 from ._validation import integer, non_negative, positive
 from .distributions import Distribution, as_distribution
 from .units import MINUTE
 
-__all__ = ["INTERVAL_RULES", "Job"]
+__all__ = ["INTERVAL_RULES", "Job", "JobArray"]
 
 #: Rules accepted as ``checkpoint_interval`` besides a number of seconds.
 INTERVAL_RULES = ("young", "daly", "adaptive")
@@ -24,9 +27,8 @@ class Job:
     job's size and the mean ``save`` latency; or ``"adaptive"``: Young's
     interval for an online MTBF estimate, updated at every (re)start.
     ``init`` (scheduling, container and driver init, data staging), ``save``
-    and ``load`` are distributions
-    (or numbers of seconds), drawn per event. Every start, the first
-    included, costs init + load.
+    and ``load`` are distributions (or numbers of seconds), drawn per event.
+    Every start, the first included, costs init + load.
 
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=7 * ace.DAY, checkpoint_interval="young",
@@ -106,4 +108,135 @@ class Job:
             f"Job(gpus={self.gpus}, work={self.work:g}, checkpoint_interval={interval!s}, "
             f"init={self.init!r}, save={self.save!r}, load={self.load!r}, "
             f"submit={self.submit:g}, priority={self.priority}{label})"
+        )
+
+
+_RULE_CODES = {"young": 1, "daly": 2, "adaptive": 3}
+
+
+def _column(
+    name: str, values: Any, n: int | None, dtype: type, *, positive_only: bool = False
+) -> npt.NDArray[Any]:
+    if isinstance(values, str | bytes) or values is None:
+        raise TypeError(f"{name} must be numbers, got {type(values).__name__}")
+    arr = np.asarray(values)
+    if arr.dtype == np.bool_ or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim > 1:
+        raise ValueError(f"{name} must be one-dimensional")
+    if n is not None and arr.ndim == 1 and arr.size != n:
+        raise ValueError(f"{name} has {arr.size} values, expected {n}")
+    if np.issubdtype(arr.dtype, np.floating) and not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite")
+    if positive_only and (arr <= 0).any():
+        raise ValueError(f"{name} must be > 0")
+    if not positive_only and (arr < 0).any() and name != "priority":
+        raise ValueError(f"{name} must be >= 0")
+    if np.issubdtype(np.dtype(dtype), np.integer):
+        if np.issubdtype(arr.dtype, np.floating) and (arr != np.round(arr)).any():
+            raise ValueError(f"{name} must hold integers")
+        info = np.iinfo(dtype)
+        if arr.size and (arr.min() < info.min or arr.max() > info.max):
+            raise ValueError(f"{name} must be in [{info.min}, {info.max}]")
+    if arr.ndim == 0:
+        return np.full(1 if n is None else n, arr, dtype=dtype)
+    out: npt.NDArray[Any] = np.ascontiguousarray(arr, dtype=dtype)
+    return out
+
+
+class JobArray:
+    """Many jobs as columns: the fast path for large workloads (a month of a
+    100K-GPU fleet is over a million jobs). ``gpus``, ``work``, ``submit``,
+    ``priority`` and ``checkpoint_interval`` are arrays (or scalars for
+    all); ``checkpoint_interval`` may also be a rule name for every job.
+    ``init``, ``save`` and ``load`` are shared by all jobs.
+
+    >>> import acesim as ace
+    >>> jobs = ace.JobArray(gpus=[8, 64], work=[ace.HOUR, ace.DAY],
+    ...                     checkpoint_interval=30 * ace.MINUTE)
+    >>> len(jobs)
+    2
+    """
+
+    def __init__(
+        self,
+        gpus: npt.ArrayLike,
+        work: npt.ArrayLike,
+        checkpoint_interval: npt.ArrayLike | IntervalRule,
+        submit: npt.ArrayLike = 0.0,
+        priority: npt.ArrayLike = 0,
+        init: Distribution | float = 2 * MINUTE,
+        save: Distribution | float = 1 * MINUTE,
+        load: Distribution | float = 1 * MINUTE,
+    ) -> None:
+        if np.ndim(gpus) != 1:
+            raise ValueError("gpus must be a one-dimensional array (one entry per job)")
+        self.gpus = _column("gpus", gpus, None, np.uint32, positive_only=True)
+        n = self.gpus.size
+        if n == 0:
+            raise ValueError("gpus must not be empty")
+        self.work = _column("work", work, n, np.float64, positive_only=True)
+        self.rule = np.zeros(n, np.uint32)
+        if isinstance(checkpoint_interval, str):
+            rule = checkpoint_interval.lower()
+            if rule not in _RULE_CODES:
+                raise ValueError(
+                    f"checkpoint_interval must be seconds or one of {INTERVAL_RULES}, "
+                    f"got {checkpoint_interval!r}"
+                )
+            self.rule[:] = _RULE_CODES[rule]
+            self.checkpoint_interval = np.zeros(n, np.float64)
+        else:
+            self.checkpoint_interval = _column(
+                "checkpoint_interval", checkpoint_interval, n, np.float64, positive_only=True
+            )
+        self.submit = _column("submit", submit, n, np.float64)
+        self.priority = _column("priority", priority, n, np.int32)
+        self.init: Distribution = as_distribution("init", init)
+        self.save: Distribution = as_distribution("save", save)
+        self.load: Distribution = as_distribution("load", load)
+
+    def __len__(self) -> int:
+        return int(self.gpus.size)
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Any,
+        *,
+        init: Distribution | float = 2 * MINUTE,
+        save: Distribution | float = 1 * MINUTE,
+        load: Distribution | float = 1 * MINUTE,
+    ) -> JobArray:
+        """From a numpy structured array or a pandas DataFrame with columns
+        ``gpus``, ``work``, ``checkpoint_interval`` and optionally ``submit``
+        and ``priority``."""
+        if hasattr(records, "to_records") and hasattr(records, "columns"):
+            names = list(records.columns)
+            get = records.__getitem__
+        elif isinstance(records, np.ndarray) and records.dtype.names is not None:
+            names = list(records.dtype.names)
+            get = records.__getitem__
+        else:
+            raise TypeError("records must be a numpy structured array or a pandas DataFrame")
+        for required in ("gpus", "work", "checkpoint_interval"):
+            if required not in names:
+                raise ValueError(f"records lack the column {required!r}")
+        return cls(
+            np.asarray(get("gpus")),
+            np.asarray(get("work")),
+            np.asarray(get("checkpoint_interval")),
+            submit=np.asarray(get("submit")) if "submit" in names else 0.0,
+            priority=np.asarray(get("priority")) if "priority" in names else 0,
+            init=init,
+            save=save,
+            load=load,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"JobArray({len(self)} jobs, {int(self.gpus.sum())} GPUs in all, "
+            f"save={self.save!r}, load={self.load!r}, init={self.init!r})"
         )

@@ -18,7 +18,7 @@ from ._validation import integer, real
 from .analytic import meta_scale_model
 from .distributions import Distribution
 from .fleet import Fleet, _cause_list
-from .job import Job
+from .job import Job, JobArray
 from .policy import Policy
 
 __all__ = ["PURPOSES", "SimulationResult", "job_stream", "simulate"]
@@ -38,7 +38,7 @@ PURPOSES = {
 _RULES = {"young": 1, "daly": 2, "adaptive": 3}
 _JOB_KIND = 1
 
-JobsArg = Job | Sequence[Job]
+JobsArg = Job | Sequence[Job] | JobArray | Any
 
 
 def job_stream(job: int, purpose: str) -> int:
@@ -113,11 +113,21 @@ class SimulationResult:
         return pd.DataFrame.from_records(self.jobs)
 
 
-def _jobs_list(jobs: Any) -> list[Job]:
+def _job_input(jobs: Any) -> list[Job] | JobArray:
+    if isinstance(jobs, JobArray):
+        if len(jobs) > 2**24:
+            raise ValueError("jobs: at most 2**24 jobs per simulation")
+        return jobs
+    if isinstance(jobs, np.ndarray) and jobs.dtype.names is not None:
+        return JobArray.from_records(jobs)
+    if hasattr(jobs, "to_records") and hasattr(jobs, "columns"):  # a pandas DataFrame
+        return JobArray.from_records(jobs)
     if isinstance(jobs, Job):
         return [jobs]
     if isinstance(jobs, str | bytes) or not isinstance(jobs, Iterable):
-        raise TypeError(f"jobs must be a Job or a sequence of Job, got {type(jobs).__name__}")
+        raise TypeError(
+            f"jobs must be a Job, a sequence of Job or a JobArray, got {type(jobs).__name__}"
+        )
     out = list(jobs)
     if not out:
         raise ValueError("jobs must not be empty")
@@ -171,7 +181,7 @@ def simulate(
     >>> bool(0.8 < res.pooled_ettr() < 1.0)
     True
     """
-    job_list = _jobs_list(jobs)
+    job_list = _job_input(jobs)
     if fleet is not None and not isinstance(fleet, Fleet):
         raise TypeError(f"fleet must be a Fleet or None, got {type(fleet).__name__}")
     if policy is not None and not isinstance(policy, Policy):
@@ -219,28 +229,37 @@ def simulate(
         return index_of[key]
 
     failure_index = index(failures)
-    n = len(job_list)
-    gpus = np.empty(n, np.uint32)
-    work = np.empty(n, np.float64)
-    interval = np.zeros(n, np.float64)
-    rule = np.zeros(n, np.uint32)
-    init = np.empty(n, np.uint32)
-    save = np.empty(n, np.uint32)
-    load = np.empty(n, np.uint32)
-    submit = np.empty(n, np.float64)
-    priority = np.empty(n, np.int32)
-    for j, job in enumerate(job_list):
-        gpus[j] = job.gpus
-        work[j] = job.work
-        if isinstance(job.checkpoint_interval, str):
-            rule[j] = _RULES[job.checkpoint_interval]
-        else:
-            interval[j] = job.checkpoint_interval
-        init[j] = index(job.init)
-        save[j] = index(job.save)
-        load[j] = index(job.load)
-        submit[j] = job.submit
-        priority[j] = job.priority
+    if isinstance(job_list, JobArray):
+        gpus, work = job_list.gpus, job_list.work
+        interval, rule = job_list.checkpoint_interval, job_list.rule
+        submit, priority = job_list.submit, job_list.priority
+        n = len(job_list)
+        init = np.full(n, index(job_list.init), np.uint32)
+        save = np.full(n, index(job_list.save), np.uint32)
+        load = np.full(n, index(job_list.load), np.uint32)
+    else:
+        n = len(job_list)
+        gpus = np.empty(n, np.uint32)
+        work = np.empty(n, np.float64)
+        interval = np.zeros(n, np.float64)
+        rule = np.zeros(n, np.uint32)
+        init = np.empty(n, np.uint32)
+        save = np.empty(n, np.uint32)
+        load = np.empty(n, np.uint32)
+        submit = np.empty(n, np.float64)
+        priority = np.empty(n, np.int32)
+        for j, job in enumerate(job_list):
+            gpus[j] = job.gpus
+            work[j] = job.work
+            if isinstance(job.checkpoint_interval, str):
+                rule[j] = _RULES[job.checkpoint_interval]
+            else:
+                interval[j] = job.checkpoint_interval
+            init[j] = index(job.init)
+            save[j] = index(job.save)
+            load[j] = index(job.load)
+            submit[j] = job.submit
+            priority[j] = job.priority
 
     cause_spec = [(c.share, index(c.detect), c.node_down, c.nodes) for c in cause_list]
     fleet_spec = None
