@@ -17,6 +17,6 @@ REPORT: list[str] = []
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if REPORT:
-        terminalreporter.section("acesim vs SimPy")
+        terminalreporter.section("acesim benchmarks")
         for line in REPORT:
             terminalreporter.write_line(line)

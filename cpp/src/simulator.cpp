@@ -381,8 +381,10 @@ private:
     }
 
     /// Hands free capacity out: recovering jobs first (they hold idle nodes and
-    /// may take hot spares), then the queue in priority order with greedy
-    /// backfill (never from the spares).
+    /// may take hot spares), then the queue in priority order (never from the
+    /// spares). Backfill is greedy within a priority level, but a job that
+    /// does not fit holds back every job of lower priority, so small
+    /// low-priority jobs cannot starve a large high-priority one.
     void dispatch(double t) {
         if (dispatching_) {
             dispatch_again_ = true;
@@ -391,6 +393,7 @@ private:
         dispatching_ = true;
         do {
             dispatch_again_ = false;
+            std::int64_t blocked = std::numeric_limits<std::int64_t>::min();
             for (auto it = waiting_.begin(); it != waiting_.end();) {
                 const std::uint32_t j = std::get<2>(*it);
                 if (jobs_[j].reserved == 0 && acquire(j, true)) {
@@ -398,17 +401,20 @@ private:
                     jobs_[j].in_waiting = false;
                     begin_start(j, t);
                 } else {
+                    if (jobs_[j].reserved == 0) blocked = std::max<std::int64_t>(blocked, in_.jobs[j].priority);
                     ++it;
                 }
             }
             for (auto it = queue_.begin(); it != queue_.end();) {
                 if (fleet_.enabled && !capacity_left()) break;
                 const std::uint32_t j = std::get<2>(*it);
+                if (in_.jobs[j].priority < blocked) break;  // the queue is in priority order
                 if (acquire(j, false)) {
                     it = queue_.erase(it);
                     jobs_[j].in_queue = false;
                     begin_start(j, t);
                 } else {
+                    blocked = std::max<std::int64_t>(blocked, in_.jobs[j].priority);
                     ++it;
                 }
             }

@@ -1,0 +1,98 @@
+"""A month of a 100K-GPU fleet: 16,384 nodes x 8 GPUs, a Meta-like workload
+scaled to the fleet (about 1.7M jobs), node failures at Meta RSC-1's rate
+(6.5 per 1000 node-days), full per-job accounting.
+
+Time comes from pytest-benchmark; peak memory from a fresh process (its
+maximum resident set size, results included). Both are printed in the
+terminal summary and stored in ``benchmark.extra_info``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import REPORT
+
+import acesim as ace
+
+NODES = 16_384
+GPUS_PER_NODE = 8
+DAYS = 30
+RSC1_FAILURES_PER_NODE_DAY = 6.5e-3
+
+
+def fleet() -> ace.Fleet:
+    return ace.Fleet(
+        NODES,
+        GPUS_PER_NODE,
+        spares=64,
+        repair=ace.Exponential(4 * ace.HOUR),
+        node_failures=ace.Exponential(ace.DAY / RSC1_FAILURES_PER_NODE_DAY),
+    )
+
+
+@pytest.fixture(scope="module")
+def workload() -> ace.JobArray:
+    return ace.workloads.meta_like(DAYS, NODES * GPUS_PER_NODE, seed=0)
+
+
+def check(res: ace.SimulationResult, jobs: ace.JobArray) -> None:
+    j = res.jobs
+    total = sum(j[f] for f in ("productive", "wasted", "ckpt_stall", "overhead", "detection",
+                               "queue_wait", "recovery_wait"))
+    np.testing.assert_allclose(total, j["wall"], rtol=1e-9, atol=1e-6)
+    done = j["completed"]
+    np.testing.assert_allclose(j["productive"][done], jobs.work[done], rtol=1e-9)
+    fleet_row = res.fleet[0]
+    assert 0.8 < fleet_row["ettr"] < 1.0
+    assert fleet_row["jobs_completed"] > 0.99 * len(jobs)
+    # Node failures at the RSC-1 rate: NODES * rate * DAYS events, Poisson.
+    expected = NODES * RSC1_FAILURES_PER_NODE_DAY * DAYS
+    assert abs(fleet_row["node_failures"] - expected) < 5 * np.sqrt(expected)
+
+
+def test_fleet_month(benchmark: Any, workload: ace.JobArray) -> None:
+    res = benchmark.pedantic(
+        ace.simulate,
+        args=(workload,),
+        kwargs=dict(fleet=fleet(), horizon=DAYS * ace.DAY, seed=1, threads=1),
+        rounds=2,
+        iterations=1,
+    )
+    check(res, workload)
+    events = int(res.fleet["events"][0])
+    seconds = benchmark.stats.stats.min
+    peak = peak_rss_mb()
+    benchmark.extra_info.update(
+        jobs=len(workload), events=events, events_per_second=events / seconds, peak_rss_mb=peak
+    )
+    REPORT.append(
+        f"fleet month: {NODES} nodes x {GPUS_PER_NODE} GPUs, {DAYS} days, {len(workload):,} jobs, "
+        f"{events:,} events: {seconds:.2f} s per replica ({events / seconds / 1e6:.2f} M events/s), "
+        f"peak RSS {peak:.0f} MB in a fresh process"
+    )
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of a fresh process that builds the workload and
+    runs the month once."""
+    script = textwrap.dedent(
+        f"""
+        import json, resource
+        import acesim as ace
+        jobs = ace.workloads.meta_like({DAYS}, {NODES * GPUS_PER_NODE}, seed=0)
+        fleet = ace.Fleet({NODES}, {GPUS_PER_NODE}, spares=64,
+                          repair=ace.Exponential(4 * ace.HOUR),
+                          node_failures=ace.Exponential(ace.DAY / {RSC1_FAILURES_PER_NODE_DAY}))
+        res = ace.simulate(jobs, fleet=fleet, horizon={DAYS} * ace.DAY, seed=1, threads=1)
+        print(json.dumps(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return float(json.loads(out.stdout.strip().splitlines()[-1]))
