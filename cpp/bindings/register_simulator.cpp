@@ -36,8 +36,22 @@ FailureDecision python_decision(py::object callable) {
         if (!py::isinstance<py::int_>(result) || py::isinstance<py::bool_>(result))
             throw py::type_error("on_failure must return an acesim.Replacement or None, got " +
                                  std::string(py::str(py::type::of(result).attr("__name__"))));
-        return result.cast<std::int32_t>();
+        const bool in_range = result.attr("__ge__")(-1).cast<bool>() && result.attr("__le__")(3).cast<bool>();
+        const auto choice = in_range ? result.cast<long long>() : 99;
+        if (!in_range)
+            throw py::value_error("on_failure returned " + std::string(py::str(result)) +
+                                  "; expected an acesim.Replacement or None");
+        return static_cast<std::int32_t>(choice);
     };
+}
+
+/// An index (every job) or a sequence of indices (one per job); -1: none.
+void set_failure_laws(SimulationInput& in, const py::object& laws) {
+    if (py::isinstance<py::int_>(laws)) {
+        in.job_failures = index_or_none(laws.cast<std::int64_t>());
+        return;
+    }
+    for (std::int64_t law : laws.cast<std::vector<std::int64_t>>()) in.job_failure_laws.push_back(index_or_none(law));
 }
 
 }  // namespace
@@ -113,7 +127,7 @@ void register_simulator(py::module_& m) {
         [](const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
            const carray<double>& work, const carray<double>& checkpoint_interval, const carray<std::uint32_t>& rule,
            const carray<std::uint32_t>& init, const carray<std::uint32_t>& save, const carray<std::uint32_t>& load,
-           const carray<double>& submit, const carray<std::int32_t>& priority, std::int64_t job_failures,
+           const carray<double>& submit, const carray<std::int32_t>& priority, py::object job_failures,
            const std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t>>& causes, py::object fleet,
            py::object policy, std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica,
            std::uint64_t seed, double horizon, bool record_events, bool check_invariants, unsigned threads,
@@ -136,7 +150,7 @@ void register_simulator(py::module_& m) {
                 in.jobs[j] = JobSpec{g[j], w[j], ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j], ld[j], sb[j],
                                      pr[j]};
             }
-            in.job_failures = index_or_none(job_failures);
+            set_failure_laws(in, job_failures);
             for (const auto& [share, detect, node_down, nodes] : causes)
                 in.causes.push_back(CauseSpec{share, index_or_none(detect), node_down, nodes});
             if (!fleet.is_none()) {
@@ -202,6 +216,55 @@ void register_simulator(py::module_& m) {
         py::arg("job_failures"), py::arg("causes"), py::arg("fleet"), py::arg("policy"), py::arg("gpus_per_node"),
         py::arg("replicas"), py::arg("first_replica"), py::arg("seed"), py::arg("horizon"), py::arg("record_events"),
         py::arg("check_invariants"), py::arg("threads"), py::arg("max_events"));
+
+    m.def(
+        "simulate_batch",
+        [](const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
+           const carray<double>& work, const carray<double>& checkpoint_interval, const carray<std::uint32_t>& rule,
+           const carray<std::uint32_t>& init, const carray<std::uint32_t>& save, const carray<std::uint32_t>& load,
+           const carray<double>& submit, const carray<std::int32_t>& priority, py::object job_failures,
+           const std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t>>& causes,
+           std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica, std::uint64_t seed,
+           double horizon, unsigned threads, std::uint64_t max_events) {
+            SimulationInput in;
+            in.distributions = distributions;
+            const std::size_t n = static_cast<std::size_t>(gpus.size());
+            const auto* g = column(gpus, n, "gpus");
+            const auto* w = column(work, n, "work");
+            const auto* ci = column(checkpoint_interval, n, "checkpoint_interval");
+            const auto* r = column(rule, n, "rule");
+            const auto* ini = column(init, n, "init");
+            const auto* sv = column(save, n, "save");
+            const auto* ld = column(load, n, "load");
+            const auto* sb = column(submit, n, "submit");
+            const auto* pr = column(priority, n, "priority");
+            in.jobs.resize(n);
+            for (std::size_t j = 0; j < n; ++j) {
+                if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
+                in.jobs[j] = JobSpec{g[j], w[j], ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j], ld[j], sb[j],
+                                     pr[j]};
+            }
+            set_failure_laws(in, job_failures);
+            for (const auto& [share, detect, node_down, nodes] : causes)
+                in.causes.push_back(CauseSpec{share, index_or_none(detect), node_down, nodes});
+            in.gpus_per_node = gpus_per_node;
+            in.replicas = replicas;
+            in.first_replica = first_replica;
+            in.seed = seed;
+            in.horizon = horizon;
+            in.threads = threads;
+            in.max_events = max_events;
+            SimulationOutput out;
+            {
+                py::gil_scoped_release release;  // the core touches no Python object
+                out = simulate_batch(in);
+            }
+            return to_numpy(std::move(out.jobs));
+        },
+        py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"), py::arg("rule"),
+        py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"), py::arg("priority"),
+        py::arg("job_failures"), py::arg("causes"), py::arg("gpus_per_node"), py::arg("replicas"),
+        py::arg("first_replica"), py::arg("seed"), py::arg("horizon"), py::arg("threads"), py::arg("max_events"));
 }
 
 }  // namespace acesim::bindings

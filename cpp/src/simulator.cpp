@@ -12,6 +12,7 @@
 #include "acesim/event_heap.hpp"
 #include "acesim/philox.hpp"
 #include "acesim/sampler.hpp"
+#include "acesim/single_job.hpp"
 
 namespace acesim {
 namespace {
@@ -70,6 +71,7 @@ struct JobState {
     std::int32_t cause = -1;       // cause of the last failure
     double held_time = 0.0;        // hardware time so far (adaptive MTBF estimate)
     double hold_since = 0.0;
+    double run_start = 0.0;        // when the current run (start) began
     bool holding = false;          // the failure clock runs
     double fail_at = kInf;         // wall time of the next job-level failure while holding
     double fail_left = kInf;       // held seconds to it while not holding
@@ -218,7 +220,8 @@ private:
 
     void renew_failure_clock(std::uint32_t j) {
         JobState& job = jobs_[j];
-        job.fail_draw = in_.job_failures == kNoDistribution ? kInf : draw_job(j, Purpose::Failure, in_.job_failures);
+        const std::uint32_t law = job_failure_law(in_, j);
+        job.fail_draw = law == kNoDistribution ? kInf : draw_job(j, Purpose::Failure, law);
         job.fail_left = job.fail_draw;
     }
 
@@ -227,7 +230,8 @@ private:
             fleet_.node_failure_laws.empty() ? fleet_.node_failures : fleet_.node_failure_laws[n];
         if (law == kNoDistribution) return kInf;
         const double x = draw_node(n, Purpose::Failure, law);
-        return nodes_[n].lemon ? x / fleet_.lemon_factor : x;
+        // Per-node laws (a replayed trace) are taken as they are.
+        return nodes_[n].lemon && fleet_.node_failure_laws.empty() ? x / fleet_.lemon_factor : x;
     }
 
     // --- fleet set-up and pools --------------------------------------------
@@ -496,7 +500,11 @@ private:
                     const auto by = static_cast<std::uint32_t>(job.preempt_for);
                     job.preempt_for = -1;
                     if (jobs_[by].phase == Phase::Waiting && jobs_[by].in_waiting) {
-                        preempt(j, by, t);  // at its checkpoint: nothing is lost
+                        // At its checkpoint nothing is lost: the write is
+                        // done and no compute has started.
+                        job.phase = Phase::Computing;
+                        job.phase_start = t;
+                        preempt(j, by, t);
                         dispatch(t);
                     } else {
                         begin_compute(j, t);  // the preemptor no longer needs the nodes
@@ -532,6 +540,7 @@ private:
         const double load = draw_job(j, Purpose::Load, spec.load);
         job.phase = Phase::Starting;
         job.phase_start = t;
+        job.run_start = t;
         job.phase_end = t + (init + load);
         hold(j, t);
         log(j, EventKind::StartBegin, t);
@@ -895,7 +904,7 @@ private:
                                                                          : kInf;
             const bool defer = policy_.preemption == Preemption::CheckpointAware && policy_.preemption_grace > 0.0 &&
                                until_checkpoint <= policy_.preemption_grace;
-            candidates.push_back({defer ? 0.0 : lost * in_.jobs[k].gpus, in_.jobs[k].priority, v.phase_start, k, defer});
+            candidates.push_back({defer ? 0.0 : lost * in_.jobs[k].gpus, in_.jobs[k].priority, v.run_start, k, defer});
         }
         if (policy_.preemption == Preemption::CheckpointAware) {
             std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
@@ -1122,13 +1131,18 @@ void validate(const SimulationInput& in) {
     require(in.gpus_per_node >= 1, "gpus_per_node must be >= 1");
     require(!std::isnan(in.horizon) && in.horizon > 0.0, "horizon must be > 0 (math.inf for none)");
     const std::size_t nd = in.distributions.size();
-    require(in.job_failures == kNoDistribution || in.job_failures < nd, "failures: bad distribution index");
-    if (in.job_failures != kNoDistribution) {
+    require(in.job_failure_laws.empty() || in.job_failure_laws.size() == in.jobs.size(),
+            "failures: one law per job");
+    auto check_law = [&](std::uint32_t law) {
+        require(law == kNoDistribution || law < nd, "failures: bad distribution index");
+        if (law == kNoDistribution) return;
         // A law whose draws are all zero never lets time advance. (ScaleAware
         // factors are positive, so the sign of the mean does not depend on size.)
-        const double mean = in.distributions[in.job_failures].mean(1.0);
+        const double mean = in.distributions[law].mean(1.0);
         require(mean > 0.0, "failures must have a mean > 0 (got " + std::to_string(mean) + ")");
-    }
+    };
+    check_law(in.job_failures);
+    for (std::uint32_t law : in.job_failure_laws) check_law(law);
     double share = 0.0;
     for (std::size_t c = 0; c < in.causes.size(); ++c) {
         const CauseSpec& cause = in.causes[c];
@@ -1185,10 +1199,12 @@ void validate(const SimulationInput& in) {
 
 }  // namespace
 
-double job_mtbf(const SimulationInput& in, const JobSpec& job) {
+double job_mtbf(const SimulationInput& in, std::size_t j) {
+    const JobSpec& job = in.jobs[j];
     const double gpus = job.gpus;
     double rate = 0.0;
-    if (in.job_failures != kNoDistribution) rate += 1.0 / in.distributions[in.job_failures].mean(gpus);
+    const std::uint32_t law = job_failure_law(in, j);
+    if (law != kNoDistribution) rate += 1.0 / in.distributions[law].mean(gpus);
     if (in.fleet.enabled && in.fleet.node_failures != kNoDistribution) {
         const double nodes = std::ceil(gpus / in.gpus_per_node);
         const double lemon = 1.0 + in.fleet.lemon_fraction * (in.fleet.lemon_factor - 1.0);
@@ -1197,9 +1213,10 @@ double job_mtbf(const SimulationInput& in, const JobSpec& job) {
     return rate > 0.0 ? 1.0 / rate : kInf;
 }
 
-double resolve_interval(const SimulationInput& in, const JobSpec& job) {
+double resolve_interval(const SimulationInput& in, std::size_t j) {
+    const JobSpec& job = in.jobs[j];
     if (job.rule == IntervalRule::Fixed) return job.checkpoint_interval;
-    const double mtbf = job_mtbf(in, job);
+    const double mtbf = job_mtbf(in, j);
     const double save = in.distributions[job.save].mean(job.gpus);
     if (!std::isfinite(mtbf)) return job.work;  // no failures: one checkpoint at the end
     require(save > 0.0, "checkpoint_interval: the 'young', 'daly' and 'adaptive' rules need a save latency with mean > 0");
@@ -1209,31 +1226,68 @@ double resolve_interval(const SimulationInput& in, const JobSpec& job) {
     return std::min(interval, job.work);
 }
 
-SimulationOutput simulate(const SimulationInput& in) {
-    validate(in);
-    const std::uint64_t max_events = in.max_events == 0 ? kDefaultMaxEvents : in.max_events;
-    std::vector<DistributionView> views;
-    views.reserve(in.distributions.size());
-    for (const Distribution& d : in.distributions) views.push_back(d.view());
+namespace {
 
+/// Per-job quantities shared by the event-heap and the batch paths.
+std::vector<JobPlan> make_plans(const SimulationInput& in) {
     std::vector<JobPlan> plans(in.jobs.size());
     for (std::size_t j = 0; j < in.jobs.size(); ++j) {
         const JobSpec& s = in.jobs[j];
         const double gpus = s.gpus;
         JobPlan& p = plans[j];
-        p.interval = resolve_interval(in, s);
+        p.interval = resolve_interval(in, j);
         require(segment_count(s.work, p.interval) < 4294967295.0,
                 job_field(j, "checkpoint_interval") + " gives more than 2^32 checkpoints");
         p.nodes = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) /
                                              in.gpus_per_node);
         p.gpus_per_node = s.gpus < in.gpus_per_node ? s.gpus : in.gpus_per_node;
-        p.mtbf = job_mtbf(in, s);
+        p.mtbf = job_mtbf(in, j);
         p.save_mean = in.distributions[s.save].mean(gpus);
         const double restart = in.distributions[s.init].mean(gpus) + in.distributions[s.load].mean(gpus);
         p.young = young_interval(p.save_mean, p.mtbf);
         p.daly = daly_interval(p.save_mean, p.mtbf);
         p.expected_ettr = expected_ettr_exponential(p.mtbf, s.work, p.interval, p.save_mean, restart);
     }
+    return plans;
+}
+
+std::vector<DistributionView> make_views(const SimulationInput& in) {
+    std::vector<DistributionView> views;
+    views.reserve(in.distributions.size());
+    for (const Distribution& d : in.distributions) views.push_back(d.view());
+    return views;
+}
+
+SingleJobSpec single_job_spec(const SimulationInput& in, const JobPlan& plan, std::size_t j) {
+    const JobSpec& s = in.jobs[j];
+    const std::uint32_t law = job_failure_law(in, j);
+    SingleJobSpec spec{};
+    spec.work = s.work;
+    spec.submit = s.submit;
+    spec.interval = plan.interval;
+    spec.mtbf = plan.mtbf;
+    spec.young = plan.young;
+    spec.daly = plan.daly;
+    spec.expected_ettr = plan.expected_ettr;
+    spec.save_mean = plan.save_mean;
+    spec.gpus = s.gpus;
+    spec.priority = s.priority;
+    spec.rule = static_cast<std::uint32_t>(s.rule);
+    spec.nodes = plan.nodes;
+    spec.init = s.init;
+    spec.save = s.save;
+    spec.load = s.load;
+    spec.failures = law == kNoDistribution ? kNoLaw : law;
+    return spec;
+}
+
+}  // namespace
+
+SimulationOutput simulate(const SimulationInput& in) {
+    validate(in);
+    const std::uint64_t max_events = in.max_events == 0 ? kDefaultMaxEvents : in.max_events;
+    const std::vector<DistributionView> views = make_views(in);
+    const std::vector<JobPlan> plans = make_plans(in);
 
     std::vector<SimulationOutput> per_replica(in.replicas);
     std::vector<std::exception_ptr> errors(in.replicas);
@@ -1271,6 +1325,58 @@ SimulationOutput simulate(const SimulationInput& in) {
         out.trace.insert(out.trace.end(), o.trace.begin(), o.trace.end());
         out.events.insert(out.events.end(), o.events.begin(), o.events.end());
         o = SimulationOutput{};
+    }
+    return out;
+}
+
+}  // namespace acesim
+
+namespace acesim {
+
+SimulationOutput simulate_batch(const SimulationInput& in) {
+    validate(in);
+    require(!in.fleet.enabled, "batch: the single-job model has no fleet");
+    require(!in.policy.on_failure && in.policy.compiled == nullptr, "batch: the single-job model has no policy");
+    const std::uint64_t max_events = in.max_events == 0 ? kDefaultMaxEvents : in.max_events;
+    const std::vector<DistributionView> views = make_views(in);
+    const std::vector<JobPlan> plans = make_plans(in);
+    std::vector<SingleJobSpec> specs(in.jobs.size());
+    for (std::size_t j = 0; j < in.jobs.size(); ++j) specs[j] = single_job_spec(in, plans[j], j);
+    std::vector<double> shares;
+    std::vector<std::uint32_t> detect;
+    double total = 0.0;
+    for (const CauseSpec& c : in.causes) {
+        shares.push_back(c.share);
+        detect.push_back(c.detect == kNoDistribution ? kNoLaw : c.detect);
+        total += c.share;
+    }
+    const CauseTable causes{shares.data(), detect.data(), static_cast<std::uint32_t>(shares.size()), total};
+    const Key key = key_from_seed(in.seed);
+    const std::uint64_t count = static_cast<std::uint64_t>(in.jobs.size()) * in.replicas;
+    SimulationOutput out;
+    out.jobs.resize(count);
+    std::vector<std::uint32_t> status(count, kSingleJobOk);
+    // A replica of a small job takes about a microsecond: hand out chunks.
+    constexpr std::uint64_t kMinRunsPerThread = 256;
+    parallel_for(count, in.threads, kMinRunsPerThread, [&](std::uint64_t begin, std::uint64_t end) {
+        for (std::uint64_t i = begin; i < end; ++i) {
+            const std::uint64_t j = i / in.replicas;
+            const std::uint32_t replica = in.first_replica + static_cast<std::uint32_t>(i % in.replicas);
+            std::uint64_t events = 0;
+            status[i] = run_single_job(specs[j], views.data(), causes, key, replica, 0u, in.horizon, max_events,
+                                       out.jobs[i], events);
+            out.jobs[i].job = static_cast<std::uint32_t>(j);
+        }
+    });
+    for (std::uint64_t i = 0; i < count; ++i) {
+        if (status[i] == kSingleJobMaxEvents)
+            throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events) + " in replica " +
+                                     std::to_string(out.jobs[i].replica) +
+                                     "; a job may never finish under this failure model: set a horizon");
+        if (status[i] == kSingleJobTooManyFailures)
+            throw std::runtime_error("simulation recorded more than " + std::to_string(kSingleJobMaxFailures) +
+                                     " failures in replica " + std::to_string(out.jobs[i].replica) +
+                                     "; the failure law's draws are too short for jobs to make progress");
     }
     return out;
 }

@@ -37,7 +37,14 @@ from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
 from .job import Job, JobArray
 from .optimize import OptimalInterval, optimal_interval
 from .policy import FailureView, Policy, Preemption, Quarantine, Replacement
-from .simulation import PURPOSES, SimulationResult, job_stream, simulate
+from .simulation import (
+    PURPOSES,
+    BatchResult,
+    SimulationResult,
+    batch_simulate,
+    job_stream,
+    simulate,
+)
 from .units import DAY, HOUR, MINUTE, SECOND
 
 __version__ = "0.1.0"
@@ -62,6 +69,7 @@ __all__ = [
     "MINUTE",
     "PURPOSES",
     "SECOND",
+    "BatchResult",
     "BlockBootstrap",
     "Cause",
     "CompiledPolicy",
@@ -86,6 +94,7 @@ __all__ = [
     "ScaleAware",
     "SimulationResult",
     "Weibull",
+    "batch_simulate",
     "cuda_available",
     "cuda_built",
     "daly_interval",

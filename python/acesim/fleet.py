@@ -117,9 +117,19 @@ LLAMA3_CAUSES: tuple[Cause, ...] = tuple(_llama3_cause(*row) for row in LLAMA3_I
 class NodeTrace:
     """A recorded node-failure trace (``res.trace`` of a fleet run) replayed
     as the fleet's node failure process: every node fails at exactly the
-    recorded times. With the same seed the run is reproduced bit for bit."""
+    recorded times. ``model`` is the law that produced the trace; the
+    simulator reads only its mean (for each job's MTBF, the Young/Daly
+    intervals and the analytic fields). Without it the mean of the recorded
+    gaps stands in. With the same seed and the model, a run is reproduced
+    bit for bit."""
 
-    def __init__(self, trace: npt.NDArray[Any], nodes: int, replica: int = 0) -> None:
+    def __init__(
+        self,
+        trace: npt.NDArray[Any],
+        nodes: int,
+        replica: int = 0,
+        model: Distribution | None = None,
+    ) -> None:
         if not isinstance(trace, np.ndarray) or trace.dtype.names is None:
             raise TypeError("trace must be the structured array res.trace")
         for name in ("replica", "event", "origin", "source", "inter_failure"):
@@ -136,6 +146,12 @@ class NodeTrace:
             gaps = rows["inter_failure"][rows["origin"] == n]
             # After the recorded failures the node never fails again.
             self.laws.append(Replay(gaps) if gaps.size else None)
+        if model is not None and not isinstance(model, Distribution):
+            raise TypeError(f"model must be a Distribution or None, got {type(model).__name__}")
+        if model is None:
+            gaps = rows["inter_failure"]
+            model = Exponential(float(gaps.mean())) if gaps.size and gaps.mean() > 0 else None
+        self.model: Distribution | None = model
 
 
 @dataclass(frozen=True, init=False)

@@ -15,7 +15,7 @@ from ._validation import integer, positive
 from .analytic import daly_interval, meta_scale_model, young_interval
 from .distributions import Distribution
 from .job import Job
-from .simulation import simulate
+from .simulation import batch_simulate
 
 __all__ = ["OptimalInterval", "optimal_interval"]
 
@@ -87,13 +87,11 @@ def optimal_interval(
             positive(f"intervals[{i}]", float(tau))
 
     def run(candidates: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        walls = np.empty((candidates.size, n))
-        for k, tau in enumerate(candidates):
-            res = simulate(
-                job.with_interval(float(tau)), model, replicas=n, seed=seed, threads=threads
-            )
-            walls[k] = res.jobs["wall"]
-        return walls
+        # One batch: every candidate is a grid point on the same failure
+        # draws (common random numbers).
+        grid_jobs = [job.with_interval(float(tau)) for tau in candidates]
+        res = batch_simulate(grid_jobs, model, replicas=n, seed=seed, threads=threads)
+        return np.asarray(res.field("wall"), dtype=np.float64)
 
     walls = run(grid)
     if refine and grid.size >= 3:

@@ -17,11 +17,18 @@ from . import _core
 from ._validation import integer, real
 from .analytic import meta_scale_model
 from .distributions import Distribution
-from .fleet import Fleet, _cause_list
+from .fleet import Fleet, NodeTrace, _cause_list
 from .job import Job, JobArray
 from .policy import Policy
 
-__all__ = ["PURPOSES", "SimulationResult", "job_stream", "simulate"]
+__all__ = [
+    "PURPOSES",
+    "BatchResult",
+    "SimulationResult",
+    "batch_simulate",
+    "job_stream",
+    "simulate",
+]
 
 #: Random-stream purposes of a job (DESIGN section 2): draw ``i`` of
 #: ``job_stream(j, purpose)`` in replica ``r`` is what the simulator uses.
@@ -139,9 +146,98 @@ def _job_input(jobs: Any) -> list[Job] | JobArray:
     return out
 
 
+_Columns = tuple[
+    npt.NDArray[Any],
+    npt.NDArray[Any],
+    npt.NDArray[Any],
+    npt.NDArray[Any],
+    npt.NDArray[Any],
+    npt.NDArray[Any],
+    npt.NDArray[Any],
+    npt.NDArray[Any],
+    npt.NDArray[Any],
+]
+
+
+class _DistributionTable:
+    """Jobs share distribution objects: each distinct one is compiled once."""
+
+    def __init__(self) -> None:
+        self.compiled: list[Any] = []
+        self._index_of: dict[int, int] = {}
+
+    def index(self, dist: Distribution | None) -> int:
+        if dist is None:
+            return -1
+        key = id(dist)
+        if key not in self._index_of:
+            self._index_of[key] = len(self.compiled)
+            self.compiled.append(dist._compiled)
+        return self._index_of[key]
+
+
+def _failure_laws(failures: Any, jobs: list[Job] | JobArray, index: Any) -> int | list[int]:
+    """One law for every job (an index), or one per job (a list)."""
+    if failures is None or isinstance(failures, Distribution):
+        return int(index(failures))
+    if isinstance(failures, str | bytes) or not isinstance(failures, Sequence):
+        raise TypeError(
+            "failures must be a Distribution, a sequence of Distribution (one per job) or None, "
+            f"got {type(failures).__name__}"
+        )
+    laws = list(failures)
+    if len(laws) != len(jobs):
+        raise ValueError(f"failures has {len(laws)} laws for {len(jobs)} jobs")
+    for i, law in enumerate(laws):
+        if law is not None and not isinstance(law, Distribution):
+            raise TypeError(
+                f"failures[{i}] must be a Distribution or None, got {type(law).__name__}"
+            )
+    return [int(index(law)) for law in laws]
+
+
+def _job_columns(job_list: list[Job] | JobArray, index: Any) -> _Columns:
+    if isinstance(job_list, JobArray):
+        n = len(job_list)
+        return (
+            job_list.gpus,
+            job_list.work,
+            job_list.checkpoint_interval,
+            job_list.rule,
+            np.full(n, index(job_list.init), np.uint32),
+            np.full(n, index(job_list.save), np.uint32),
+            np.full(n, index(job_list.load), np.uint32),
+            job_list.submit,
+            job_list.priority,
+        )
+    n = len(job_list)
+    gpus = np.empty(n, np.uint32)
+    work = np.empty(n, np.float64)
+    interval = np.zeros(n, np.float64)
+    rule = np.zeros(n, np.uint32)
+    init = np.empty(n, np.uint32)
+    save = np.empty(n, np.uint32)
+    load = np.empty(n, np.uint32)
+    submit = np.empty(n, np.float64)
+    priority = np.empty(n, np.int32)
+    for j, job in enumerate(job_list):
+        gpus[j] = job.gpus
+        work[j] = job.work
+        if isinstance(job.checkpoint_interval, str):
+            rule[j] = _RULES[job.checkpoint_interval]
+        else:
+            interval[j] = job.checkpoint_interval
+        init[j] = index(job.init)
+        save[j] = index(job.save)
+        load[j] = index(job.load)
+        submit[j] = job.submit
+        priority[j] = job.priority
+    return gpus, work, interval, rule, init, save, load, submit, priority
+
+
 def simulate(
     jobs: JobsArg,
-    failures: Distribution | None = None,
+    failures: Distribution | Sequence[Distribution | None] | None = None,
     fleet: Fleet | None = None,
     policy: Policy | None = None,
     replicas: int = 1,
@@ -160,11 +256,12 @@ def simulate(
 
     ``failures`` is the job-level inter-failure law (drawn per job for its
     size, renewed after each failure, its clock running while the job holds
-    hardware). ``None`` means :func:`acesim.meta_scale_model` when the fleet
-    has no node-level failure model, and no job-level failures when it has
-    one. With ``fleet=None`` replacements are always available and jobs are
-    independent; with a :class:`Fleet`, jobs compete for its nodes, node
-    failures hit every job on the node, and ``policy`` decides the recovery.
+    hardware), or a sequence with one law per job. ``None`` means
+    :func:`acesim.meta_scale_model` when the fleet has no node-level failure
+    model, and no job-level failures when it has one. With ``fleet=None``
+    replacements are always available and jobs are independent; with a
+    :class:`Fleet`, jobs compete for its nodes, node failures hit every job
+    on the node, and ``policy`` decides the recovery.
     ``causes`` (e.g. :data:`acesim.LLAMA3_CAUSES`) gives each failure a cause
     with its detection latency, whether the node goes to repair and how many
     nodes it takes.
@@ -190,8 +287,6 @@ def simulate(
     node_level = fleet is not None and fleet.node_failures is not None
     if failures is None and not node_level:
         failures = meta_scale_model()
-    if failures is not None and not isinstance(failures, Distribution):
-        raise TypeError(f"failures must be a Distribution or None, got {type(failures).__name__}")
     n_replicas = integer("replicas", replicas, minimum=1, maximum=2**32 - 1)
     seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
     first = integer("first_replica", first_replica, minimum=0, maximum=2**32 - 1)
@@ -215,58 +310,20 @@ def simulate(
         0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
     )
 
-    # Jobs share distribution objects: compile each distinct one once.
-    compiled: list[Any] = []
-    index_of: dict[int, int] = {}
-
-    def index(dist: Distribution | None) -> int:
-        if dist is None:
-            return -1
-        key = id(dist)
-        if key not in index_of:
-            index_of[key] = len(compiled)
-            compiled.append(dist._compiled)
-        return index_of[key]
-
-    failure_index = index(failures)
-    if isinstance(job_list, JobArray):
-        gpus, work = job_list.gpus, job_list.work
-        interval, rule = job_list.checkpoint_interval, job_list.rule
-        submit, priority = job_list.submit, job_list.priority
-        n = len(job_list)
-        init = np.full(n, index(job_list.init), np.uint32)
-        save = np.full(n, index(job_list.save), np.uint32)
-        load = np.full(n, index(job_list.load), np.uint32)
-    else:
-        n = len(job_list)
-        gpus = np.empty(n, np.uint32)
-        work = np.empty(n, np.float64)
-        interval = np.zeros(n, np.float64)
-        rule = np.zeros(n, np.uint32)
-        init = np.empty(n, np.uint32)
-        save = np.empty(n, np.uint32)
-        load = np.empty(n, np.uint32)
-        submit = np.empty(n, np.float64)
-        priority = np.empty(n, np.int32)
-        for j, job in enumerate(job_list):
-            gpus[j] = job.gpus
-            work[j] = job.work
-            if isinstance(job.checkpoint_interval, str):
-                rule[j] = _RULES[job.checkpoint_interval]
-            else:
-                interval[j] = job.checkpoint_interval
-            init[j] = index(job.init)
-            save[j] = index(job.save)
-            load[j] = index(job.load)
-            submit[j] = job.submit
-            priority[j] = job.priority
+    table = _DistributionTable()
+    index = table.index
+    failure_index = _failure_laws(failures, job_list, index)
+    gpus, work, interval, rule, init, save, load, submit, priority = _job_columns(job_list, index)
 
     cause_spec = [(c.share, index(c.detect), c.node_down, c.nodes) for c in cause_list]
     fleet_spec = None
     if fleet is not None:
-        single = fleet.node_failures if isinstance(fleet.node_failures, Distribution) else None
+        node_failures = fleet.node_failures
+        # A replayed trace drives the process; its model's mean feeds each
+        # job's MTBF (and the lemon draws stay, though a trace is not rescaled).
+        single = node_failures.model if isinstance(node_failures, NodeTrace) else node_failures
         laws = [index(law) for law in fleet._laws]
-        lemon = 0.0 if laws else fleet.lemon_fraction  # a replayed trace is already scaled
+        lemon = fleet.lemon_fraction
         fleet_spec = (
             fleet.nodes,
             fleet.spares,
@@ -279,7 +336,7 @@ def simulate(
     policy_spec = None if policy is None else policy._core_spec()
 
     raw = _core.simulate(
-        compiled,
+        table.compiled,
         gpus,
         work,
         interval,
@@ -311,3 +368,101 @@ def simulate(
         seed=seed_,
         replicas=n_replicas,
     )
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """Results of :func:`batch_simulate`: ``jobs`` has one row per grid point
+    x replica, ordered by point (field ``job``) then replica."""
+
+    jobs: npt.NDArray[Any]
+    points: int
+    replicas: int
+    seed: int
+
+    def rows(self, point: int) -> npt.NDArray[Any]:
+        """The rows of one grid point (``replicas`` rows)."""
+        p = integer("point", point, maximum=self.points - 1)
+        return self.jobs[p * self.replicas : (p + 1) * self.replicas]
+
+    def field(self, name: str) -> npt.NDArray[Any]:
+        """A field as a (points, replicas) array."""
+        return np.asarray(self.jobs[name]).reshape(self.points, self.replicas)
+
+    def pooled_ettr(self) -> npt.NDArray[np.float64]:
+        """Per point: total productive / total wall over replicas."""
+        return np.asarray(self.field("productive").sum(axis=1) / self.field("wall").sum(axis=1))
+
+
+def batch_simulate(
+    jobs: JobsArg,
+    failures: Distribution | Sequence[Distribution | None] | None = None,
+    *,
+    replicas: int = 1,
+    seed: int = 0,
+    horizon: float = math.inf,
+    causes: Any = None,
+    threads: int | None = None,
+    first_replica: int = 0,
+    gpus_per_node: int = 8,
+    max_events: int | None = None,
+) -> BatchResult:
+    """Batch Monte Carlo of the single-job model over a grid of jobs.
+
+    Every job (with its failure law: ``failures`` may give one per job) is
+    a grid point simulated *alone*, with replacements always available, for
+    ``replicas`` replicas, without an event heap, spread over CPU threads.
+    Each point uses the random streams of a job simulated alone, so the
+    points share common random numbers, and the rows of point ``p`` are bit
+    for bit those of ``simulate(jobs[p], failures[p], replicas=..., seed=...)``.
+    This is what interval sweeps and :func:`acesim.optimal_interval` run on.
+
+    >>> import acesim as ace
+    >>> grid = [ace.Job(512, work=ace.DAY, checkpoint_interval=tau * ace.MINUTE)
+    ...         for tau in (15, 30, 60)]
+    >>> res = ace.batch_simulate(grid, replicas=500, seed=2)
+    >>> res.pooled_ettr().shape
+    (3,)
+    """
+    job_list = _job_input(jobs)
+    cause_list = _cause_list(causes)
+    if failures is None:
+        failures = meta_scale_model()
+    n_replicas = integer("replicas", replicas, minimum=1, maximum=2**32 - 1)
+    seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
+    first = integer("first_replica", first_replica, minimum=0, maximum=2**32 - 1)
+    if first + n_replicas > 2**32:
+        raise ValueError("first_replica + replicas must not exceed 2**32")
+    horizon_ = real("horizon", horizon)
+    if math.isnan(horizon_) or horizon_ <= 0:
+        raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon_!r}")
+    threads_ = (
+        (os.cpu_count() or 1)
+        if threads is None
+        else integer("threads", threads, minimum=1, maximum=4096)
+    )
+    per_node = integer("gpus_per_node", gpus_per_node, minimum=1, maximum=2**16)
+    max_events_ = (
+        0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
+    )
+    n_points = len(job_list)
+    if n_points * n_replicas > 2**31:
+        raise ValueError("jobs x replicas must not exceed 2**31 rows")
+    table = _DistributionTable()
+    failure_index = _failure_laws(failures, job_list, table.index)
+    columns = _job_columns(job_list, table.index)
+    cause_spec = [(c.share, table.index(c.detect), c.node_down, c.nodes) for c in cause_list]
+    rows = _core.simulate_batch(
+        table.compiled,
+        *columns,
+        failure_index,
+        cause_spec,
+        per_node,
+        n_replicas,
+        first,
+        seed_,
+        horizon_,
+        threads_,
+        max_events_,
+    )
+    return BatchResult(jobs=rows, points=n_points, replicas=n_replicas, seed=seed_)

@@ -93,6 +93,7 @@ struct SimulationInput {
     std::vector<Distribution> distributions;
     std::vector<JobSpec> jobs;
     std::uint32_t job_failures = kNoDistribution;  ///< job-level inter-failure law, or none
+    std::vector<std::uint32_t> job_failure_laws;   ///< optional per-job laws (override job_failures)
     std::vector<CauseSpec> causes;                 ///< empty: no taxonomy (cause -1)
     FleetSpec fleet;
     PolicySpec policy;
@@ -126,10 +127,22 @@ struct SimulationOutput {
 /// a callback propagates unchanged (from the lowest failing replica).
 SimulationOutput simulate(const SimulationInput& input);
 
-/// The interval a job starts with after resolving its rule.
-double resolve_interval(const SimulationInput& input, const JobSpec& job);
+/// Batch Monte Carlo of the single-job model: every job of `input` (fleet
+/// disabled, no policy) is a grid point simulated alone (its streams are
+/// those of job 0), for every replica, without an event heap, on CPU
+/// threads. Rows are ordered by job then replica and equal, bit for bit,
+/// the rows simulate() gives for that job alone with the same seed.
+SimulationOutput simulate_batch(const SimulationInput& input);
 
-/// The job's mean time to failure under the input's failure models.
-double job_mtbf(const SimulationInput& input, const JobSpec& job);
+/// The job-level inter-failure law of job j (kNoDistribution: none).
+inline std::uint32_t job_failure_law(const SimulationInput& in, std::size_t j) {
+    return in.job_failure_laws.empty() ? in.job_failures : in.job_failure_laws[j];
+}
+
+/// The interval a job starts with after resolving its rule.
+double resolve_interval(const SimulationInput& input, std::size_t j);
+
+/// Job j's mean time to failure under the input's failure models.
+double job_mtbf(const SimulationInput& input, std::size_t j);
 
 }  // namespace acesim

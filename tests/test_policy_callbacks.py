@@ -1,0 +1,304 @@
+"""Python failure policies (DESIGN.md section 6): ``Policy(on_failure=f)``
+with ``f`` a Python callable that receives a read-only view of the situation
+at each failure and returns a :class:`acesim.Replacement` (or ``None`` for
+the policy's built-in choice).
+
+Every run checks the engine's invariants and the accounting identity.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+import acesim as ace
+import numpy as np
+import pytest
+from numpy.lib import recfunctions as rfn
+
+MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+
+BUCKETS = (
+    "productive",
+    "wasted",
+    "ckpt_stall",
+    "overhead",
+    "detection",
+    "queue_wait",
+    "recovery_wait",
+)
+
+VIEW_FIELDS = (
+    "time",
+    "fault_time",
+    "progress",
+    "work",
+    "lost_work",
+    "repair_remaining",
+    "replica",
+    "job",
+    "gpus",
+    "priority",
+    "failures",
+    "cause",
+    "nodes_held",
+    "nodes_needed",
+    "free_nodes",
+    "spare_nodes",
+    "down_nodes",
+    "quarantined_nodes",
+    "preemptible_nodes",
+)
+
+FLEET = ace.Fleet(
+    12, spares=2, repair=ace.Exponential(4 * HOUR), node_failures=ace.Exponential(5 * DAY)
+)
+
+#: Constant detection latencies, so time - fault_time is known per cause.
+CAUSES = [
+    ace.Cause("crash", 0.7, detect=ace.Constant(MINUTE)),
+    ace.Cause("hang", 0.2, detect=ace.Constant(10 * MINUTE)),
+    ace.Cause("software", 0.1, detect=ace.Constant(10.0), node_down=False),
+]
+
+JOBS = [
+    ace.Job(32, work=5 * DAY, checkpoint_interval=HOUR, priority=2),
+    ace.Job(24, work=4 * DAY, checkpoint_interval=2 * HOUR, priority=1),
+    ace.Job(16, work=4 * DAY, checkpoint_interval=30 * MINUTE, submit=HOUR),
+    ace.Job(8, work=3 * DAY, checkpoint_interval=HOUR, submit=2 * HOUR),
+]
+
+
+def assert_identity(rows: np.ndarray) -> None:
+    total = sum(rows[b] for b in BUCKETS)
+    np.testing.assert_allclose(total, rows["wall"], rtol=1e-9, atol=1e-6)
+    for b in BUCKETS:
+        assert np.all(rows[b] >= 0.0), b
+
+
+def run(policy: ace.Policy, **kwargs: Any) -> ace.SimulationResult:
+    args: dict[str, Any] = dict(
+        fleet=FLEET, causes=CAUSES, replicas=4, seed=1101, threads=1, check_invariants=True
+    )
+    args.update(kwargs)
+    res = ace.simulate(JOBS, policy=policy, **args)
+    assert_identity(res.jobs)
+    return res
+
+
+def same(a: ace.SimulationResult, b: ace.SimulationResult) -> None:
+    assert a.jobs.tobytes() == b.jobs.tobytes()
+    assert a.fleet.tobytes() == b.fleet.tobytes()
+    assert a.trace.tobytes() == b.trace.tobytes()
+
+
+def by_view(view: Any) -> ace.Replacement:
+    """A deterministic policy that depends on the view only."""
+    if view.nodes_needed == 0:
+        return ace.Replacement.SPARES
+    if view.repair_remaining < 2 * HOUR:
+        return ace.Replacement.WAIT_REPAIR
+    if view.spare_nodes >= view.nodes_needed:
+        return ace.Replacement.SPARES
+    if view.preemptible_nodes >= view.nodes_needed:
+        return ace.Replacement.PREEMPT_LOWER
+    return ace.Replacement.REQUEUE
+
+
+# --------------------------------------------------------------------------
+# The view
+# --------------------------------------------------------------------------
+
+
+def test_view_has_the_documented_fields() -> None:
+    seen: list[tuple[Any, dict[str, Any]]] = []
+
+    def policy(view: Any) -> None:
+        seen.append((view, {name: getattr(view, name) for name in VIEW_FIELDS}))
+        return None
+
+    res = run(ace.Policy(on_failure=policy))
+    assert len(seen) >= 20
+    # No detection runs into the horizon (there is none): every failure
+    # reaches its recovery decision exactly once.
+    assert len(seen) == int(res.jobs["failures"].sum())
+    nodes_of = [math.ceil(job.gpus / 8) for job in JOBS]
+    calls = np.zeros((4, len(JOBS)), np.int64)
+    for view, fields in seen:
+        j = fields["job"]
+        job = JOBS[j]
+        assert fields["replica"] in range(4)
+        calls[fields["replica"], j] += 1
+        assert fields["gpus"] == job.gpus
+        assert fields["priority"] == job.priority
+        assert fields["work"] == job.work
+        assert 0.0 <= fields["progress"] < job.work
+        # progress is the last checkpoint: a multiple of the interval.
+        assert fields["progress"] / job.checkpoint_interval == pytest.approx(
+            round(fields["progress"] / job.checkpoint_interval), abs=1e-9
+        )
+        assert fields["lost_work"] >= 0.0
+        assert fields["cause"] in range(len(CAUSES))
+        assert fields["time"] - fields["fault_time"] == pytest.approx(
+            CAUSES[fields["cause"]].detect.mean()
+        )
+        # Counts this failure: the job's failures so far.
+        assert fields["failures"] == calls[fields["replica"], j]
+        assert fields["nodes_held"] + fields["nodes_needed"] == nodes_of[j]
+        if CAUSES[fields["cause"]].node_down:
+            assert fields["nodes_needed"] >= 1
+        assert (fields["repair_remaining"] > 0.0) == (fields["nodes_needed"] > 0)
+        assert 0 <= fields["spare_nodes"] <= FLEET.spares
+        assert 0 <= fields["free_nodes"] <= FLEET.nodes
+        assert fields["down_nodes"] >= 1 or fields["nodes_needed"] == 0
+        assert fields["down_nodes"] + fields["quarantined_nodes"] <= FLEET.nodes
+        assert fields["quarantined_nodes"] == 0
+        assert 0 <= fields["preemptible_nodes"] <= FLEET.nodes
+        if job.priority == 0:
+            assert fields["preemptible_nodes"] == 0  # nobody ranks below
+        # The view is a snapshot: still readable, unchanged, after the call.
+        assert {name: getattr(view, name) for name in VIEW_FIELDS} == fields
+        # Read-only.
+        with pytest.raises(AttributeError):
+            view.job = 0
+    np.testing.assert_array_equal(calls.ravel(), res.jobs["failures"])
+
+
+def test_view_is_exported_as_a_type() -> None:
+    captured: list[Any] = []
+
+    def policy(view: Any) -> None:
+        captured.append(view)
+
+    run(ace.Policy(on_failure=policy), replicas=1)
+    assert captured
+    assert type(captured[0]).__name__ == "FailureView"
+    for name in VIEW_FIELDS:
+        assert hasattr(captured[0], name)
+
+
+# --------------------------------------------------------------------------
+# Decisions
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("replacement", list(ace.Replacement), ids=lambda r: r.name)
+def test_callable_returning_a_builtin_equals_the_builtin(replacement: ace.Replacement) -> None:
+    builtin = run(ace.Policy(replacement=replacement))
+    # The callable decides for a policy whose own replacement differs.
+    other = ace.Replacement((int(replacement) + 1) % 4)
+    custom = run(ace.Policy(replacement=other, on_failure=lambda view: replacement))
+    same(custom, builtin)
+    # Returning None means the policy's replacement.
+    deferring = run(ace.Policy(replacement=replacement, on_failure=lambda view: None))
+    same(deferring, builtin)
+    # A plain int is accepted too.
+    as_int = run(ace.Policy(replacement=other, on_failure=lambda view: int(replacement)))
+    same(as_int, builtin)
+
+
+def test_always_spares_equals_the_default_policy() -> None:
+    builtin = run(ace.Policy(replacement=ace.Replacement.SPARES))
+    custom = run(ace.Policy(on_failure=lambda view: ace.Replacement.SPARES))
+    same(custom, builtin)
+    assert builtin.fleet["failures"].sum() > 0
+
+
+def test_decisions_change_the_run() -> None:
+    """A view-dependent policy is not any single built-in (it mixes them)."""
+    custom = run(ace.Policy(on_failure=by_view))
+    builtins = [run(ace.Policy(replacement=r)) for r in ace.Replacement]
+    for b in builtins:
+        assert custom.jobs.tobytes() != b.jobs.tobytes()
+
+
+# --------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------
+
+
+def boom_on_third_call() -> Any:
+    calls = [0]
+    lock = threading.Lock()
+
+    def raising_policy(view: Any) -> Any:
+        with lock:
+            calls[0] += 1
+            n = calls[0]
+        if n == 3:
+            raise KeyError("boom")
+        return by_view(view)
+
+    return raising_policy
+
+
+@pytest.mark.parametrize("threads, replicas", [(1, 4), (2, 4)])
+def test_exception_propagates_with_its_traceback(threads: int, replicas: int) -> None:
+    reference = run(ace.Policy(on_failure=by_view), threads=threads, replicas=replicas)
+    with pytest.raises(KeyError, match="boom") as excinfo:
+        run(ace.Policy(on_failure=boom_on_third_call()), threads=threads, replicas=replicas)
+    names = [entry.name for entry in excinfo.traceback]
+    assert "raising_policy" in names
+    assert names[-1] == "raising_policy"  # raised there, not re-raised elsewhere
+    # The next run works and gives the same result as before.
+    again = run(ace.Policy(on_failure=by_view), threads=threads, replicas=replicas)
+    same(again, reference)
+
+
+def test_exception_from_one_replica_propagates() -> None:
+    def policy(view: Any) -> Any:
+        if view.replica == 2:
+            raise ZeroDivisionError("replica 2")
+        return None
+
+    with pytest.raises(ZeroDivisionError, match="replica 2"):
+        run(ace.Policy(on_failure=policy), threads=2, replicas=4)
+    # Replicas 0, 1 and 3 alone are fine.
+    for r in (0, 1, 3):
+        run(ace.Policy(on_failure=policy), replicas=1, first_replica=r)
+
+
+@pytest.mark.parametrize(
+    "value, error",
+    [
+        (7, ValueError),
+        (4, ValueError),
+        (-2, ValueError),
+        ("x", TypeError),
+        ("SPARES", TypeError),
+        (1.0, TypeError),
+        (True, TypeError),
+        ([0], TypeError),
+        (2**40, ValueError),
+    ],
+)
+def test_bad_return_value_raises(value: Any, error: Any) -> None:
+    reference = run(ace.Policy())
+    calls = [0]
+
+    def policy(view: Any) -> Any:
+        calls[0] += 1
+        return value if calls[0] >= 2 else None  # fails on a later call
+
+    with pytest.raises(error) as excinfo:
+        run(ace.Policy(on_failure=policy))
+    assert "on_failure" in str(excinfo.value)
+    same(run(ace.Policy()), reference)
+
+
+# --------------------------------------------------------------------------
+# Threads
+# --------------------------------------------------------------------------
+
+
+def test_threads_do_not_change_results() -> None:
+    one = run(ace.Policy(on_failure=by_view), threads=1, replicas=4)
+    two = run(ace.Policy(on_failure=by_view), threads=2, replicas=4)
+    same(two, one)
+    # And each replica equals a run of it alone.
+    for r in range(4):
+        alone = run(ace.Policy(on_failure=by_view), replicas=1, first_replica=r)
+        # (A masked copy leaves padding bytes uninitialized: compare fields only.)
+        mine = one.jobs[one.jobs["replica"] == r]
+        assert rfn.repack_fields(alone.jobs).tobytes() == rfn.repack_fields(mine).tobytes()
