@@ -14,10 +14,11 @@ namespace acesim::bindings {
 
 /// Hands a vector of POD rows to numpy without a copy: the vector moves into
 /// a capsule that owns the buffer for as long as the array lives.
-template <class T>
-py::array_t<T> to_numpy(std::vector<T>&& rows) {
-    auto* owned = new std::vector<T>(std::move(rows));
-    py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+template <class T, class Allocator>
+py::array_t<T> to_numpy(std::vector<T, Allocator>&& rows) {
+    using Rows = std::vector<T, Allocator>;
+    auto* owned = new Rows(std::move(rows));
+    py::capsule owner(owned, [](void* p) { delete static_cast<Rows*>(p); });
     return py::array_t<T>({static_cast<py::ssize_t>(owned->size())}, owned->data(), owner);
 }
 

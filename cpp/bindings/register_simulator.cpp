@@ -16,7 +16,8 @@ using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
 template <class T>
 const T* column(const carray<T>& a, std::size_t n, const char* name) {
     if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n)
-        throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) + " values");
+        throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) +
+                                    " values");
     return a.data();
 }
 
@@ -51,22 +52,25 @@ void set_failure_laws(SimulationInput& in, const py::object& laws) {
         in.job_failures = index_or_none(laws.cast<std::int64_t>());
         return;
     }
-    for (std::int64_t law : laws.cast<std::vector<std::int64_t>>()) in.job_failure_laws.push_back(index_or_none(law));
+    for (std::int64_t law : laws.cast<std::vector<std::int64_t>>())
+        in.job_failure_laws.push_back(index_or_none(law));
 }
 
 }  // namespace
 
 void register_simulator(py::module_& m) {
-    PYBIND11_NUMPY_DTYPE(JobRecord, replica, job, gpus, failures, preemptions, checkpoints, restarts, priority, submit,
-                         end, wall, productive, wasted, ckpt_stall, overhead, detection, queue_wait, recovery_wait,
-                         ettr, gpu_hours_lost, churn_gpu_hours, progress, checkpoint_interval, mtbf, young_interval,
-                         daly_interval, expected_ettr, expected_waste, completed);
-    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
-                         quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours,
-                         productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours,
-                         detection_gpu_hours, queue_wait_gpu_hours, recovery_wait_gpu_hours, gpu_hours_lost,
-                         churn_gpu_hours, quarantined_node_hours, down_node_hours);
-    PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time, inter_failure);
+    PYBIND11_NUMPY_DTYPE(JobRecord, replica, job, gpus, failures, preemptions, checkpoints, restarts,
+                         priority, submit, end, wall, productive, wasted, ckpt_stall, overhead, detection,
+                         queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
+                         checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
+                         expected_waste, completed);
+    PYBIND11_NUMPY_DTYPE(
+        FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
+        quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
+        wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
+        recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours);
+    PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
+                         inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
 
     py::enum_<IntervalRule>(m, "IntervalRule")
@@ -112,8 +116,8 @@ void register_simulator(py::module_& m) {
         .def("__repr__", [](const acesim_failure_view& v) {
             return "FailureView(time=" + std::to_string(v.time) + ", job=" + std::to_string(v.job) +
                    ", cause=" + std::to_string(v.cause) + ", nodes_needed=" + std::to_string(v.nodes_needed) +
-                   ", spare_nodes=" + std::to_string(v.spare_nodes) + ", free_nodes=" + std::to_string(v.free_nodes) +
-                   ")";
+                   ", spare_nodes=" + std::to_string(v.spare_nodes) +
+                   ", free_nodes=" + std::to_string(v.free_nodes) + ")";
         });
 
     // Dtypes, so Python can build empty arrays of the right layout.
@@ -125,13 +129,14 @@ void register_simulator(py::module_& m) {
     m.def(
         "simulate",
         [](const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
-           const carray<double>& work, const carray<double>& checkpoint_interval, const carray<std::uint32_t>& rule,
-           const carray<std::uint32_t>& init, const carray<std::uint32_t>& save, const carray<std::uint32_t>& load,
-           const carray<double>& submit, const carray<std::int32_t>& priority, py::object job_failures,
+           const carray<double>& work, const carray<double>& checkpoint_interval,
+           const carray<std::uint32_t>& rule, const carray<std::uint32_t>& init,
+           const carray<std::uint32_t>& save, const carray<std::uint32_t>& load, const carray<double>& submit,
+           const carray<std::int32_t>& priority, py::object job_failures,
            const std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t>>& causes, py::object fleet,
-           py::object policy, std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica,
-           std::uint64_t seed, double horizon, bool record_events, bool check_invariants, unsigned threads,
-           std::uint64_t max_events) {
+           py::object policy, std::uint32_t gpus_per_node, std::uint32_t replicas,
+           std::uint32_t first_replica, std::uint64_t seed, double horizon, bool record_events,
+           bool check_invariants, unsigned threads, std::uint64_t max_events) {
             SimulationInput in;
             in.distributions = distributions;
             const std::size_t n = static_cast<std::size_t>(gpus.size());
@@ -147,8 +152,8 @@ void register_simulator(py::module_& m) {
             in.jobs.resize(n);
             for (std::size_t j = 0; j < n; ++j) {
                 if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
-                in.jobs[j] = JobSpec{g[j], w[j], ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j], ld[j], sb[j],
-                                     pr[j]};
+                in.jobs[j] = JobSpec{g[j],  w[j],  ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j],
+                                     ld[j], sb[j], pr[j]};
             }
             set_failure_laws(in, job_failures);
             for (const auto& [share, detect, node_down, nodes] : causes)
@@ -211,21 +216,23 @@ void register_simulator(py::module_& m) {
             result["events"] = to_numpy(std::move(out.events));
             return result;
         },
-        py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"), py::arg("rule"),
-        py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"), py::arg("priority"),
-        py::arg("job_failures"), py::arg("causes"), py::arg("fleet"), py::arg("policy"), py::arg("gpus_per_node"),
-        py::arg("replicas"), py::arg("first_replica"), py::arg("seed"), py::arg("horizon"), py::arg("record_events"),
-        py::arg("check_invariants"), py::arg("threads"), py::arg("max_events"));
+        py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"),
+        py::arg("rule"), py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"),
+        py::arg("priority"), py::arg("job_failures"), py::arg("causes"), py::arg("fleet"), py::arg("policy"),
+        py::arg("gpus_per_node"), py::arg("replicas"), py::arg("first_replica"), py::arg("seed"),
+        py::arg("horizon"), py::arg("record_events"), py::arg("check_invariants"), py::arg("threads"),
+        py::arg("max_events"));
 
     m.def(
         "simulate_batch",
         [](const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
-           const carray<double>& work, const carray<double>& checkpoint_interval, const carray<std::uint32_t>& rule,
-           const carray<std::uint32_t>& init, const carray<std::uint32_t>& save, const carray<std::uint32_t>& load,
-           const carray<double>& submit, const carray<std::int32_t>& priority, py::object job_failures,
+           const carray<double>& work, const carray<double>& checkpoint_interval,
+           const carray<std::uint32_t>& rule, const carray<std::uint32_t>& init,
+           const carray<std::uint32_t>& save, const carray<std::uint32_t>& load, const carray<double>& submit,
+           const carray<std::int32_t>& priority, py::object job_failures,
            const std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t>>& causes,
-           std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica, std::uint64_t seed,
-           double horizon, unsigned threads, std::uint64_t max_events) {
+           std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica,
+           std::uint64_t seed, double horizon, unsigned threads, std::uint64_t max_events) {
             SimulationInput in;
             in.distributions = distributions;
             const std::size_t n = static_cast<std::size_t>(gpus.size());
@@ -241,8 +248,8 @@ void register_simulator(py::module_& m) {
             in.jobs.resize(n);
             for (std::size_t j = 0; j < n; ++j) {
                 if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
-                in.jobs[j] = JobSpec{g[j], w[j], ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j], ld[j], sb[j],
-                                     pr[j]};
+                in.jobs[j] = JobSpec{g[j],  w[j],  ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j],
+                                     ld[j], sb[j], pr[j]};
             }
             set_failure_laws(in, job_failures);
             for (const auto& [share, detect, node_down, nodes] : causes)
@@ -261,10 +268,11 @@ void register_simulator(py::module_& m) {
             }
             return to_numpy(std::move(out.jobs));
         },
-        py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"), py::arg("rule"),
-        py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"), py::arg("priority"),
-        py::arg("job_failures"), py::arg("causes"), py::arg("gpus_per_node"), py::arg("replicas"),
-        py::arg("first_replica"), py::arg("seed"), py::arg("horizon"), py::arg("threads"), py::arg("max_events"));
+        py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"),
+        py::arg("rule"), py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"),
+        py::arg("priority"), py::arg("job_failures"), py::arg("causes"), py::arg("gpus_per_node"),
+        py::arg("replicas"), py::arg("first_replica"), py::arg("seed"), py::arg("horizon"),
+        py::arg("threads"), py::arg("max_events"));
 }
 
 }  // namespace acesim::bindings

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "acesim/analytic.hpp"
 #include "acesim/event_heap.hpp"
@@ -29,9 +30,14 @@ void require(bool ok, const std::string& message) {
     if (!ok) throw std::invalid_argument(message);
 }
 
-std::string job_field(std::size_t j, const char* field) {
-    return "jobs[" + std::to_string(j) + "]." + field;
+/// Like require, but builds the message only on failure (per-job checks run
+/// over millions of jobs).
+template <class Message>
+void require_that(bool ok, Message message) {
+    if (!ok) throw std::invalid_argument(message());
 }
+
+std::string job_field(std::size_t j, const char* field) { return "jobs[" + std::to_string(j) + "]." + field; }
 
 enum class Phase : std::uint8_t {
     Pending,    // not yet submitted
@@ -46,16 +52,56 @@ enum class Phase : std::uint8_t {
 
 constexpr std::size_t kPurposes = 9;
 
+/// Quantities shared by every job of one size and one set of laws (most
+/// jobs of a large workload share a handful of these).
+struct JobProfile {
+    double mtbf;       // mean time to failure for the job's size
+    double save_mean;  // mean checkpoint write
+    double restart;    // mean init + load
+    double young;
+    double daly;
+};
+
 /// Per-job quantities that do not change between replicas.
 struct JobPlan {
     double interval;              // the starting interval
     std::uint32_t nodes;          // nodes the job occupies (1 for jobs smaller than a node)
     std::uint32_t gpus_per_node;  // GPUs it uses on each of them
-    double mtbf;
-    double young;
-    double daly;
-    double expected_ettr;
-    double save_mean;
+    std::uint32_t profile;        // index into the JobProfile table
+};
+
+/// Plans for every job and the profiles they share.
+struct Plans {
+    std::vector<JobPlan> jobs;
+    std::vector<JobProfile> profiles;
+    const JobProfile& of(std::size_t j) const { return profiles[jobs[j].profile]; }
+};
+
+/// The nodes a job holds: a slice of one flat array sized by the job's node
+/// count (a job never holds more), so jobs cost no allocation of their own.
+class NodeList {
+public:
+    void bind(std::uint32_t* slots) { data_ = slots; }
+    std::uint32_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    std::uint32_t back() const { return data_[size_ - 1]; }
+    const std::uint32_t* begin() const { return data_; }
+    const std::uint32_t* end() const { return data_ + size_; }
+    std::uint32_t operator[](std::uint32_t i) const { return data_[i]; }
+    void push_back(std::uint32_t n) { data_[size_++] = n; }
+    void remove(std::uint32_t n) {
+        if (data_[size_ - 1] == n) {  // the common case: releasing from the back
+            --size_;
+            return;
+        }
+        std::uint32_t* it = std::find(data_, data_ + size_, n);
+        std::copy(it + 1, data_ + size_, it);  // keep the order: the blamed index depends on it
+        --size_;
+    }
+
+private:
+    std::uint32_t* data_ = nullptr;
+    std::uint32_t size_ = 0;
 };
 
 struct JobState {
@@ -67,15 +113,15 @@ struct JobState {
     double interval = 0.0;         // current checkpoint interval
     double segment_compute = 0.0;  // compute of the segment whose checkpoint is being written
     double fault_time = 0.0;
-    double lost_work = 0.0;        // rolled back by the last failure
-    std::int32_t cause = -1;       // cause of the last failure
-    double held_time = 0.0;        // hardware time so far (adaptive MTBF estimate)
+    double lost_work = 0.0;   // rolled back by the last failure
+    std::int32_t cause = -1;  // cause of the last failure
+    double held_time = 0.0;   // hardware time so far (adaptive MTBF estimate)
     double hold_since = 0.0;
-    double run_start = 0.0;        // when the current run (start) began
-    bool holding = false;          // the failure clock runs
-    double fail_at = kInf;         // wall time of the next job-level failure while holding
-    double fail_left = kInf;       // held seconds to it while not holding
-    double fail_draw = kInf;       // the inter-failure draw in force
+    double run_start = 0.0;   // when the current run (start) began
+    bool holding = false;     // the failure clock runs
+    double fail_at = kInf;    // wall time of the next job-level failure while holding
+    double fail_left = kInf;  // held seconds to it while not holding
+    double fail_draw = kInf;  // the inter-failure draw in force
     std::uint32_t version = 0;
     bool started = false;
     bool in_queue = false;
@@ -84,8 +130,8 @@ struct JobState {
     std::int32_t preempt_for = -1;  // CHECKPOINT_AWARE: preempt for this job at the next checkpoint
     std::uint32_t reserved = 0;     // WAIT_REPAIR: nodes reserved, not yet back
     std::uint32_t draws[kPurposes] = {};
-    std::vector<std::uint32_t> nodes;
-    JobRecord rec{};
+    NodeList nodes;
+    JobRecord* rec = nullptr;  // the job's output row, filled in place
 };
 
 struct NodeState {
@@ -111,18 +157,19 @@ using QueueKey = std::tuple<std::int64_t, double, std::uint32_t>;
 
 class ReplicaRun {
 public:
-    ReplicaRun(const SimulationInput& in, const std::vector<JobPlan>& plans,
-               const std::vector<DistributionView>& views, std::uint32_t replica, std::uint64_t max_events,
-               SimulationOutput& out)
+    ReplicaRun(const SimulationInput& in, const Plans& plans, const std::vector<DistributionView>& views,
+               std::uint32_t replica, std::uint64_t max_events, JobRecord* rows, SimulationOutput& out)
         : in_(in),
           fleet_(in.fleet),
           policy_(in.policy),
-          plans_(plans),
+          plans_(plans.jobs),
+          profiles_(plans.profiles),
           views_(views),
           replica_(replica),
           key_(key_from_seed(in.seed)),
           max_events_(max_events),
           gpn_(in.gpus_per_node),
+          rows_(rows),
           out_(out) {}
 
     void run() {
@@ -130,26 +177,58 @@ public:
         init_fleet();
         const std::size_t n = in_.jobs.size();
         jobs_.resize(n);
-        heap_.reserve(n + nodes_.size());
+        heap_.reserve(nodes_.size() + 1024);
+        if (fleet_.enabled) {
+            std::size_t slots = 0;
+            for (const JobPlan& p : plans_) slots += p.nodes;
+            node_slots_.resize(slots);
+        }
+        std::size_t slot = 0;
         for (std::uint32_t j = 0; j < n; ++j) {
             const JobSpec& spec = in_.jobs[j];
             JobState& job = jobs_[j];
-            job.rec.replica = replica_;
-            job.rec.job = j;
-            job.rec.gpus = spec.gpus;
-            job.rec.priority = spec.priority;
-            job.rec.submit = spec.submit;
+            if (fleet_.enabled) {
+                job.nodes.bind(node_slots_.data() + slot);
+                slot += plans_[j].nodes;
+            }
+            job.rec = rows_ + j;
+            *job.rec = JobRecord{};
+            job.rec->replica = replica_;
+            job.rec->job = j;
+            job.rec->gpus = spec.gpus;
+            job.rec->priority = spec.priority;
+            job.rec->submit = spec.submit;
             job.interval = plans_[j].interval;
             job.phase_end = spec.submit;
             renew_failure_clock(j);
-            schedule_job(j);
         }
+        // Submissions wait in a sorted list, not in the heap, so the heap only
+        // holds what is running (it stays small and in cache). At equal
+        // times a submission comes first, then by job index.
+        std::vector<std::uint32_t> arrivals(n);
+        for (std::uint32_t j = 0; j < n; ++j) arrivals[j] = j;
+        std::stable_sort(arrivals.begin(), arrivals.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return in_.jobs[a].submit < in_.jobs[b].submit;
+        });
+        std::size_t next_arrival = 0;
         double last = -kInf;
         // Node failure processes never end: the run ends when every job has.
-        while (!heap_.empty() && jobs_done_ < n) {
-            const Event e = heap_.top();
-            if (e.time > in_.horizon || e.time == kInf) break;  // nothing happens at infinity
-            heap_.pop();
+        while (jobs_done_ < n) {
+            const bool arrival =
+                next_arrival < n &&
+                (heap_.empty() || in_.jobs[arrivals[next_arrival]].submit <= heap_.top().time);
+            if (!arrival && heap_.empty()) break;
+            Event e;
+            if (arrival) {
+                const std::uint32_t j = arrivals[next_arrival];
+                e = Event{in_.jobs[j].submit, 0, j, jobs_[j].version};
+                if (e.time > in_.horizon) break;
+                ++next_arrival;
+            } else {
+                e = heap_.top();
+                if (e.time > in_.horizon || e.time == kInf) break;  // nothing happens at infinity
+                heap_.pop();
+            }
             const bool is_node = (e.entity & kNodeBit) != 0;
             const std::uint32_t id = e.entity & ~kNodeBit;
             if (e.version != (is_node ? nodes_[id].version : jobs_[id].version)) continue;  // superseded
@@ -167,10 +246,10 @@ public:
                 handle_job(id);
             }
             if (out_.trace.size() - trace_begin_ > kMaxFailuresPerReplica) {
-                throw std::runtime_error(
-                    "simulation recorded more than " + std::to_string(kMaxFailuresPerReplica) +
-                    " failures in replica " + std::to_string(replica_) +
-                    "; the failure law's draws are too short for jobs to make progress");
+                throw std::runtime_error("simulation recorded more than " +
+                                         std::to_string(kMaxFailuresPerReplica) + " failures in replica " +
+                                         std::to_string(replica_) +
+                                         "; the failure law's draws are too short for jobs to make progress");
             }
             if (in_.check_invariants) check_invariants();
         }
@@ -185,7 +264,8 @@ private:
 
     double draw_job(std::uint32_t j, Purpose purpose, std::uint32_t dist) {
         return draw(views_[dist], stream(EntityKind::Job, j, purpose),
-                    jobs_[j].draws[static_cast<std::size_t>(purpose)]++, static_cast<double>(in_.jobs[j].gpus));
+                    jobs_[j].draws[static_cast<std::size_t>(purpose)]++,
+                    static_cast<double>(in_.jobs[j].gpus));
     }
 
     double draw_node(std::uint32_t n, Purpose purpose, std::uint32_t dist) {
@@ -246,7 +326,8 @@ private:
             NodeState& node = nodes_[n];
             node.free_gpus = gpn_;
             if (fleet_.lemon_fraction > 0.0) {
-                node.lemon = uniform_open(bits(EntityKind::Node, n, Purpose::Lemon, node.draws)) < fleet_.lemon_fraction;
+                node.lemon = uniform_open(bits(EntityKind::Node, n, Purpose::Lemon, node.draws)) <
+                             fleet_.lemon_fraction;
             }
             // The last `spares` nodes start as hot spares.
             pool_add(n, n >= fleet_.nodes - fleet_.spares ? spare_pool_ : gpn_);
@@ -299,8 +380,7 @@ private:
         NodeState& node = nodes_[n];
         node.jobs.erase(std::find(node.jobs.begin(), node.jobs.end(), j));
         node.free_gpus += plans_[j].gpus_per_node;
-        auto& held = jobs_[j].nodes;
-        held.erase(std::find(held.begin(), held.end(), n));
+        jobs_[j].nodes.remove(n);
         repool(n);
     }
 
@@ -405,7 +485,8 @@ private:
                     jobs_[j].in_waiting = false;
                     begin_start(j, t);
                 } else {
-                    if (jobs_[j].reserved == 0) blocked = std::max<std::int64_t>(blocked, in_.jobs[j].priority);
+                    if (jobs_[j].reserved == 0)
+                        blocked = std::max<std::int64_t>(blocked, in_.jobs[j].priority);
                     ++it;
                 }
             }
@@ -475,7 +556,7 @@ private:
                 dispatch(t);
                 break;
             case Phase::Starting:
-                job.rec.overhead += t - job.phase_start;
+                job.rec->overhead += t - job.phase_start;
                 charge_restart_churn(j, t - job.phase_start);
                 begin_compute(j, t);
                 break;
@@ -488,11 +569,11 @@ private:
                 schedule_job(j);
                 break;
             case Phase::Saving:
-                job.rec.productive += job.segment_compute;
-                job.rec.ckpt_stall += t - job.phase_start;
+                job.rec->productive += job.segment_compute;
+                job.rec->ckpt_stall += t - job.phase_start;
                 job.segment_compute = 0.0;
                 job.committed = job.boundary;
-                ++job.rec.checkpoints;
+                ++job.rec->checkpoints;
                 log(j, EventKind::CheckpointEnd, t);
                 if (job.committed >= in_.jobs[j].work) {
                     complete(j, t);
@@ -514,7 +595,7 @@ private:
                 }
                 break;
             case Phase::Detecting:
-                job.rec.detection += t - job.phase_start;
+                job.rec->detection += t - job.phase_start;
                 log(j, EventKind::Detected, t);
                 recover(j, t);
                 break;
@@ -529,10 +610,11 @@ private:
         JobState& job = jobs_[j];
         if (!job.started) {
             job.started = true;
-            job.rec.queue_wait += t - job.phase_start;
+            job.rec->queue_wait += t - job.phase_start;
         } else {
-            if (job.phase == Phase::Waiting || job.phase == Phase::Queued) job.rec.recovery_wait += t - job.phase_start;
-            ++job.rec.restarts;
+            if (job.phase == Phase::Waiting || job.phase == Phase::Queued)
+                job.rec->recovery_wait += t - job.phase_start;
+            ++job.rec->restarts;
         }
         if (in_.jobs[j].rule == IntervalRule::Adaptive) job.interval = adaptive_interval(j);
         const JobSpec& spec = in_.jobs[j];
@@ -552,9 +634,10 @@ private:
     double adaptive_interval(std::uint32_t j) const {
         const JobState& job = jobs_[j];
         const JobPlan& plan = plans_[j];
-        const double prior = std::isfinite(plan.mtbf) ? plan.mtbf : in_.jobs[j].work;
-        const double estimate = (prior + job.held_time) / (1.0 + job.rec.failures);
-        const double tau = young_interval(plan.save_mean, estimate);
+        const JobProfile& profile = profiles_[plan.profile];
+        const double prior = std::isfinite(profile.mtbf) ? profile.mtbf : in_.jobs[j].work;
+        const double estimate = (prior + job.held_time) / (1.0 + job.rec->failures);
+        const double tau = young_interval(profile.save_mean, estimate);
         return std::isfinite(tau) && tau > 0.0 ? std::min(tau, in_.jobs[j].work) : plan.interval;
     }
 
@@ -573,8 +656,8 @@ private:
         unhold(j, t);
         job.phase = Phase::Done;
         ++jobs_done_;
-        job.rec.completed = true;
-        job.rec.end = t;
+        job.rec->completed = true;
+        job.rec->end = t;
         log(j, EventKind::Done, t);
         if (fleet_.enabled) {
             release_all(j);
@@ -589,16 +672,16 @@ private:
         double lost = 0.0;
         switch (job.phase) {
             case Phase::Starting:
-                job.rec.overhead += t - job.phase_start;
+                job.rec->overhead += t - job.phase_start;
                 charge_restart_churn(j, t - job.phase_start);
                 break;
             case Phase::Computing:
                 lost = t - job.phase_start;
-                job.rec.wasted += lost;
+                job.rec->wasted += lost;
                 break;
             case Phase::Saving:
                 lost = job.segment_compute + (t - job.phase_start);
-                job.rec.wasted += lost;
+                job.rec->wasted += lost;
                 job.segment_compute = 0.0;
                 break;
             default:
@@ -611,7 +694,7 @@ private:
     void charge_restart_churn(std::uint32_t j, double overhead) {
         JobState& job = jobs_[j];
         if (job.churn_owner < 0) return;
-        jobs_[job.churn_owner].rec.churn_gpu_hours += in_.jobs[j].gpus * overhead / kSecondsPerHour;
+        jobs_[job.churn_owner].rec->churn_gpu_hours += in_.jobs[j].gpus * overhead / kSecondsPerHour;
         job.churn_owner = -1;
     }
 
@@ -623,15 +706,15 @@ private:
     void job_level_failure(std::uint32_t j, double t) {
         JobState& job = jobs_[j];
         const double drawn = job.fail_draw;
-        const std::uint32_t span = fleet_.enabled ? static_cast<std::uint32_t>(job.nodes.size()) : plans_[j].nodes;
+        const std::uint32_t span = fleet_.enabled ? job.nodes.size() : plans_[j].nodes;
         const auto local = static_cast<std::uint32_t>(
             bounded_index(bits(EntityKind::Job, j, Purpose::Blame, job.draws), std::max(span, 1u)));
         const std::int32_t cause = draw_cause(EntityKind::Job, j, job.draws);
         const double detect = draw_detect(cause, EntityKind::Job, j);
         const std::uint32_t event = next_event_++;
         if (!fleet_.enabled) {
-            out_.trace.push_back(
-                {replica_, event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(local), -1, cause, 0u, 0u, t, drawn});
+            out_.trace.push_back({replica_, event, static_cast<std::int32_t>(j),
+                                  static_cast<std::int32_t>(local), -1, cause, 0u, 0u, t, drawn});
             fault(j, t, detect, cause);
             return;
         }
@@ -669,8 +752,8 @@ private:
         auto hit_job = [&](std::uint32_t j, std::uint32_t m) {
             if (std::find(hit_.begin(), hit_.end(), j) != hit_.end()) return;
             hit_.push_back(j);
-            out_.trace.push_back({replica_, event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(m), origin,
-                                  cause, source, 0u, t, drawn});
+            out_.trace.push_back({replica_, event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(m),
+                                  origin, cause, source, 0u, t, drawn});
             fault(j, t, detect, cause);
         };
         if (blamed_job >= 0) hit_job(static_cast<std::uint32_t>(blamed_job), node);
@@ -683,7 +766,12 @@ private:
                     {replica_, event, -1, static_cast<std::int32_t>(m), origin, cause, source, 0u, t, drawn});
             }
             for (std::uint32_t j : on) hit_job(j, m);
-            if (down) take_down(m, t, t + detect + (fleet_.repair == kNoDistribution ? 0.0 : draw_node(m, Purpose::Repair, fleet_.repair)));
+            if (down)
+                take_down(
+                    m, t,
+                    t + detect +
+                        (fleet_.repair == kNoDistribution ? 0.0
+                                                          : draw_node(m, Purpose::Repair, fleet_.repair)));
             note_failure_for_quarantine(m, t);
             // A job that was waiting while holding this node now lacks it.
             for (std::uint32_t j : std::vector<std::uint32_t>(ns.jobs)) {
@@ -699,7 +787,7 @@ private:
         if (!running(job)) return;  // detecting already, waiting, queued or done
         job.lost_work = interrupt(j, t);
         job.cause = cause;
-        ++job.rec.failures;
+        ++job.rec->failures;
         log(j, EventKind::Failure, t);
         renew_failure_clock(j);
         job.fault_time = t;
@@ -716,7 +804,9 @@ private:
     void take_down(std::uint32_t m, double t, double until) {
         NodeState& node = nodes_[m];
         const double from = std::max(t, node.down_until);
-        if (until > from) down_node_hours_ += (std::min(until, in_.horizon) - std::min(from, in_.horizon)) / kSecondsPerHour;
+        if (until > from)
+            down_node_hours_ +=
+                (std::min(until, in_.horizon) - std::min(from, in_.horizon)) / kSecondsPerHour;
         node.down_until = std::max(node.down_until, until);
         if (node.in_service) {
             node.in_service = false;
@@ -742,7 +832,9 @@ private:
         }
         const double until = t + q.duration;
         const double from = std::max(t, node.quarantined_until);
-        if (until > from) quarantined_node_hours_ += (std::min(until, in_.horizon) - std::min(from, in_.horizon)) / kSecondsPerHour;
+        if (until > from)
+            quarantined_node_hours_ +=
+                (std::min(until, in_.horizon) - std::min(from, in_.horizon)) / kSecondsPerHour;
         node.quarantined_until = std::max(node.quarantined_until, until);
         if (node.in_service) {
             node.in_service = false;
@@ -787,7 +879,9 @@ private:
         pool_remove(m);
     }
 
-    Replacement effective_replacement(std::uint32_t j) const { return decisions_.empty() ? policy_.replacement : decisions_[j]; }
+    Replacement effective_replacement(std::uint32_t j) const {
+        return decisions_.empty() ? policy_.replacement : decisions_[j];
+    }
 
     // --- recovery ---------------------------------------------------------------
     void recover(std::uint32_t j, double t) {
@@ -801,10 +895,12 @@ private:
         for (std::uint32_t n : job.nodes) {
             if (!nodes_[n].in_service) {
                 failed.push_back(n);
-                repair_remaining = std::max(repair_remaining, std::max(nodes_[n].down_until, nodes_[n].quarantined_until) - t);
+                repair_remaining = std::max(repair_remaining,
+                                            std::max(nodes_[n].down_until, nodes_[n].quarantined_until) - t);
             }
         }
-        const Replacement decision = decide(j, t, static_cast<std::uint32_t>(failed.size()), repair_remaining);
+        const Replacement decision =
+            decide(j, t, static_cast<std::uint32_t>(failed.size()), repair_remaining);
         if (!decisions_.empty()) decisions_[j] = decision;
         job.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
         job.phase_start = t;
@@ -849,24 +945,27 @@ private:
         view.job = j;
         view.gpus = in_.jobs[j].gpus;
         view.priority = in_.jobs[j].priority;
-        view.failures = job.rec.failures;
+        view.failures = job.rec->failures;
         view.cause = job.cause;
-        view.nodes_held = static_cast<std::uint32_t>(job.nodes.size()) - failed;
+        view.nodes_held = job.nodes.size() - failed;
         view.nodes_needed = failed;
         view.free_nodes = static_cast<std::uint32_t>(pools_[gpn_].size());
         view.spare_nodes = static_cast<std::uint32_t>(pools_[spare_pool_].size());
         std::uint32_t down = 0, quarantined = 0;
         for (const NodeState& n : nodes_) {
             if (n.in_service) continue;
-            if (t < n.quarantined_until) ++quarantined;
-            else ++down;
+            if (t < n.quarantined_until)
+                ++quarantined;
+            else
+                ++down;
         }
         view.down_nodes = down;
         view.quarantined_nodes = quarantined;
         std::uint32_t preemptible = 0;
         for (std::uint32_t k = 0; k < jobs_.size(); ++k) {
-            if (running(jobs_[k]) && in_.jobs[k].priority < in_.jobs[j].priority && plans_[k].gpus_per_node == gpn_)
-                preemptible += static_cast<std::uint32_t>(jobs_[k].nodes.size());
+            if (running(jobs_[k]) && in_.jobs[k].priority < in_.jobs[j].priority &&
+                plans_[k].gpus_per_node == gpn_)
+                preemptible += jobs_[k].nodes.size();
         }
         view.preemptible_nodes = preemptible;
         const std::int32_t choice =
@@ -894,17 +993,19 @@ private:
         const std::int32_t priority = in_.jobs[j].priority;
         for (std::uint32_t k = 0; k < jobs_.size(); ++k) {
             const JobState& v = jobs_[k];
-            if (!running(v) || v.preempt_for >= 0 || in_.jobs[k].priority >= priority || plans_[k].gpus_per_node != gpn_)
+            if (!running(v) || v.preempt_for >= 0 || in_.jobs[k].priority >= priority ||
+                plans_[k].gpus_per_node != gpn_)
                 continue;
             double lost = 0.0;
             if (v.phase == Phase::Computing) lost = t - v.phase_start;
             if (v.phase == Phase::Saving) lost = v.segment_compute + (t - v.phase_start);
-            const double until_checkpoint = v.phase == Phase::Saving ? v.phase_end - t
+            const double until_checkpoint = v.phase == Phase::Saving      ? v.phase_end - t
                                             : v.phase == Phase::Computing ? v.phase_end - t
-                                                                         : kInf;
-            const bool defer = policy_.preemption == Preemption::CheckpointAware && policy_.preemption_grace > 0.0 &&
-                               until_checkpoint <= policy_.preemption_grace;
-            candidates.push_back({defer ? 0.0 : lost * in_.jobs[k].gpus, in_.jobs[k].priority, v.run_start, k, defer});
+                                                                          : kInf;
+            const bool defer = policy_.preemption == Preemption::CheckpointAware &&
+                               policy_.preemption_grace > 0.0 && until_checkpoint <= policy_.preemption_grace;
+            candidates.push_back(
+                {defer ? 0.0 : lost * in_.jobs[k].gpus, in_.jobs[k].priority, v.run_start, k, defer});
         }
         if (policy_.preemption == Preemption::CheckpointAware) {
             std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
@@ -912,12 +1013,14 @@ private:
             });
         } else {
             std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-                return std::make_tuple(a.priority, -a.started, a.job) < std::make_tuple(b.priority, -b.started, b.job);
+                return std::make_tuple(a.priority, -a.started, a.job) <
+                       std::make_tuple(b.priority, -b.started, b.job);
             });
         }
         std::uint32_t available = 0;
         std::size_t take = 0;
-        while (take < candidates.size() && available < need) available += plans_[candidates[take++].job].nodes;
+        while (take < candidates.size() && available < need)
+            available += plans_[candidates[take++].job].nodes;
         if (available < need) return;  // not enough even with every candidate: keep waiting
         for (std::size_t c = 0; c < take; ++c) {
             const Candidate& v = candidates[c];
@@ -932,9 +1035,9 @@ private:
     void preempt(std::uint32_t v, std::uint32_t by, double t) {
         JobState& victim = jobs_[v];
         const double lost = interrupt(v, t);
-        jobs_[by].rec.churn_gpu_hours += in_.jobs[v].gpus * lost / kSecondsPerHour;
+        jobs_[by].rec->churn_gpu_hours += in_.jobs[v].gpus * lost / kSecondsPerHour;
         victim.churn_owner = static_cast<std::int32_t>(by);
-        ++victim.rec.preemptions;
+        ++victim.rec->preemptions;
         ++victim.version;  // its pending phase end is void
         log(v, EventKind::Preempted, t);
         release_all(v);
@@ -956,8 +1059,8 @@ private:
             for (std::uint32_t n : jobs_[j].nodes) {
                 const auto& on = nodes_[n].jobs;
                 if (std::count(on.begin(), on.end(), j) != 1)
-                    throw std::logic_error("invariant: job " + std::to_string(j) + " holds node " + std::to_string(n) +
-                                           " that does not list it");
+                    throw std::logic_error("invariant: job " + std::to_string(j) + " holds node " +
+                                           std::to_string(n) + " that does not list it");
                 used[n] += plans_[j].gpus_per_node;
             }
             if (jobs_[j].phase == Phase::Done && !jobs_[j].nodes.empty())
@@ -976,11 +1079,13 @@ private:
                 throw std::logic_error("invariant: node " + std::to_string(n) + " GPUs do not add up");
             for (std::uint32_t j : node.jobs) {
                 if (std::count(jobs_[j].nodes.begin(), jobs_[j].nodes.end(), n) != 1)
-                    throw std::logic_error("invariant: node " + std::to_string(n) + " lists a job that does not hold it");
+                    throw std::logic_error("invariant: node " + std::to_string(n) +
+                                           " lists a job that does not hold it");
             }
             const bool pooled = node.pool >= 0;
             if (pooled && (!node.in_service || !node.reserved.empty()))
-                throw std::logic_error("invariant: node " + std::to_string(n) + " is in a pool while out of service");
+                throw std::logic_error("invariant: node " + std::to_string(n) +
+                                       " is in a pool while out of service");
             if (pooled && node.pool == static_cast<std::int32_t>(spare_pool_) && !node.jobs.empty())
                 throw std::logic_error("invariant: a hot spare runs a job");
             if (node.in_service && node.reserved.empty() && node.free_gpus > 0 && !pooled)
@@ -1006,7 +1111,7 @@ private:
         double makespan = 0.0;
         for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
             JobState& job = jobs_[j];
-            JobRecord& r = job.rec;
+            JobRecord& r = *job.rec;
             double progress = job.committed;
             if (job.phase != Phase::Done) {
                 // At the horizon nothing is lost yet: compute since the last
@@ -1049,11 +1154,13 @@ private:
             const double gpus = r.gpus;
             r.gpu_hours_lost = gpus * (r.wall - r.productive) / kSecondsPerHour;
             r.checkpoint_interval = job.interval;
-            r.mtbf = plan.mtbf;
-            r.young_interval = plan.young;
-            r.daly_interval = plan.daly;
-            r.expected_ettr = plan.expected_ettr;
-            r.expected_waste = 1.0 - plan.expected_ettr;
+            const JobProfile& profile = profiles_[plan.profile];
+            r.mtbf = profile.mtbf;
+            r.young_interval = profile.young;
+            r.daly_interval = profile.daly;
+            r.expected_ettr = expected_ettr_exponential(profile.mtbf, in_.jobs[j].work, plan.interval,
+                                                        profile.save_mean, profile.restart);
+            r.expected_waste = 1.0 - r.expected_ettr;
 
             if (job.phase != Phase::Pending) makespan = std::max(makespan, r.end);  // never past the horizon
             fleet.jobs_completed += r.completed ? 1u : 0u;
@@ -1071,12 +1178,12 @@ private:
             fleet.gpu_hours_lost += r.gpu_hours_lost;
             fleet.churn_gpu_hours += r.churn_gpu_hours;
             if (in_.check_invariants) {
-                const double sum = r.productive + r.wasted + r.ckpt_stall + r.overhead + r.detection + r.queue_wait +
-                                   r.recovery_wait;
+                const double sum = r.productive + r.wasted + r.ckpt_stall + r.overhead + r.detection +
+                                   r.queue_wait + r.recovery_wait;
                 if (std::abs(sum - r.wall) > 1e-9 * std::max(1.0, std::abs(r.wall)) && std::isfinite(r.wall))
-                    throw std::logic_error("invariant: accounting does not add up for job " + std::to_string(j));
+                    throw std::logic_error("invariant: accounting does not add up for job " +
+                                           std::to_string(j));
             }
-            out_.jobs.push_back(r);
         }
         fleet.makespan = makespan;
         fleet.ettr = fleet.gpu_hours > 0.0 ? fleet.productive_gpu_hours / fleet.gpu_hours
@@ -1092,13 +1199,16 @@ private:
     const FleetSpec& fleet_;
     const PolicySpec& policy_;
     const std::vector<JobPlan>& plans_;
+    const std::vector<JobProfile>& profiles_;
     const std::vector<DistributionView>& views_;
     std::uint32_t replica_;
     Key key_;
     std::uint64_t max_events_;
     std::uint32_t gpn_;
+    JobRecord* rows_;
     SimulationOutput& out_;
     std::vector<JobState> jobs_;
+    std::vector<std::uint32_t> node_slots_;
     std::vector<NodeState> nodes_;
     std::vector<std::vector<std::uint32_t>> pools_;
     std::uint32_t spare_pool_ = 0;
@@ -1146,7 +1256,8 @@ void validate(const SimulationInput& in) {
     double share = 0.0;
     for (std::size_t c = 0; c < in.causes.size(); ++c) {
         const CauseSpec& cause = in.causes[c];
-        require(std::isfinite(cause.share) && cause.share >= 0.0, "causes[" + std::to_string(c) + "].share must be >= 0");
+        require(std::isfinite(cause.share) && cause.share >= 0.0,
+                "causes[" + std::to_string(c) + "].share must be >= 0");
         require(cause.detect == kNoDistribution || cause.detect < nd, "causes: bad distribution index");
         require(cause.nodes >= 1, "causes[" + std::to_string(c) + "].nodes must be >= 1");
         share += cause.share;
@@ -1158,13 +1269,15 @@ void validate(const SimulationInput& in) {
         require(f.nodes <= kMaxEntityId + 1u, "fleet.nodes: at most 2^24 nodes");
         require(f.spares < f.nodes, "fleet.spares must be smaller than fleet.nodes");
         require(f.repair == kNoDistribution || f.repair < nd, "fleet.repair: bad distribution index");
-        require(f.node_failures == kNoDistribution || f.node_failures < nd, "fleet.node_failures: bad distribution index");
+        require(f.node_failures == kNoDistribution || f.node_failures < nd,
+                "fleet.node_failures: bad distribution index");
         require(f.node_failure_laws.empty() || f.node_failure_laws.size() == f.nodes,
                 "fleet.node_failures: one law per node");
         for (std::uint32_t law : f.node_failure_laws)
             require(law == kNoDistribution || law < nd, "fleet.node_failures: bad distribution index");
         if (f.node_failures != kNoDistribution)
-            require(in.distributions[f.node_failures].mean(1.0) > 0.0, "fleet.node_failures must have a mean > 0");
+            require(in.distributions[f.node_failures].mean(1.0) > 0.0,
+                    "fleet.node_failures must have a mean > 0");
         require(std::isfinite(f.lemon_fraction) && f.lemon_fraction >= 0.0 && f.lemon_fraction <= 1.0,
                 "fleet.lemon_fraction must be in [0, 1]");
         require(std::isfinite(f.lemon_factor) && f.lemon_factor > 0.0, "fleet.lemon_factor must be > 0");
@@ -1173,26 +1286,32 @@ void validate(const SimulationInput& in) {
     if (q.enabled) {
         require(q.failures >= 1, "quarantine.failures must be >= 1");
         require(!std::isnan(q.window) && q.window >= 0.0, "quarantine.window must be >= 0");
-        require(std::isfinite(q.duration) && q.duration >= 0.0, "quarantine.duration must be finite and >= 0");
+        require(std::isfinite(q.duration) && q.duration >= 0.0,
+                "quarantine.duration must be finite and >= 0");
     }
     require(std::isfinite(in.policy.preemption_grace) && in.policy.preemption_grace >= 0.0,
             "policy.preemption_grace must be finite and >= 0");
     const std::uint64_t usable_nodes = f.enabled ? f.nodes - f.spares : 0;
     for (std::size_t j = 0; j < in.jobs.size(); ++j) {
         const JobSpec& s = in.jobs[j];
-        require(s.gpus >= 1, job_field(j, "gpus") + " must be >= 1");
-        require(std::isfinite(s.work) && s.work > 0.0, job_field(j, "work") + " must be finite and > 0");
-        require(std::isfinite(s.submit) && s.submit >= 0.0, job_field(j, "submit") + " must be finite and >= 0");
+        require_that(s.gpus >= 1, [&] { return job_field(j, "gpus") + " must be >= 1"; });
+        require_that(std::isfinite(s.work) && s.work > 0.0,
+                     [&] { return job_field(j, "work") + " must be finite and > 0"; });
+        require_that(std::isfinite(s.submit) && s.submit >= 0.0,
+                     [&] { return job_field(j, "submit") + " must be finite and >= 0"; });
         if (s.rule == IntervalRule::Fixed) {
-            require(std::isfinite(s.checkpoint_interval) && s.checkpoint_interval > 0.0,
-                    job_field(j, "checkpoint_interval") + " must be finite and > 0");
+            require_that(std::isfinite(s.checkpoint_interval) && s.checkpoint_interval > 0.0,
+                         [&] { return job_field(j, "checkpoint_interval") + " must be finite and > 0"; });
         }
-        require(s.init < nd && s.save < nd && s.load < nd, job_field(j, "init/save/load") + ": bad distribution index");
+        require_that(s.init < nd && s.save < nd && s.load < nd,
+                     [&] { return job_field(j, "init/save/load") + ": bad distribution index"; });
         if (f.enabled) {
-            const std::uint64_t need = (static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) / in.gpus_per_node;
-            require(need <= usable_nodes, job_field(j, "gpus") + " needs " + std::to_string(need) +
-                                              " nodes; the fleet has " + std::to_string(usable_nodes) +
-                                              " besides its spares");
+            const std::uint64_t need =
+                (static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) / in.gpus_per_node;
+            require_that(need <= usable_nodes, [&] {
+                return job_field(j, "gpus") + " needs " + std::to_string(need) + " nodes; the fleet has " +
+                       std::to_string(usable_nodes) + " besides its spares";
+            });
         }
     }
 }
@@ -1213,43 +1332,77 @@ double job_mtbf(const SimulationInput& in, std::size_t j) {
     return rate > 0.0 ? 1.0 / rate : kInf;
 }
 
-double resolve_interval(const SimulationInput& in, std::size_t j) {
-    const JobSpec& job = in.jobs[j];
+namespace {
+
+/// The starting interval of a job under its rule, for its profile.
+double interval_for(const JobSpec& job, const JobProfile& profile) {
     if (job.rule == IntervalRule::Fixed) return job.checkpoint_interval;
-    const double mtbf = job_mtbf(in, j);
-    const double save = in.distributions[job.save].mean(job.gpus);
-    if (!std::isfinite(mtbf)) return job.work;  // no failures: one checkpoint at the end
-    require(save > 0.0, "checkpoint_interval: the 'young', 'daly' and 'adaptive' rules need a save latency with mean > 0");
-    const double interval = job.rule == IntervalRule::Daly ? daly_interval(save, mtbf) : young_interval(save, mtbf);
+    if (!std::isfinite(profile.mtbf)) return job.work;  // no failures: one checkpoint at the end
+    require(
+        profile.save_mean > 0.0,
+        "checkpoint_interval: the 'young', 'daly' and 'adaptive' rules need a save latency with mean > 0");
+    const double interval = job.rule == IntervalRule::Daly ? profile.daly : profile.young;
     require(std::isfinite(interval) && interval > 0.0,
             "checkpoint_interval: the rule gave no usable interval (" + std::to_string(interval) + ")");
     return std::min(interval, job.work);
 }
 
-namespace {
+JobProfile profile_of(const SimulationInput& in, std::size_t j) {
+    const JobSpec& s = in.jobs[j];
+    const double gpus = s.gpus;
+    JobProfile p{};
+    p.mtbf = job_mtbf(in, j);
+    p.save_mean = in.distributions[s.save].mean(gpus);
+    p.restart = in.distributions[s.init].mean(gpus) + in.distributions[s.load].mean(gpus);
+    p.young = young_interval(p.save_mean, p.mtbf);
+    p.daly = daly_interval(p.save_mean, p.mtbf);
+    return p;
+}
+
+struct ProfileKey {
+    std::uint32_t gpus, save, init, load, law;
+    bool operator==(const ProfileKey& o) const {
+        return gpus == o.gpus && save == o.save && init == o.init && load == o.load && law == o.law;
+    }
+};
+struct ProfileKeyHash {
+    std::size_t operator()(const ProfileKey& k) const {
+        std::uint64_t h = k.gpus;
+        for (std::uint32_t v : {k.save, k.init, k.load, k.law}) h = h * 0x9E3779B97F4A7C15ull + v;
+        return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+};
 
 /// Per-job quantities shared by the event-heap and the batch paths.
-std::vector<JobPlan> make_plans(const SimulationInput& in) {
-    std::vector<JobPlan> plans(in.jobs.size());
+Plans make_plans(const SimulationInput& in) {
+    Plans plans;
+    plans.jobs.resize(in.jobs.size());
+    std::unordered_map<ProfileKey, std::uint32_t, ProfileKeyHash> index;
     for (std::size_t j = 0; j < in.jobs.size(); ++j) {
         const JobSpec& s = in.jobs[j];
-        const double gpus = s.gpus;
-        JobPlan& p = plans[j];
-        p.interval = resolve_interval(in, j);
-        require(segment_count(s.work, p.interval) < 4294967295.0,
-                job_field(j, "checkpoint_interval") + " gives more than 2^32 checkpoints");
+        const ProfileKey key{s.gpus, s.save, s.init, s.load, job_failure_law(in, j)};
+        auto [it, inserted] = index.try_emplace(key, static_cast<std::uint32_t>(plans.profiles.size()));
+        if (inserted) plans.profiles.push_back(profile_of(in, j));
+        JobPlan& p = plans.jobs[j];
+        p.profile = it->second;
+        p.interval = interval_for(s, plans.profiles[p.profile]);
+        require_that(segment_count(s.work, p.interval) < 4294967295.0, [&] {
+            return job_field(j, "checkpoint_interval") + " gives more than 2^32 checkpoints";
+        });
         p.nodes = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) /
                                              in.gpus_per_node);
         p.gpus_per_node = s.gpus < in.gpus_per_node ? s.gpus : in.gpus_per_node;
-        p.mtbf = job_mtbf(in, j);
-        p.save_mean = in.distributions[s.save].mean(gpus);
-        const double restart = in.distributions[s.init].mean(gpus) + in.distributions[s.load].mean(gpus);
-        p.young = young_interval(p.save_mean, p.mtbf);
-        p.daly = daly_interval(p.save_mean, p.mtbf);
-        p.expected_ettr = expected_ettr_exponential(p.mtbf, s.work, p.interval, p.save_mean, restart);
     }
     return plans;
 }
+
+}  // namespace
+
+double resolve_interval(const SimulationInput& in, std::size_t j) {
+    return interval_for(in.jobs[j], profile_of(in, j));
+}
+
+namespace {
 
 std::vector<DistributionView> make_views(const SimulationInput& in) {
     std::vector<DistributionView> views;
@@ -1258,18 +1411,21 @@ std::vector<DistributionView> make_views(const SimulationInput& in) {
     return views;
 }
 
-SingleJobSpec single_job_spec(const SimulationInput& in, const JobPlan& plan, std::size_t j) {
+SingleJobSpec single_job_spec(const SimulationInput& in, const Plans& plans, std::size_t j) {
     const JobSpec& s = in.jobs[j];
+    const JobPlan& plan = plans.jobs[j];
+    const JobProfile& profile = plans.of(j);
     const std::uint32_t law = job_failure_law(in, j);
     SingleJobSpec spec{};
     spec.work = s.work;
     spec.submit = s.submit;
     spec.interval = plan.interval;
-    spec.mtbf = plan.mtbf;
-    spec.young = plan.young;
-    spec.daly = plan.daly;
-    spec.expected_ettr = plan.expected_ettr;
-    spec.save_mean = plan.save_mean;
+    spec.mtbf = profile.mtbf;
+    spec.young = profile.young;
+    spec.daly = profile.daly;
+    spec.expected_ettr =
+        expected_ettr_exponential(profile.mtbf, s.work, plan.interval, profile.save_mean, profile.restart);
+    spec.save_mean = profile.save_mean;
     spec.gpus = s.gpus;
     spec.priority = s.priority;
     spec.rule = static_cast<std::uint32_t>(s.rule);
@@ -1287,8 +1443,10 @@ SimulationOutput simulate(const SimulationInput& in) {
     validate(in);
     const std::uint64_t max_events = in.max_events == 0 ? kDefaultMaxEvents : in.max_events;
     const std::vector<DistributionView> views = make_views(in);
-    const std::vector<JobPlan> plans = make_plans(in);
+    const Plans plans = make_plans(in);
 
+    SimulationOutput out;
+    out.jobs.resize(in.jobs.size() * static_cast<std::size_t>(in.replicas));
     std::vector<SimulationOutput> per_replica(in.replicas);
     std::vector<std::exception_ptr> errors(in.replicas);
     const bool custom = static_cast<bool>(in.policy.on_failure) || in.policy.compiled != nullptr;
@@ -1296,7 +1454,7 @@ SimulationOutput simulate(const SimulationInput& in) {
         for (std::uint64_t r = begin; r < end; ++r) {
             try {
                 ReplicaRun run(in, plans, views, in.first_replica + static_cast<std::uint32_t>(r), max_events,
-                               per_replica[r]);
+                               out.jobs.data() + r * in.jobs.size(), per_replica[r]);
                 if (custom) run.decisions_.assign(in.jobs.size(), in.policy.replacement);
                 run.run();
             } catch (...) {
@@ -1308,19 +1466,15 @@ SimulationOutput simulate(const SimulationInput& in) {
     for (const std::exception_ptr& e : errors)
         if (e) std::rethrow_exception(e);
 
-    SimulationOutput out;
-    std::size_t nj = 0, nt = 0, ne = 0;
+    std::size_t nt = 0, ne = 0;
     for (const auto& o : per_replica) {
-        nj += o.jobs.size();
         nt += o.trace.size();
         ne += o.events.size();
     }
-    out.jobs.reserve(nj);
     out.trace.reserve(nt);
     out.events.reserve(ne);
     out.fleet.reserve(in.replicas);
     for (auto& o : per_replica) {
-        out.jobs.insert(out.jobs.end(), o.jobs.begin(), o.jobs.end());
         out.fleet.insert(out.fleet.end(), o.fleet.begin(), o.fleet.end());
         out.trace.insert(out.trace.end(), o.trace.begin(), o.trace.end());
         out.events.insert(out.events.end(), o.events.begin(), o.events.end());
@@ -1336,12 +1490,13 @@ namespace acesim {
 SimulationOutput simulate_batch(const SimulationInput& in) {
     validate(in);
     require(!in.fleet.enabled, "batch: the single-job model has no fleet");
-    require(!in.policy.on_failure && in.policy.compiled == nullptr, "batch: the single-job model has no policy");
+    require(!in.policy.on_failure && in.policy.compiled == nullptr,
+            "batch: the single-job model has no policy");
     const std::uint64_t max_events = in.max_events == 0 ? kDefaultMaxEvents : in.max_events;
     const std::vector<DistributionView> views = make_views(in);
-    const std::vector<JobPlan> plans = make_plans(in);
+    const Plans plans = make_plans(in);
     std::vector<SingleJobSpec> specs(in.jobs.size());
-    for (std::size_t j = 0; j < in.jobs.size(); ++j) specs[j] = single_job_spec(in, plans[j], j);
+    for (std::size_t j = 0; j < in.jobs.size(); ++j) specs[j] = single_job_spec(in, plans, j);
     std::vector<double> shares;
     std::vector<std::uint32_t> detect;
     double total = 0.0;
@@ -1363,19 +1518,20 @@ SimulationOutput simulate_batch(const SimulationInput& in) {
             const std::uint64_t j = i / in.replicas;
             const std::uint32_t replica = in.first_replica + static_cast<std::uint32_t>(i % in.replicas);
             std::uint64_t events = 0;
-            status[i] = run_single_job(specs[j], views.data(), causes, key, replica, 0u, in.horizon, max_events,
-                                       out.jobs[i], events);
+            status[i] = run_single_job(specs[j], views.data(), causes, key, replica, 0u, in.horizon,
+                                       max_events, out.jobs[i], events);
             out.jobs[i].job = static_cast<std::uint32_t>(j);
         }
     });
     for (std::uint64_t i = 0; i < count; ++i) {
         if (status[i] == kSingleJobMaxEvents)
-            throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events) + " in replica " +
-                                     std::to_string(out.jobs[i].replica) +
+            throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events) +
+                                     " in replica " + std::to_string(out.jobs[i].replica) +
                                      "; a job may never finish under this failure model: set a horizon");
         if (status[i] == kSingleJobTooManyFailures)
-            throw std::runtime_error("simulation recorded more than " + std::to_string(kSingleJobMaxFailures) +
-                                     " failures in replica " + std::to_string(out.jobs[i].replica) +
+            throw std::runtime_error("simulation recorded more than " +
+                                     std::to_string(kSingleJobMaxFailures) + " failures in replica " +
+                                     std::to_string(out.jobs[i].replica) +
                                      "; the failure law's draws are too short for jobs to make progress");
     }
     return out;

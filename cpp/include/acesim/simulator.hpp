@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "acesim/distribution_table.hpp"
@@ -28,7 +30,7 @@ struct JobSpec {
     double work = 0.0;                 ///< seconds of productive compute
     double checkpoint_interval = 0.0;  ///< seconds of compute between checkpoints (Fixed)
     IntervalRule rule = IntervalRule::Fixed;
-    std::uint32_t init = 0;            ///< distribution index
+    std::uint32_t init = 0;  ///< distribution index
     std::uint32_t save = 0;
     std::uint32_t load = 0;
     double submit = 0.0;
@@ -39,10 +41,10 @@ constexpr std::uint32_t kNoDistribution = std::numeric_limits<std::uint32_t>::ma
 
 /// A failure cause (a row of a taxonomy such as Llama 3's Table 5).
 struct CauseSpec {
-    double share = 1.0;                       ///< relative frequency
-    std::uint32_t detect = kNoDistribution;   ///< detection latency law; none: seen at once
-    bool node_down = true;                    ///< the node goes to repair
-    std::uint32_t nodes = 1;                  ///< nodes one event takes (aligned block: a switch, a rack)
+    double share = 1.0;                      ///< relative frequency
+    std::uint32_t detect = kNoDistribution;  ///< detection latency law; none: seen at once
+    bool node_down = true;                   ///< the node goes to repair
+    std::uint32_t nodes = 1;                 ///< nodes one event takes (aligned block: a switch, a rack)
 };
 
 /// Re-placement after a failure (values match the C ABI's ACESIM_*).
@@ -56,14 +58,14 @@ enum class Preemption : std::uint32_t {
 
 /// The nodes, their failure processes and repair.
 struct FleetSpec {
-    bool enabled = false;                        ///< false: replacements always available
+    bool enabled = false;  ///< false: replacements always available
     std::uint32_t nodes = 0;
-    std::uint32_t spares = 0;                    ///< hot spares held back for re-placement
-    std::uint32_t repair = kNoDistribution;      ///< repair time law
+    std::uint32_t spares = 0;                       ///< hot spares held back for re-placement
+    std::uint32_t repair = kNoDistribution;         ///< repair time law
     std::uint32_t node_failures = kNoDistribution;  ///< per-node wall-clock inter-failure law
     std::vector<std::uint32_t> node_failure_laws;   ///< optional per-node laws (overrides node_failures)
-    double lemon_fraction = 0.0;                 ///< share of nodes with a higher failure rate
-    double lemon_factor = 1.0;                   ///< their rate multiplier
+    double lemon_fraction = 0.0;                    ///< share of nodes with a higher failure rate
+    double lemon_factor = 1.0;                      ///< their rate multiplier
 };
 
 /// Quarantine: a node with `failures` failures within `window` leaves
@@ -81,9 +83,9 @@ using FailureDecision = std::function<std::int32_t(const acesim_failure_view&)>;
 struct PolicySpec {
     Replacement replacement = Replacement::Spares;
     Preemption preemption = Preemption::Immediate;
-    double preemption_grace = 0.0;   ///< CHECKPOINT_AWARE: wait this long for a victim's checkpoint
+    double preemption_grace = 0.0;  ///< CHECKPOINT_AWARE: wait this long for a victim's checkpoint
     QuarantineSpec quarantine;
-    FailureDecision on_failure;      ///< optional; may call back into an interpreter
+    FailureDecision on_failure;                   ///< optional; may call back into an interpreter
     acesim_failure_policy_fn compiled = nullptr;  ///< optional compiled decision (no GIL)
     void* compiled_user_data = nullptr;
 };
@@ -103,19 +105,41 @@ struct SimulationInput {
     std::uint64_t seed = 0;
     double horizon = std::numeric_limits<double>::infinity();
     bool record_events = false;
-    bool check_invariants = false;    ///< verify the fleet's bookkeeping after every event
-    unsigned threads = 1;             ///< 0: one per hardware core
-    std::uint64_t max_events = 0;     ///< per replica; 0: kDefaultMaxEvents
+    bool check_invariants = false;  ///< verify the fleet's bookkeeping after every event
+    unsigned threads = 1;           ///< 0: one per hardware core
+    std::uint64_t max_events = 0;   ///< per replica; 0: kDefaultMaxEvents
 };
 
 /// A run that processes more events than this in one replica stops with an
 /// error instead of hanging (a job that can never finish needs a horizon).
 constexpr std::uint64_t kDefaultMaxEvents = 1ull << 30;
 
+/// An allocator that leaves elements default-initialized on resize: result
+/// rows are written in full by the simulator, so zeroing them first would
+/// only touch hundreds of megabytes twice.
+template <class T>
+struct uninitialized_allocator : std::allocator<T> {
+    template <class U>
+    struct rebind {
+        using other = uninitialized_allocator<U>;
+    };
+    uninitialized_allocator() = default;
+    template <class U>
+    uninitialized_allocator(const uninitialized_allocator<U>&) noexcept {}
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        if constexpr (sizeof...(Args) == 0) {
+            ::new (static_cast<void*>(p)) U;
+        } else {
+            ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+        }
+    }
+};
+
 /// Results of all replicas, rows ordered by replica then job (trace and
 /// events by replica then time).
 struct SimulationOutput {
-    std::vector<JobRecord> jobs;
+    std::vector<JobRecord, uninitialized_allocator<JobRecord>> jobs;
     std::vector<FleetRecord> fleet;
     std::vector<TraceRecord> trace;
     std::vector<EventRecord> events;
