@@ -15,11 +15,10 @@ import sys
 import textwrap
 from typing import Any
 
+import acesim as ace
 import numpy as np
 import pytest
 from conftest import REPORT
-
-import acesim as ace
 
 NODES = 16_384
 GPUS_PER_NODE = 8
@@ -44,8 +43,18 @@ def workload() -> ace.JobArray:
 
 def check(res: ace.SimulationResult, jobs: ace.JobArray) -> None:
     j = res.jobs
-    total = sum(j[f] for f in ("productive", "wasted", "ckpt_stall", "overhead", "detection",
-                               "queue_wait", "recovery_wait"))
+    total = sum(
+        j[f]
+        for f in (
+            "productive",
+            "wasted",
+            "ckpt_stall",
+            "overhead",
+            "detection",
+            "queue_wait",
+            "recovery_wait",
+        )
+    )
     np.testing.assert_allclose(total, j["wall"], rtol=1e-9, atol=1e-6)
     done = j["completed"]
     np.testing.assert_allclose(j["productive"][done], jobs.work[done], rtol=1e-9)
@@ -74,7 +83,8 @@ def test_fleet_month(benchmark: Any, workload: ace.JobArray) -> None:
     )
     REPORT.append(
         f"fleet month: {NODES} nodes x {GPUS_PER_NODE} GPUs, {DAYS} days, {len(workload):,} jobs, "
-        f"{events:,} events: {seconds:.2f} s per replica ({events / seconds / 1e6:.2f} M events/s), "
+        f"{events:,} events: {seconds:.2f} s per replica "
+        f"({events / seconds / 1e6:.2f} M events/s), "
         f"peak RSS {peak:.0f} MB in a fresh process"
     )
 
