@@ -113,3 +113,29 @@ def test_batch_validates() -> None:
         ace.batch_simulate([job], replicas=0)
     with pytest.raises(ValueError, match="point"):
         ace.batch_simulate([job], replicas=2).rows(3)
+
+
+@pytest.mark.gpu
+def test_cuda_batch_matches_cpu() -> None:
+    if not ace.cuda_available():
+        pytest.skip("no usable CUDA device")
+    job, failures, causes, horizon = scenario(5)
+    grid = [job, job.with_interval(900.0)]
+    cpu = ace.batch_simulate(grid, failures, replicas=500, seed=3, causes=causes, horizon=horizon)
+    gpu = ace.batch_simulate(
+        grid, failures, replicas=500, seed=3, causes=causes, horizon=horizon, device="cuda"
+    )
+    # Integer fields are exact; float fields within the device's math ulp bound.
+    for name in ("failures", "checkpoints", "restarts", "completed", "job", "replica"):
+        np.testing.assert_array_equal(cpu.jobs[name], gpu.jobs[name], err_msg=name)
+    np.testing.assert_allclose(cpu.jobs["wall"], gpu.jobs["wall"], rtol=1e-12)
+
+
+def test_cuda_batch_without_device_is_a_clear_error() -> None:
+    if ace.cuda_available():
+        pytest.skip("a CUDA device is available")
+    job = ace.Job(8, work=ace.HOUR, checkpoint_interval=600.0)
+    with pytest.raises(RuntimeError, match="CUDA"):
+        ace.batch_simulate([job], replicas=2, device="cuda")
+    with pytest.raises(ValueError, match="device"):
+        ace.batch_simulate([job], replicas=2, device="tpu")

@@ -232,7 +232,10 @@ void register_simulator(py::module_& m) {
            const carray<std::int32_t>& priority, py::object job_failures,
            const std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t>>& causes,
            std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica,
-           std::uint64_t seed, double horizon, unsigned threads, std::uint64_t max_events) {
+           std::uint64_t seed, double horizon, unsigned threads, std::uint64_t max_events,
+           const std::string& device) {
+            if (device != "cpu" && device != "cuda")
+                throw std::invalid_argument("device must be 'cpu' or 'cuda', got '" + device + "'");
             SimulationInput in;
             in.distributions = distributions;
             const std::size_t n = static_cast<std::size_t>(gpus.size());
@@ -264,7 +267,7 @@ void register_simulator(py::module_& m) {
             SimulationOutput out;
             {
                 py::gil_scoped_release release;  // the core touches no Python object
-                out = simulate_batch(in);
+                out = simulate_batch(in, device == "cuda");
             }
             return to_numpy(std::move(out.jobs));
         },
@@ -272,7 +275,7 @@ void register_simulator(py::module_& m) {
         py::arg("rule"), py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"),
         py::arg("priority"), py::arg("job_failures"), py::arg("causes"), py::arg("gpus_per_node"),
         py::arg("replicas"), py::arg("first_replica"), py::arg("seed"), py::arg("horizon"),
-        py::arg("threads"), py::arg("max_events"));
+        py::arg("threads"), py::arg("max_events"), py::arg("device"));
 }
 
 }  // namespace acesim::bindings

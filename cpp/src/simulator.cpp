@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "acesim/analytic.hpp"
+#include "acesim/cuda_samplers.hpp"
 #include "acesim/event_heap.hpp"
 #include "acesim/philox.hpp"
 #include "acesim/sampler.hpp"
@@ -1487,7 +1488,7 @@ SimulationOutput simulate(const SimulationInput& in) {
 
 namespace acesim {
 
-SimulationOutput simulate_batch(const SimulationInput& in) {
+SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
     validate(in);
     require(!in.fleet.enabled, "batch: the single-job model has no fleet");
     require(!in.policy.on_failure && in.policy.compiled == nullptr,
@@ -1511,18 +1512,25 @@ SimulationOutput simulate_batch(const SimulationInput& in) {
     SimulationOutput out;
     out.jobs.resize(count);
     std::vector<std::uint32_t> status(count, kSingleJobOk);
-    // A replica of a small job takes about a microsecond: hand out chunks.
-    constexpr std::uint64_t kMinRunsPerThread = 256;
-    parallel_for(count, in.threads, kMinRunsPerThread, [&](std::uint64_t begin, std::uint64_t end) {
-        for (std::uint64_t i = begin; i < end; ++i) {
-            const std::uint64_t j = i / in.replicas;
-            const std::uint32_t replica = in.first_replica + static_cast<std::uint32_t>(i % in.replicas);
-            std::uint64_t events = 0;
-            status[i] = run_single_job(specs[j], views.data(), causes, key, replica, 0u, in.horizon,
-                                       max_events, out.jobs[i], events);
-            out.jobs[i].job = static_cast<std::uint32_t>(j);
-        }
-    });
+    if (cuda) {
+        const BatchRequest request{&in.distributions, &specs,           &shares,     &detect,    total,
+                                   in.seed,           in.first_replica, in.replicas, in.horizon, max_events};
+        const std::string error = batch_cuda(request, out.jobs.data(), status.data());
+        if (!error.empty()) throw std::runtime_error(error);
+    } else {
+        // A replica of a small job takes about a microsecond: hand out chunks.
+        constexpr std::uint64_t kMinRunsPerThread = 256;
+        parallel_for(count, in.threads, kMinRunsPerThread, [&](std::uint64_t begin, std::uint64_t end) {
+            for (std::uint64_t i = begin; i < end; ++i) {
+                const std::uint64_t j = i / in.replicas;
+                const std::uint32_t replica = in.first_replica + static_cast<std::uint32_t>(i % in.replicas);
+                std::uint64_t events = 0;
+                status[i] = run_single_job(specs[j], views.data(), causes, key, replica, 0u, in.horizon,
+                                           max_events, out.jobs[i], events);
+                out.jobs[i].job = static_cast<std::uint32_t>(j);
+            }
+        });
+    }
     for (std::uint64_t i = 0; i < count; ++i) {
         if (status[i] == kSingleJobMaxEvents)
             throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events) +

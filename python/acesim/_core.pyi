@@ -167,4 +167,5 @@ def simulate_batch(
     horizon: float,
     threads: int,
     max_events: int,
+    device: str,
 ) -> npt.NDArray[Any]: ...

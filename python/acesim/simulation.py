@@ -406,6 +406,7 @@ def batch_simulate(
     first_replica: int = 0,
     gpus_per_node: int = 8,
     max_events: int | None = None,
+    device: str = "cpu",
 ) -> BatchResult:
     """Batch Monte Carlo of the single-job model over a grid of jobs.
 
@@ -416,6 +417,8 @@ def batch_simulate(
     points share common random numbers, and the rows of point ``p`` are bit
     for bit those of ``simulate(jobs[p], failures[p], replicas=..., seed=...)``.
     This is what interval sweeps and :func:`acesim.optimal_interval` run on.
+    ``device="cuda"`` runs one CUDA thread per (point, replica) with the same
+    code and streams (see :func:`acesim.cuda_available`).
 
     >>> import acesim as ace
     >>> grid = [ace.Job(512, work=ace.DAY, checkpoint_interval=tau * ace.MINUTE)
@@ -445,6 +448,8 @@ def batch_simulate(
     max_events_ = (
         0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
     )
+    if not isinstance(device, str) or device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     n_points = len(job_list)
     if n_points * n_replicas > 2**31:
         raise ValueError("jobs x replicas must not exceed 2**31 rows")
@@ -464,5 +469,6 @@ def batch_simulate(
         horizon_,
         threads_,
         max_events_,
+        device,
     )
     return BatchResult(jobs=rows, points=n_points, replicas=n_replicas, seed=seed_)

@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "acesim/distribution_table.hpp"
 #include "acesim/sampler.hpp"
+#include "acesim/single_job.hpp"
 
 namespace acesim {
 
@@ -19,5 +21,24 @@ bool cuda_available();
 /// Returns an empty string on success, else the reason.
 std::string sample_cuda(const Distribution& dist, const SampleRequest& request, double* out,
                         std::uint64_t count);
+
+/// Everything the batch Monte Carlo of the single-job model needs on the device.
+struct BatchRequest {
+    const std::vector<Distribution>* distributions;
+    const std::vector<SingleJobSpec>* specs;
+    const std::vector<double>* cause_shares;
+    const std::vector<std::uint32_t>* cause_detect;
+    double cause_total;
+    std::uint64_t seed;
+    std::uint32_t first_replica;
+    std::uint32_t replicas;
+    double horizon;
+    std::uint64_t max_events;
+};
+
+/// run_single_job for every (spec, replica), one device thread each, rows
+/// ordered by spec then replica into host memory `rows` (and `status`).
+/// Returns an empty string on success, else the reason.
+std::string batch_cuda(const BatchRequest& request, JobRecord* rows, std::uint32_t* status);
 
 }  // namespace acesim

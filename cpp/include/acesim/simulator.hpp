@@ -154,9 +154,11 @@ SimulationOutput simulate(const SimulationInput& input);
 /// Batch Monte Carlo of the single-job model: every job of `input` (fleet
 /// disabled, no policy) is a grid point simulated alone (its streams are
 /// those of job 0), for every replica, without an event heap, on CPU
-/// threads. Rows are ordered by job then replica and equal, bit for bit,
+/// threads (or, with `cuda`, one CUDA thread per run: same code, same streams;
+/// float results within the ulp bound of the device's math). Rows are
+/// ordered by job then replica and equal, bit for bit,
 /// the rows simulate() gives for that job alone with the same seed.
-SimulationOutput simulate_batch(const SimulationInput& input);
+SimulationOutput simulate_batch(const SimulationInput& input, bool cuda = false);
 
 /// The job-level inter-failure law of job j (kNoDistribution: none).
 inline std::uint32_t job_failure_law(const SimulationInput& in, std::size_t j) {

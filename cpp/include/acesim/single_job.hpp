@@ -23,7 +23,7 @@ constexpr std::uint32_t kNoLaw = 0xFFFFFFFFu;
 struct SingleJobSpec {
     double work;
     double submit;
-    double interval;       ///< starting checkpoint interval (rule resolved)
+    double interval;  ///< starting checkpoint interval (rule resolved)
     double mtbf;
     double young;
     double daly;
@@ -31,9 +31,9 @@ struct SingleJobSpec {
     double save_mean;
     std::uint32_t gpus;
     std::int32_t priority;
-    std::uint32_t rule;      ///< IntervalRule value (3: adaptive)
-    std::uint32_t nodes;     ///< virtual nodes, for the blamed node index
-    std::uint32_t init;      ///< distribution indices
+    std::uint32_t rule;   ///< IntervalRule value (3: adaptive)
+    std::uint32_t nodes;  ///< virtual nodes, for the blamed node index
+    std::uint32_t init;   ///< distribution indices
     std::uint32_t save;
     std::uint32_t load;
     std::uint32_t failures;  ///< kNoLaw: no job-level failures
@@ -47,7 +47,11 @@ struct CauseTable {
     double total;
 };
 
-enum SingleJobStatus : std::uint32_t { kSingleJobOk = 0, kSingleJobMaxEvents = 1, kSingleJobTooManyFailures = 2 };
+enum SingleJobStatus : std::uint32_t {
+    kSingleJobOk = 0,
+    kSingleJobMaxEvents = 1,
+    kSingleJobTooManyFailures = 2
+};
 
 /// Failures one replica may record before the run is declared hopeless
 /// (the event-heap path bounds its trace the same way).
@@ -57,7 +61,7 @@ namespace detail {
 /// Finite test that compiles the same on host and device (x - x is NaN for inf and NaN).
 ACESIM_HD bool finite(double x) { return x - x == 0.0; }
 enum : std::uint32_t { kPending, kStarting, kComputing, kSaving, kDetecting, kDone };
-}
+}  // namespace detail
 
 /// Runs one replica of one job. `entity` is the job index its streams are
 /// keyed by (0 for a job simulated alone). Fills `rec` and counts events.
@@ -90,7 +94,8 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
     double held_time = 0.0, hold_since = 0.0;
     bool holding = false;
     double fail_at = kInfinity;
-    double fail_left = spec.failures == kNoLaw ? kInfinity : draw(dists[spec.failures], s_failure, n_failure++, gpus);
+    double fail_left =
+        spec.failures == kNoLaw ? kInfinity : draw(dists[spec.failures], s_failure, n_failure++, gpus);
     bool started = false;
     std::uint64_t failures_recorded = 0;
     events = 0;
@@ -136,7 +141,8 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
             held_time += t - hold_since;
             holding = false;
             ++rec.failures;
-            fail_left = spec.failures == kNoLaw ? kInfinity : draw(dists[spec.failures], s_failure, n_failure++, gpus);
+            fail_left = spec.failures == kNoLaw ? kInfinity
+                                                : draw(dists[spec.failures], s_failure, n_failure++, gpus);
             phase = kDetecting;
             phase_start = t;
             phase_end = t + detect;
@@ -226,7 +232,9 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
         const double t = horizon > spec.submit ? horizon : spec.submit;
         const double elapsed = t - phase_start;
         switch (phase) {
-            case kStarting: rec.overhead += elapsed; break;
+            case kStarting:
+                rec.overhead += elapsed;
+                break;
             case kComputing:
                 rec.productive += elapsed;
                 progress += elapsed;
@@ -236,8 +244,11 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                 progress += segment_compute;
                 rec.ckpt_stall += elapsed;
                 break;
-            case kDetecting: rec.detection += elapsed; break;
-            default: break;
+            case kDetecting:
+                rec.detection += elapsed;
+                break;
+            default:
+                break;
         }
         rec.end = t;
     }
