@@ -72,12 +72,11 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
     using namespace detail;
     constexpr double kInfinity = INFINITY;
     const double gpus = static_cast<double>(spec.gpus);
-    std::uint32_t n_failure = 0, n_init = 0, n_save = 0, n_load = 0, n_blame = 0, n_cause = 0, n_detect = 0;
+    std::uint32_t n_failure = 0, n_init = 0, n_save = 0, n_load = 0, n_cause = 0, n_detect = 0;
     const Stream s_failure{key, stream_id(EntityKind::Job, entity, Purpose::Failure), replica};
     const Stream s_init{key, stream_id(EntityKind::Job, entity, Purpose::Init), replica};
     const Stream s_save{key, stream_id(EntityKind::Job, entity, Purpose::Save), replica};
     const Stream s_load{key, stream_id(EntityKind::Job, entity, Purpose::Load), replica};
-    const Stream s_blame{key, stream_id(EntityKind::Job, entity, Purpose::Blame), replica};
     const Stream s_cause{key, stream_id(EntityKind::Job, entity, Purpose::Cause), replica};
     const Stream s_detect{key, stream_id(EntityKind::Job, entity, Purpose::Detect), replica};
 
@@ -107,10 +106,11 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
         double t;
         bool restart = false;
         if (holding && fail_at < phase_end) {
-            // A job-level failure: blame, cause and detection draws in the
-            // order of the event-heap path.
+            // A job-level failure: cause and detection draws as in the
+            // event-heap path.
             t = fail_at;
-            (void)bounded_index(lo64(s_blame.block(n_blame++, 0)), spec.nodes > 0 ? spec.nodes : 1u);
+            // The blamed node only names a trace row, which the batch path does not
+            // keep; its stream is separate, so skipping it changes no other draw.
             std::int32_t cause = -1;
             if (causes.count > 0) {
                 const double u = uniform_open(lo64(s_cause.block(n_cause++, 0))) * causes.total;
@@ -190,6 +190,39 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                         phase = kComputing;
                         phase_start = t;
                         phase_end = t + (boundary - committed);
+                        // Routine cycles: whole compute + write segments that
+                        // end before the next failure run here without the
+                        // general dispatch; the same operations in the same
+                        // order as the event loop, so the same bits.
+                        while (holding && !(fail_at < phase_end) && phase_end <= horizon && phase_end != kInfinity) {
+                            if (++events > max_events) return kSingleJobMaxEvents;
+                            t = phase_end;
+                            segment_compute = t - phase_start;
+                            phase = kSaving;
+                            phase_start = t;
+                            phase_end = t + draw(dists[spec.save], s_save, n_save++, gpus);
+                            if (fail_at < phase_end || phase_end > horizon || phase_end == kInfinity) break;
+                            if (++events > max_events) return kSingleJobMaxEvents;
+                            t = phase_end;
+                            rec.productive += segment_compute;
+                            rec.ckpt_stall += t - phase_start;
+                            segment_compute = 0.0;
+                            committed = boundary;
+                            ++rec.checkpoints;
+                            if (committed >= spec.work) {
+                                fail_left = fail_at - t;
+                                held_time += t - hold_since;
+                                holding = false;
+                                phase = kDone;
+                                rec.completed = true;
+                                rec.end = t;
+                                break;
+                            }
+                            boundary = committed + interval < spec.work ? committed + interval : spec.work;
+                            phase = kComputing;
+                            phase_start = t;
+                            phase_end = t + (boundary - committed);
+                        }
                     }
                     break;
                 case kDetecting:
