@@ -168,3 +168,42 @@ def test_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None
     print(line)
     REPORT.append(line)
     assert ratio > 1.0
+
+
+def test_batch_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None:
+    """The single-job model through the batch Monte Carlo path (no event heap),
+    one thread, against the SimPy per-replica cost of the same scenario. The
+    target is 1000x."""
+    simpy_rows, simpy_per_replica = simpy_run
+    log: list[float] = []
+
+    def batch() -> np.ndarray:
+        res = ace.batch_simulate(
+            [_job()],
+            ace.Weibull(SHAPE, SCALE),
+            replicas=THROUGHPUT_REPLICAS,
+            seed=SEED + 1,
+            threads=1,
+        )
+        return res.jobs
+
+    rows = benchmark.pedantic(_timed(batch, log), rounds=3, iterations=1)
+    acesim_per_replica = min(log) / THROUGHPUT_REPLICAS
+    # The batch path is the event-heap path, bit for bit.
+    assert rows.tobytes() == _acesim(THROUGHPUT_REPLICAS, seed=SEED + 1).tobytes()
+    _agree(rows, simpy_rows)
+    ratio = simpy_per_replica / acesim_per_replica
+    benchmark.extra_info.update(
+        replicas=THROUGHPUT_REPLICAS,
+        acesim_s_per_replica=acesim_per_replica,
+        simpy_s_per_replica=simpy_per_replica,
+        ratio_simpy_over_acesim=ratio,
+    )
+    line = (
+        f"{THROUGHPUT_REPLICAS} batch Monte Carlo replicas, one core: "
+        f"{acesim_per_replica * 1e6:.3f} us/replica vs SimPy {simpy_per_replica * 1e3:.3f} "
+        f"ms/replica: ratio {ratio:.0f}x (target 1000x)"
+    )
+    print(line)
+    REPORT.append(line)
+    assert ratio > 1.0
