@@ -238,7 +238,7 @@ public:
                                          " in replica " + std::to_string(replica_) +
                                          "; a job may never finish under this failure model: set a horizon");
             }
-            if (in_.check_invariants && e.time < last)
+            if (checking_ && e.time < last)
                 throw std::logic_error("invariant: events ran backwards in time");
             last = e.time;
             if (is_node) {
@@ -252,7 +252,7 @@ public:
                                          std::to_string(replica_) +
                                          "; the failure law's draws are too short for jobs to make progress");
             }
-            if (in_.check_invariants) check_invariants();
+            if (checking_) check_invariants();
         }
         finish();
     }
@@ -1178,7 +1178,7 @@ private:
             fleet.recovery_wait_gpu_hours += gpus * r.recovery_wait / kSecondsPerHour;
             fleet.gpu_hours_lost += r.gpu_hours_lost;
             fleet.churn_gpu_hours += r.churn_gpu_hours;
-            if (in_.check_invariants) {
+            if (checking_) {
                 const double sum = r.productive + r.wasted + r.ckpt_stall + r.overhead + r.detection +
                                    r.queue_wait + r.recovery_wait;
                 if (std::abs(sum - r.wall) > 1e-9 * std::max(1.0, std::abs(r.wall)) && std::isfinite(r.wall))
@@ -1208,6 +1208,12 @@ private:
     std::uint32_t gpn_;
     JobRecord* rows_;
     SimulationOutput& out_;
+    // A debug build (ACESIM_DEBUG_INVARIANTS=ON) checks every run.
+#ifdef ACESIM_CHECK_INVARIANTS
+    const bool checking_ = true;
+#else
+    const bool checking_ = in_.check_invariants;
+#endif
     std::vector<JobState> jobs_;
     std::vector<std::uint32_t> node_slots_;
     std::vector<NodeState> nodes_;

@@ -1,0 +1,86 @@
+"""The core's invariants in a debug build: compile the extension with
+ACESIM_DEBUG_INVARIANTS=ON (every run checks that no node is in two places,
+GPUs add up, events never run backwards and accounting adds up after every
+event) and run fleet scenarios with every policy through it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCENARIOS = textwrap.dedent(
+    """
+    import sys
+    sys.path.insert(0, sys.argv[1])   # the debug-built package
+    import acesim as ace
+    assert ace._core.__file__.startswith(sys.argv[1]), ace._core.__file__
+    fleet = ace.Fleet(24, spares=2, repair=ace.Exponential(6 * ace.HOUR),
+                      node_failures=ace.Exponential(5 * ace.DAY),
+                      lemon_fraction=0.1, lemon_factor=10.0)
+    jobs = [ace.Job(64, work=4 * ace.DAY, checkpoint_interval="daly", priority=2)]
+    jobs += [ace.Job(g, work=ace.DAY, checkpoint_interval=ace.HOUR, submit=i * ace.HOUR,
+                     priority=i % 2) for i, g in enumerate([8, 16, 4, 2, 32, 8, 1, 24] * 3)]
+    runs = 0
+    for replacement in ace.Replacement:
+        for preemption, grace in ((ace.Preemption.IMMEDIATE, 0.0),
+                                  (ace.Preemption.CHECKPOINT_AWARE, 1800.0)):
+            for quarantine in (None, ace.Quarantine(2, 3 * ace.DAY, 5 * ace.DAY)):
+                policy = ace.Policy(replacement, preemption, quarantine, preemption_grace=grace)
+                res = ace.simulate(jobs, fleet=fleet, policy=policy, causes=ace.LLAMA3_CAUSES,
+                                   replicas=4, seed=runs, horizon=20 * ace.DAY)
+                assert res.fleet["events"].min() > 0
+                runs += 1
+    print("ok", runs)
+    """
+)
+
+
+def test_debug_build_checks_every_run(tmp_path: Path) -> None:
+    pybind11 = pytest.importorskip("pybind11")
+    cmake = shutil.which("cmake")
+    if cmake is None:
+        pytest.skip("cmake is not installed")
+    build = tmp_path / "build"
+    configure = [
+        cmake,
+        "-S",
+        str(ROOT),
+        "-B",
+        str(build),
+        f"-DPython_EXECUTABLE={sys.executable}",
+        f"-Dpybind11_DIR={pybind11.get_cmake_dir()}",
+        "-DACESIM_CUDA=OFF",
+        "-DACESIM_DEBUG_INVARIANTS=ON",
+        "-DCMAKE_BUILD_TYPE=Release",
+    ]
+    if shutil.which("ninja"):
+        configure += ["-G", "Ninja"]
+    subprocess.run(configure, check=True, capture_output=True)
+    subprocess.run(
+        [cmake, "--build", str(build), "-j", str(os.cpu_count() or 2)],
+        check=True,
+        capture_output=True,
+    )
+    # A package whose _core is the debug build: the Python files plus that module.
+    package = tmp_path / "pkg" / "acesim"
+    shutil.copytree(
+        ROOT / "python" / "acesim",
+        package,
+        ignore=shutil.ignore_patterns("_core*.so", "__pycache__"),
+    )
+    for module in build.glob("_core*"):
+        if module.suffix in (".so", ".pyd"):
+            shutil.copy(module, package)
+    out = subprocess.run(
+        [sys.executable, "-c", SCENARIOS, str(package.parent)], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["ok", "16"]
