@@ -8,6 +8,7 @@ Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
 from __future__ import annotations
 
 from . import _core, fit, workloads
+from . import _pickle as _pickle  # registers the pickle reducers
 from .analytic import (
     META_MTTF_1024_GPUS,
     daly_interval,
@@ -45,6 +46,7 @@ from .simulation import (
     job_stream,
     simulate,
 )
+from .sweep import SweepResult, sweep
 from .units import DAY, HOUR, MINUTE, SECOND
 
 __version__ = "0.1.0"
@@ -93,6 +95,7 @@ __all__ = [
     "Replay",
     "ScaleAware",
     "SimulationResult",
+    "SweepResult",
     "Weibull",
     "batch_simulate",
     "cuda_available",
@@ -109,6 +112,7 @@ __all__ = [
     "node_rate_model",
     "optimal_interval",
     "simulate",
+    "sweep",
     "workloads",
     "young_interval",
 ]

@@ -1,0 +1,243 @@
+"""Pickling support for the model objects (for process-based executors).
+
+The Python classes hold compiled samplers (``_compiled``, pybind11 objects)
+that cannot be pickled. Importing this module registers :mod:`copyreg`
+reducers that rebuild each object from its public constructor arguments
+instead, so the compiled sampler is rebuilt (and the parameters validated
+again) on the receiving side. The draws of a rebuilt distribution are
+identical to the original's. :mod:`copy` uses the same table, so
+``copy.deepcopy`` works too.
+
+Covered: every built-in :class:`~acesim.Distribution`, :class:`~acesim.Job`,
+:class:`~acesim.JobArray`, :class:`~acesim.Cause`, :class:`~acesim.NodeTrace`,
+:class:`~acesim.Fleet`, :class:`~acesim.Quarantine` and :class:`~acesim.Policy`.
+A Python ``on_failure`` callable of a policy pickles by reference (a
+module-level function) with :mod:`pickle`; a :class:`~acesim.CompiledPolicy`
+refuses to pickle (a function address means nothing in another process).
+A user subclass of a distribution must define ``__reduce__`` itself.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import inspect
+from typing import Any
+
+from . import _core
+from .distributions import (
+    BlockBootstrap,
+    Constant,
+    Empirical,
+    Exponential,
+    Gamma,
+    LogNormal,
+    Mixture,
+    Replay,
+    ScaleAware,
+    Weibull,
+)
+from .fleet import Cause, Fleet, NodeTrace
+from .job import _RULE_CODES, Job, JobArray
+from .policy import Policy, Quarantine
+
+__all__: list[str] = []
+
+Reduced = tuple[Any, tuple[Any, ...]]
+
+_RULE_NAMES = {code: name for name, code in _RULE_CODES.items()}
+
+#: The constructor parameters each reducer passes, in order. A reducer
+#: refuses to run when the class's constructor has other parameters (someone
+#: added one): silently dropping it would rebuild a different object.
+PARAMETERS: dict[type, tuple[str, ...]] = {
+    Constant: ("value",),
+    Exponential: ("mean",),
+    Weibull: ("shape", "scale"),
+    LogNormal: ("mu", "sigma"),
+    Gamma: ("shape", "scale"),
+    Mixture: ("components",),
+    Empirical: ("samples",),
+    BlockBootstrap: ("sequence", "block"),
+    Replay: ("times",),
+    ScaleAware: ("base", "ref_gpus", "exponent"),
+    Job: (
+        "gpus",
+        "work",
+        "checkpoint_interval",
+        "init",
+        "save",
+        "load",
+        "submit",
+        "priority",
+        "name",
+    ),
+    JobArray: (
+        "gpus",
+        "work",
+        "checkpoint_interval",
+        "submit",
+        "priority",
+        "init",
+        "save",
+        "load",
+    ),
+    Cause: ("name", "share", "detect", "node_down", "nodes"),
+    Fleet: (
+        "nodes",
+        "gpus_per_node",
+        "spares",
+        "repair",
+        "node_failures",
+        "lemon_fraction",
+        "lemon_factor",
+    ),
+    Quarantine: ("failures", "window", "duration"),
+    Policy: ("replacement", "preemption", "quarantine", "on_failure", "preemption_grace"),
+}
+
+_checked: set[type] = set()
+
+
+def _call(cls: type, *args: Any) -> Reduced:
+    """``cls(*args)`` as a reduce value, after checking that ``args`` are
+    still all of ``cls``'s constructor parameters."""
+    if cls not in _checked:
+        actual = tuple(inspect.signature(cls).parameters)
+        if actual != PARAMETERS[cls]:
+            raise TypeError(
+                f"cannot pickle {cls.__name__}: its constructor takes {actual}, but "
+                f"acesim/_pickle.py rebuilds it from {PARAMETERS[cls]}; update its reducer"
+            )
+        _checked.add(cls)
+    return cls, args
+
+
+def _constant(d: Constant) -> Reduced:
+    return _call(Constant, d.value)
+
+
+def _exponential(d: Exponential) -> Reduced:
+    return _call(Exponential, d.mean_value)
+
+
+def _weibull(d: Weibull) -> Reduced:
+    return _call(Weibull, d.shape, d.scale)
+
+
+def _lognormal(d: LogNormal) -> Reduced:
+    return _call(LogNormal, d.mu, d.sigma)
+
+
+def _gamma(d: Gamma) -> Reduced:
+    return _call(Gamma, d.shape, d.scale)
+
+
+def _mixture(d: Mixture) -> Reduced:
+    return _call(Mixture, [(w, c) for w, c in d.components])
+
+
+def _empirical(d: Empirical) -> Reduced:
+    return _call(Empirical, d.samples)
+
+
+def _block_bootstrap(d: BlockBootstrap) -> Reduced:
+    return _call(BlockBootstrap, d.sequence, d.block)
+
+
+def _replay(d: Replay) -> Reduced:
+    return _call(Replay, d.times)
+
+
+def _scale_aware(d: ScaleAware) -> Reduced:
+    return _call(ScaleAware, d.base, d.ref_gpus, d.exponent)
+
+
+def _compiled_sampler(d: Any) -> Reduced:
+    raise TypeError(
+        "a compiled acesim sampler (acesim._core.Distribution) cannot be pickled: pickle the "
+        "acesim.Distribution that owns it instead. The built-in distributions pickle once "
+        "acesim is imported; a Distribution subclass must define __reduce__ to rebuild "
+        "itself from its parameters"
+    )
+
+
+def _job(j: Job) -> Reduced:
+    return _call(
+        Job,
+        j.gpus,
+        j.work,
+        j.checkpoint_interval,
+        j.init,
+        j.save,
+        j.load,
+        j.submit,
+        j.priority,
+        j.name,
+    )
+
+
+def _job_array(a: JobArray) -> Reduced:
+    # A rule name applies to every job; otherwise every job has its interval.
+    code = int(a.rule[0]) if a.rule.size else 0
+    interval: Any = _RULE_NAMES[code] if code else a.checkpoint_interval
+    return _call(JobArray, a.gpus, a.work, interval, a.submit, a.priority, a.init, a.save, a.load)
+
+
+def _cause(c: Cause) -> Reduced:
+    return _call(Cause, c.name, c.share, c.detect, c.node_down, c.nodes)
+
+
+def _node_trace(t: NodeTrace) -> Reduced:
+    # Its constructor needs the whole trace: restore the attributes instead
+    # (the Replay laws in them pickle through their own reducer).
+    return _rebuild_node_trace, (dict(vars(t)),)
+
+
+def _rebuild_node_trace(state: dict[str, Any]) -> NodeTrace:
+    trace = NodeTrace.__new__(NodeTrace)
+    vars(trace).update(state)
+    return trace
+
+
+def _fleet(f: Fleet) -> Reduced:
+    return _call(
+        Fleet,
+        f.nodes,
+        f.gpus_per_node,
+        f.spares,
+        f.repair,
+        f.node_failures,
+        f.lemon_fraction,
+        f.lemon_factor,
+    )
+
+
+def _quarantine(q: Quarantine) -> Reduced:
+    return _call(Quarantine, q.failures, q.window, q.duration)
+
+
+def _policy(p: Policy) -> Reduced:
+    # A CompiledPolicy in on_failure raises its own clear TypeError when pickled.
+    return _call(
+        Policy, p.replacement, p.preemption, p.quarantine, p.on_failure, p.preemption_grace
+    )
+
+
+copyreg.pickle(Constant, _constant)
+copyreg.pickle(Exponential, _exponential)
+copyreg.pickle(Weibull, _weibull)
+copyreg.pickle(LogNormal, _lognormal)
+copyreg.pickle(Gamma, _gamma)
+copyreg.pickle(Mixture, _mixture)
+copyreg.pickle(Empirical, _empirical)
+copyreg.pickle(BlockBootstrap, _block_bootstrap)
+copyreg.pickle(Replay, _replay)
+copyreg.pickle(ScaleAware, _scale_aware)
+copyreg.pickle(_core.Distribution, _compiled_sampler)
+copyreg.pickle(Job, _job)
+copyreg.pickle(JobArray, _job_array)
+copyreg.pickle(Cause, _cause)
+copyreg.pickle(NodeTrace, _node_trace)
+copyreg.pickle(Fleet, _fleet)
+copyreg.pickle(Quarantine, _quarantine)
+copyreg.pickle(Policy, _policy)
