@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "acesim/hd.hpp"
+#include "acesim/portable_math.hpp"
 
 namespace acesim {
 
@@ -69,9 +70,14 @@ ACESIM_HD Key key_from_seed(std::uint64_t seed) {
 }
 
 /// Exact uniform in (0, 1): 52 random bits, centred in their cell, so never 0
-/// or 1 and `log(u)`, `log(1 - u)` are always finite.
+/// or 1 and `log(u)`, `log(1 - u)` are always finite. The value is
+/// ((bits >> 12) + 0.5) * 2^-52, formed without an integer to double
+/// conversion (AVX2 has none for 64-bit integers, so this form vectorizes):
+/// the double with bits 0x433 | m is 2^52 + m, and subtracting 2^52 - 1/2
+/// leaves m + 1/2 exactly.
 ACESIM_HD double uniform_open(std::uint64_t bits) {
-    return (static_cast<double>(bits >> 12) + 0.5) * 2.220446049250313080847263336181640625e-16;
+    const double two52_plus_m = pm::from_bits(0x4330000000000000ull | (bits >> 12));
+    return (two52_plus_m - 4503599627370495.5) * 2.220446049250313080847263336181640625e-16;
 }
 
 /// Unbiased-enough index in [0, n) from 64 random bits (multiply-high; the

@@ -17,10 +17,25 @@ struct SampleRequest {
     double gpus = 1.0;         ///< job size, read by ScaleAware
 };
 
-/// Fills out[0, count) with draws first, first+1, ... of the stream.
-/// `threads` == 0 means one thread per hardware core.
+/// Fills out[0, count) with draws first, first+1, ... of the stream: out[i]
+/// is bit for bit draw(dist, stream, first + i, gpus), the number the
+/// simulator and the CUDA kernels compute. Leaf laws (Constant, Exponential,
+/// Weibull, LogNormal, Empirical, and ScaleAware chains over them) take a
+/// vectorized batch path (AVX-512 or AVX2 where the CPU has them); the others
+/// call draw() per element. The environment variable ACESIM_CPU_SAMPLER
+/// ("draw", "portable", "avx2", "avx512"; read once per process) caps that
+/// choice for tests and measurements. `threads` == 0 means one thread per
+/// hardware core.
 void sample_cpu(const Distribution& dist, const SampleRequest& request, double* out, std::uint64_t count,
                 unsigned threads);
+
+/// out[i] = draw(dist, stream, first + i, gpus) for i < count (the index wraps
+/// at 2^32 like draw()'s), on the calling thread, through the same batch
+/// kernels as sample_cpu: bit for bit draw()'s numbers, several times faster
+/// for leaf laws. For callers that consume a stream in order and can buffer
+/// draws ahead (a draw is a pure function of its index).
+void draw_range(const DistributionView& dist, const Stream& stream, std::uint32_t first, std::uint64_t count,
+                double gpus, double* out);
 
 /// Raw Philox blocks for counters (0, first + i, stream, replica): for
 /// known-answer and parity tests. out holds 4 * count words.
