@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "acesim/distribution_table.hpp"
+#include "acesim/portable_math.hpp"
 
 namespace acesim {
 namespace {
@@ -162,7 +163,7 @@ double Distribution::mean_of(std::uint32_t index, double gpus) const {
         case DistKind::Weibull:
             return n.p1 * std::tgamma(1.0 + 1.0 / n.p0);
         case DistKind::LogNormal:
-            return std::exp(n.p0 + 0.5 * n.p1 * n.p1);
+            return pm::exp(n.p0 + 0.5 * n.p1 * n.p1);
         case DistKind::Gamma:
             return n.p0 * n.p1;
         case DistKind::Mixture: {
@@ -182,7 +183,8 @@ double Distribution::mean_of(std::uint32_t index, double gpus) const {
             return total / n.b;
         }
         case DistKind::ScaleAware:
-            return std::pow(n.p0 / gpus, n.p1) * mean_of(links_[n.a], gpus);
+            // The same factor the samplers apply (portable: identical everywhere).
+            return pm::pow_pos(n.p0 / gpus, n.p1) * mean_of(links_[n.a], gpus);
     }
     return std::numeric_limits<double>::quiet_NaN();
 }
