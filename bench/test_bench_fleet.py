@@ -101,7 +101,16 @@ def peak_rss_mb() -> float:
                           repair=ace.Exponential(4 * ace.HOUR),
                           node_failures=ace.Exponential(ace.DAY / {RSC1_FAILURES_PER_NODE_DAY}))
         res = ace.simulate(jobs, fleet=fleet, horizon={DAYS} * ace.DAY, seed=1, threads=1)
-        print(json.dumps(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+        # VmHWM is this process's own peak; ru_maxrss would also count the
+        # parent's pages copied at fork (Linux keeps that high-water mark
+        # across exec).
+        try:
+            with open("/proc/self/status") as status:
+                hwm = [l for l in status if l.startswith("VmHWM:")][0]
+            peak = int(hwm.split()[1]) / 1024
+        except (OSError, IndexError):
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps(peak))
         """
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
