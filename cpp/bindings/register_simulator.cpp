@@ -56,6 +56,39 @@ void set_failure_laws(SimulationInput& in, const py::object& laws) {
         in.job_failure_laws.push_back(index_or_none(law));
 }
 
+using CauseTuples = std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t>>;
+
+/// The jobs, their laws and the causes, from the columns Python passes.
+SimulationInput job_input(const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
+                          const carray<double>& work, const carray<double>& checkpoint_interval,
+                          const carray<std::uint32_t>& rule, const carray<std::uint32_t>& init,
+                          const carray<std::uint32_t>& save, const carray<std::uint32_t>& load,
+                          const carray<double>& submit, const carray<std::int32_t>& priority,
+                          const py::object& job_failures, const CauseTuples& causes) {
+    SimulationInput in;
+    in.distributions = distributions;
+    const std::size_t n = static_cast<std::size_t>(gpus.size());
+    const auto* g = column(gpus, n, "gpus");
+    const auto* w = column(work, n, "work");
+    const auto* ci = column(checkpoint_interval, n, "checkpoint_interval");
+    const auto* r = column(rule, n, "rule");
+    const auto* ini = column(init, n, "init");
+    const auto* sv = column(save, n, "save");
+    const auto* ld = column(load, n, "load");
+    const auto* sb = column(submit, n, "submit");
+    const auto* pr = column(priority, n, "priority");
+    in.jobs.resize(n);
+    for (std::size_t j = 0; j < n; ++j) {
+        if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
+        in.jobs[j] =
+            JobSpec{g[j], w[j], ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j], ld[j], sb[j], pr[j]};
+    }
+    set_failure_laws(in, job_failures);
+    for (const auto& [share, detect, node_down, nodes] : causes)
+        in.causes.push_back(CauseSpec{share, index_or_none(detect), node_down, nodes});
+    return in;
+}
+
 }  // namespace
 
 void register_simulator(py::module_& m) {
@@ -132,32 +165,12 @@ void register_simulator(py::module_& m) {
            const carray<double>& work, const carray<double>& checkpoint_interval,
            const carray<std::uint32_t>& rule, const carray<std::uint32_t>& init,
            const carray<std::uint32_t>& save, const carray<std::uint32_t>& load, const carray<double>& submit,
-           const carray<std::int32_t>& priority, py::object job_failures,
-           const std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t>>& causes, py::object fleet,
-           py::object policy, std::uint32_t gpus_per_node, std::uint32_t replicas,
+           const carray<std::int32_t>& priority, py::object job_failures, const CauseTuples& causes,
+           py::object fleet, py::object policy, std::uint32_t gpus_per_node, std::uint32_t replicas,
            std::uint32_t first_replica, std::uint64_t seed, double horizon, bool record_events,
            bool check_invariants, unsigned threads, std::uint64_t max_events) {
-            SimulationInput in;
-            in.distributions = distributions;
-            const std::size_t n = static_cast<std::size_t>(gpus.size());
-            const auto* g = column(gpus, n, "gpus");
-            const auto* w = column(work, n, "work");
-            const auto* ci = column(checkpoint_interval, n, "checkpoint_interval");
-            const auto* r = column(rule, n, "rule");
-            const auto* ini = column(init, n, "init");
-            const auto* sv = column(save, n, "save");
-            const auto* ld = column(load, n, "load");
-            const auto* sb = column(submit, n, "submit");
-            const auto* pr = column(priority, n, "priority");
-            in.jobs.resize(n);
-            for (std::size_t j = 0; j < n; ++j) {
-                if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
-                in.jobs[j] = JobSpec{g[j],  w[j],  ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j],
-                                     ld[j], sb[j], pr[j]};
-            }
-            set_failure_laws(in, job_failures);
-            for (const auto& [share, detect, node_down, nodes] : causes)
-                in.causes.push_back(CauseSpec{share, index_or_none(detect), node_down, nodes});
+            SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
+                                           load, submit, priority, job_failures, causes);
             if (!fleet.is_none()) {
                 // (nodes, spares, repair, node_failures, per-node laws, lemon_fraction, lemon_factor)
                 auto t = fleet.cast<py::tuple>();
@@ -229,34 +242,14 @@ void register_simulator(py::module_& m) {
            const carray<double>& work, const carray<double>& checkpoint_interval,
            const carray<std::uint32_t>& rule, const carray<std::uint32_t>& init,
            const carray<std::uint32_t>& save, const carray<std::uint32_t>& load, const carray<double>& submit,
-           const carray<std::int32_t>& priority, py::object job_failures,
-           const std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t>>& causes,
+           const carray<std::int32_t>& priority, py::object job_failures, const CauseTuples& causes,
            std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica,
            std::uint64_t seed, double horizon, unsigned threads, std::uint64_t max_events,
            const std::string& device) {
             if (device != "cpu" && device != "cuda")
                 throw std::invalid_argument("device must be 'cpu' or 'cuda', got '" + device + "'");
-            SimulationInput in;
-            in.distributions = distributions;
-            const std::size_t n = static_cast<std::size_t>(gpus.size());
-            const auto* g = column(gpus, n, "gpus");
-            const auto* w = column(work, n, "work");
-            const auto* ci = column(checkpoint_interval, n, "checkpoint_interval");
-            const auto* r = column(rule, n, "rule");
-            const auto* ini = column(init, n, "init");
-            const auto* sv = column(save, n, "save");
-            const auto* ld = column(load, n, "load");
-            const auto* sb = column(submit, n, "submit");
-            const auto* pr = column(priority, n, "priority");
-            in.jobs.resize(n);
-            for (std::size_t j = 0; j < n; ++j) {
-                if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
-                in.jobs[j] = JobSpec{g[j],  w[j],  ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j],
-                                     ld[j], sb[j], pr[j]};
-            }
-            set_failure_laws(in, job_failures);
-            for (const auto& [share, detect, node_down, nodes] : causes)
-                in.causes.push_back(CauseSpec{share, index_or_none(detect), node_down, nodes});
+            SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
+                                           load, submit, priority, job_failures, causes);
             in.gpus_per_node = gpus_per_node;
             in.replicas = replicas;
             in.first_replica = first_replica;

@@ -159,6 +159,28 @@ _Columns = tuple[
 ]
 
 
+def _run_options(
+    replicas: Any, seed: Any, first_replica: Any, horizon: Any
+) -> tuple[int, int, int, float]:
+    """Replica count, seed, first replica id and horizon, validated."""
+    n_replicas = integer("replicas", replicas, minimum=1, maximum=2**32 - 1)
+    seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
+    first = integer("first_replica", first_replica, minimum=0, maximum=2**32 - 1)
+    if first + n_replicas > 2**32:
+        raise ValueError("first_replica + replicas must not exceed 2**32")
+    horizon_ = real("horizon", horizon)
+    if math.isnan(horizon_) or horizon_ <= 0:
+        raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon_!r}")
+    return n_replicas, seed_, first, horizon_
+
+
+def _threads(threads: Any) -> int:
+    """None: one thread per core."""
+    if threads is None:
+        return os.cpu_count() or 1
+    return integer("threads", threads, minimum=1, maximum=4096)
+
+
 class _DistributionTable:
     """Jobs share distribution objects: each distinct one is compiled once."""
 
@@ -287,22 +309,11 @@ def simulate(
     node_level = fleet is not None and fleet.node_failures is not None
     if failures is None and not node_level:
         failures = meta_scale_model()
-    n_replicas = integer("replicas", replicas, minimum=1, maximum=2**32 - 1)
-    seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
-    first = integer("first_replica", first_replica, minimum=0, maximum=2**32 - 1)
-    if first + n_replicas > 2**32:
-        raise ValueError("first_replica + replicas must not exceed 2**32")
-    horizon_ = real("horizon", horizon)
-    if math.isnan(horizon_) or horizon_ <= 0:
-        raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon_!r}")
+    n_replicas, seed_, first, horizon_ = _run_options(replicas, seed, first_replica, horizon)
     for flag, value in (("record_events", record_events), ("check_invariants", check_invariants)):
         if not isinstance(value, bool | np.bool_):
             raise TypeError(f"{flag} must be a bool, got {type(value).__name__}")
-    threads_ = (
-        (os.cpu_count() or 1)
-        if threads is None
-        else integer("threads", threads, minimum=1, maximum=4096)
-    )
+    threads_ = _threads(threads)
     per_node = integer("gpus_per_node", gpus_per_node, minimum=1, maximum=2**16)
     if fleet is not None:
         per_node = fleet.gpus_per_node
@@ -431,19 +442,8 @@ def batch_simulate(
     cause_list = _cause_list(causes)
     if failures is None:
         failures = meta_scale_model()
-    n_replicas = integer("replicas", replicas, minimum=1, maximum=2**32 - 1)
-    seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
-    first = integer("first_replica", first_replica, minimum=0, maximum=2**32 - 1)
-    if first + n_replicas > 2**32:
-        raise ValueError("first_replica + replicas must not exceed 2**32")
-    horizon_ = real("horizon", horizon)
-    if math.isnan(horizon_) or horizon_ <= 0:
-        raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon_!r}")
-    threads_ = (
-        (os.cpu_count() or 1)
-        if threads is None
-        else integer("threads", threads, minimum=1, maximum=4096)
-    )
+    n_replicas, seed_, first, horizon_ = _run_options(replicas, seed, first_replica, horizon)
+    threads_ = _threads(threads)
     per_node = integer("gpus_per_node", gpus_per_node, minimum=1, maximum=2**16)
     max_events_ = (
         0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
