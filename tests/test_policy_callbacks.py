@@ -302,3 +302,79 @@ def test_threads_do_not_change_results() -> None:
         # (A masked copy leaves padding bytes uninitialized: compare fields only.)
         mine = one.jobs[one.jobs["replica"] == r]
         assert rfn.repack_fields(alone.jobs).tobytes() == rfn.repack_fields(mine).tobytes()
+
+
+# --------------------------------------------------------------------------
+# Placement callback: an outside scheduler chooses the nodes
+# --------------------------------------------------------------------------
+
+PLACE_FLEET = ace.Fleet(16, repair=ace.Constant(3600.0), node_failures=ace.Exponential(5 * ace.DAY))
+PLACE_JOBS = [
+    ace.Job(g, work=ace.DAY, checkpoint_interval=ace.HOUR, submit=i * ace.HOUR)
+    for i, g in enumerate([16, 32, 4, 2, 16, 8, 64, 1, 3, 16, 24, 40])
+]
+
+
+def test_placement_none_is_the_builtin_choice() -> None:
+    builtin = ace.simulate(PLACE_JOBS, fleet=PLACE_FLEET, replicas=3, seed=4, check_invariants=True)
+    deferred = ace.simulate(
+        PLACE_JOBS,
+        fleet=PLACE_FLEET,
+        policy=ace.Policy(place=lambda view, free: None),
+        replicas=3,
+        seed=4,
+        check_invariants=True,
+    )
+    assert builtin.jobs.tobytes() == deferred.jobs.tobytes()
+
+
+def test_placement_chooses_the_nodes() -> None:
+    seen: list[tuple[int, int, int, np.ndarray]] = []
+
+    def highest_ids(view: Any, free: np.ndarray) -> list[int]:
+        seen.append((view.job, view.gpus, view.nodes_needed, free.copy()))
+        return [int(n) for n in free[-view.nodes_needed :]]
+
+    res = ace.simulate(
+        PLACE_JOBS,
+        fleet=PLACE_FLEET,
+        policy=ace.Policy(place=highest_ids),
+        replicas=2,
+        seed=4,
+        check_invariants=True,
+    )
+    assert res.jobs["completed"].all()
+    assert len(seen) >= len(PLACE_JOBS)
+    for _, gpus, needed, free in seen:
+        assert needed == (1 if gpus < 8 else -(-gpus // 8))
+        assert free.dtype == np.uint32
+        assert np.all(np.diff(free.astype(np.int64)) > 0)  # ascending, no repeats
+        assert free.size >= needed
+        assert np.all(free < PLACE_FLEET.nodes)
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        ([999], ValueError),  # not a free node
+        ([0, 0], ValueError),  # twice, or the wrong count
+        ([], ValueError),  # too few
+        ("x", TypeError),
+        (3.5, TypeError),
+    ],
+)
+def test_placement_bad_answers(answer: Any, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        ace.simulate(
+            PLACE_JOBS, fleet=PLACE_FLEET, policy=ace.Policy(place=lambda v, f: answer), seed=1
+        )
+
+
+def test_placement_exception_propagates() -> None:
+    def broken(view: Any, free: np.ndarray) -> None:
+        raise RuntimeError("scheduler down")
+
+    with pytest.raises(RuntimeError, match="scheduler down"):
+        ace.simulate(PLACE_JOBS, fleet=PLACE_FLEET, policy=ace.Policy(place=broken), seed=1)
+    with pytest.raises(TypeError, match="place"):
+        ace.Policy(place=42)  # type: ignore[arg-type]

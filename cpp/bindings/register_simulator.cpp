@@ -89,6 +89,24 @@ SimulationInput job_input(const std::vector<Distribution>& distributions, const 
     return in;
 }
 
+/// Wraps a Python placement callable: place(view, free_nodes) -> node ids or None.
+PlacementDecision python_placement(py::object callable) {
+    auto holder = std::make_shared<py::object>(std::move(callable));
+    return [holder](const PlacementView& view, const std::vector<std::uint32_t>& candidates,
+                    std::vector<std::uint32_t>& chosen) -> bool {
+        py::gil_scoped_acquire gil;
+        py::array_t<std::uint32_t> free_nodes(static_cast<py::ssize_t>(candidates.size()), candidates.data());
+        py::object result = (*holder)(view, free_nodes);
+        if (result.is_none()) return false;
+        try {
+            chosen = result.cast<std::vector<std::uint32_t>>();
+        } catch (const py::cast_error&) {
+            throw py::type_error("place must return a sequence of node ids or None");
+        }
+        return true;
+    };
+}
+
 }  // namespace
 
 void register_simulator(py::module_& m) {
@@ -153,6 +171,19 @@ void register_simulator(py::module_& m) {
                    ", free_nodes=" + std::to_string(v.free_nodes) + ")";
         });
 
+    py::class_<PlacementView>(m, "PlacementView")
+        .def_readonly("time", &PlacementView::time)
+        .def_readonly("replica", &PlacementView::replica)
+        .def_readonly("job", &PlacementView::job)
+        .def_readonly("gpus", &PlacementView::gpus)
+        .def_readonly("priority", &PlacementView::priority)
+        .def_readonly("nodes_needed", &PlacementView::nodes_needed)
+        .def_readonly("gpus_per_node", &PlacementView::gpus_per_node)
+        .def("__repr__", [](const PlacementView& v) {
+            return "PlacementView(time=" + std::to_string(v.time) + ", job=" + std::to_string(v.job) +
+                   ", nodes_needed=" + std::to_string(v.nodes_needed) + ")";
+        });
+
     // Dtypes, so Python can build empty arrays of the right layout.
     m.def("job_dtype", [] { return py::dtype::of<JobRecord>(); });
     m.def("fleet_dtype", [] { return py::dtype::of<FleetRecord>(); });
@@ -199,6 +230,7 @@ void register_simulator(py::module_& m) {
                                                   q[2].cast<double>()};
                 }
                 if (!t[4].is_none()) p.on_failure = python_decision(t[4]);
+                if (t.size() > 7 && !t[7].is_none()) p.place = python_placement(t[7]);
                 const auto address = t[5].cast<std::uintptr_t>();
                 if (address != 0) {
                     p.compiled = reinterpret_cast<acesim_failure_policy_fn>(address);

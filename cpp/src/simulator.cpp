@@ -238,9 +238,9 @@ public:
                                          " in replica " + std::to_string(replica_) +
                                          "; a job may never finish under this failure model: set a horizon");
             }
-            if (checking_ && e.time < last)
-                throw std::logic_error("invariant: events ran backwards in time");
+            if (checking_ && e.time < last) throw std::logic_error("invariant: events ran backwards in time");
             last = e.time;
+            now_ = e.time;
             if (is_node) {
                 handle_node(id, e.time);
             } else {
@@ -393,13 +393,16 @@ private:
         return plans_[j].nodes - static_cast<std::uint32_t>(jobs_[j].nodes.size()) - jobs_[j].reserved;
     }
 
-    /// Takes the nodes a job lacks, all or nothing. Recovering jobs under
-    /// SPARES / PREEMPT_LOWER take hot spares first.
+    /// Takes the nodes a job lacks, all or nothing. Starts from the queue use
+    /// free nodes (chosen by the placement callback when there is one);
+    /// recovering jobs (spares_first) take hot spares first.
     bool acquire(std::uint32_t j, bool spares_first) {
         if (!fleet_.enabled) return true;
         const std::uint32_t need = missing(j);
         if (need == 0) return true;
         const std::uint32_t used = plans_[j].gpus_per_node;
+        if (!spares_first)
+            return policy_.place ? place_outside(j, need, used) : acquire_builtin(j, need, used);
         if (used < gpn_) {
             // A job smaller than a node: best fit among partly free nodes.
             for (std::uint32_t k = used; k <= gpn_; ++k) {
@@ -408,23 +411,69 @@ private:
                     return true;
                 }
             }
-            if (spares_first && !pools_[spare_pool_].empty()) {
+            if (!pools_[spare_pool_].empty()) {
                 ++spare_uses_;
                 attach(j, pools_[spare_pool_].back());
                 return true;
             }
             return false;
         }
-        const std::size_t spares = spares_first ? pools_[spare_pool_].size() : 0;
-        if (pools_[gpn_].size() + spares < need) return false;
+        if (pools_[gpn_].size() + pools_[spare_pool_].size() < need) return false;
         for (std::uint32_t k = 0; k < need; ++k) {
-            if (spares_first && !pools_[spare_pool_].empty()) {
+            if (!pools_[spare_pool_].empty()) {
                 ++spare_uses_;
                 attach(j, pools_[spare_pool_].back());
             } else {
                 attach(j, pools_[gpn_].back());
             }
         }
+        return true;
+    }
+
+    /// A start from the queue placed by an outside scheduler (the
+    /// placement callback), among the free nodes that fit.
+    bool place_outside(std::uint32_t j, std::uint32_t need, std::uint32_t used) {
+        std::vector<std::uint32_t> candidates;
+        for (std::uint32_t k = used; k <= gpn_; ++k) {
+            if (used == gpn_ && k != gpn_) continue;  // whole-node jobs take whole free nodes
+            candidates.insert(candidates.end(), pools_[k].begin(), pools_[k].end());
+        }
+        if (candidates.size() < need) return false;  // cannot start now, whoever chooses
+        std::sort(candidates.begin(), candidates.end());
+        const PlacementView view{now_, replica_, j, in_.jobs[j].gpus, in_.jobs[j].priority, need, used};
+        std::vector<std::uint32_t> chosen;
+        if (!policy_.place(view, candidates, chosen)) return acquire_builtin(j, need, used);
+        if (chosen.size() != need)
+            throw std::invalid_argument("place returned " + std::to_string(chosen.size()) +
+                                        " nodes for job " + std::to_string(j) + "; it needs " +
+                                        std::to_string(need));
+        std::vector<std::uint32_t> sorted = chosen;
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t k = 0; k < sorted.size(); ++k) {
+            const bool known = std::binary_search(candidates.begin(), candidates.end(), sorted[k]);
+            if (!known || (k > 0 && sorted[k] == sorted[k - 1]))
+                throw std::invalid_argument("place returned node " + std::to_string(sorted[k]) +
+                                            ", which is not a free node that fits job " + std::to_string(j) +
+                                            " (or is given twice)");
+        }
+        for (std::uint32_t n : chosen) attach(j, n);
+        return true;
+    }
+
+    /// The built-in choice among free nodes: best fit for a job smaller than
+    /// a node, whole free nodes otherwise.
+    bool acquire_builtin(std::uint32_t j, std::uint32_t need, std::uint32_t used) {
+        if (used < gpn_) {
+            for (std::uint32_t k = used; k <= gpn_; ++k) {
+                if (!pools_[k].empty()) {
+                    attach(j, pools_[k].back());
+                    return true;
+                }
+            }
+            return false;
+        }
+        if (pools_[gpn_].size() < need) return false;
+        for (std::uint32_t k = 0; k < need; ++k) attach(j, pools_[gpn_].back());
         return true;
     }
 
@@ -1230,6 +1279,7 @@ private:
     std::size_t trace_begin_ = 0;
     std::uint32_t next_event_ = 0;
     std::size_t jobs_done_ = 0;
+    double now_ = 0.0;
     std::uint32_t node_failures_ = 0;
     std::uint32_t quarantines_ = 0;
     std::uint32_t quarantined_nodes_ = 0;

@@ -90,6 +90,15 @@ class FailureView:
     quarantined_nodes: int
     preemptible_nodes: int
 
+class PlacementView:
+    time: float
+    replica: int
+    job: int
+    gpus: int
+    priority: int
+    nodes_needed: int
+    gpus_per_node: int
+
 class EventKind:
     SUBMIT: EventKind
     START_BEGIN: EventKind

@@ -92,7 +92,7 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "lemon_factor",
     ),
     Quarantine: ("failures", "window", "duration"),
-    Policy: ("replacement", "preemption", "quarantine", "on_failure", "preemption_grace"),
+    Policy: ("replacement", "preemption", "quarantine", "on_failure", "preemption_grace", "place"),
 }
 
 _checked: set[type] = set()
@@ -219,7 +219,7 @@ def _quarantine(q: Quarantine) -> Reduced:
 def _policy(p: Policy) -> Reduced:
     # A CompiledPolicy in on_failure raises its own clear TypeError when pickled.
     return _call(
-        Policy, p.replacement, p.preemption, p.quarantine, p.on_failure, p.preemption_grace
+        Policy, p.replacement, p.preemption, p.quarantine, p.on_failure, p.preemption_grace, p.place
     )
 
 

@@ -13,7 +13,7 @@ enums, a Python callable, or a compiled callback.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ from ._validation import finite, integer, non_negative
 from .compiled import CompiledPolicy
 from .units import DAY
 
-__all__ = ["FailureView", "Policy", "Preemption", "Quarantine", "Replacement"]
+__all__ = ["FailureView", "PlacementView", "Policy", "Preemption", "Quarantine", "Replacement"]
 
 
 class Replacement(enum.IntEnum):
@@ -76,6 +76,13 @@ FailureView = Any
 
 FailurePolicy = Callable[[FailureView], "Replacement | int | None"]
 
+#: What a placement callback receives: a read-only view (time, replica, job,
+#: gpus, priority, nodes_needed, gpus_per_node) and the ascending ids of the
+#: free nodes that fit; it returns ``nodes_needed`` of them, or ``None`` to let
+#: the built-in scheduler choose.
+PlacementView = Any
+PlacementPolicy = Callable[[PlacementView, Any], "Sequence[int] | None"]
+
 
 @dataclass(frozen=True, init=False)
 class Policy:
@@ -86,6 +93,12 @@ class Policy:
     ``replacement``), or a :class:`acesim.CompiledPolicy` called without the
     GIL. Exceptions raised by a Python policy propagate to the caller of
     :func:`acesim.simulate` with their traceback.
+
+    ``place`` (optional) lets an outside scheduler choose the nodes whenever
+    the built-in scheduler is about to start a job from the queue: it is
+    called with a :data:`PlacementView` and the ascending ids of the free nodes
+    that fit, and returns the node ids to use (or ``None`` for the built-in
+    choice); an invalid choice raises ``ValueError``.
     """
 
     replacement: Replacement
@@ -93,6 +106,7 @@ class Policy:
     quarantine: Quarantine | None
     on_failure: FailurePolicy | CompiledPolicy | None
     preemption_grace: float
+    place: PlacementPolicy | None
 
     def __init__(
         self,
@@ -101,6 +115,7 @@ class Policy:
         quarantine: Quarantine | None = None,
         on_failure: FailurePolicy | CompiledPolicy | None = None,
         preemption_grace: float = 0.0,
+        place: PlacementPolicy | None = None,
     ) -> None:
         object.__setattr__(self, "replacement", _enum("replacement", Replacement, replacement))
         object.__setattr__(self, "preemption", _enum("preemption", Preemption, preemption))
@@ -120,6 +135,9 @@ class Policy:
         object.__setattr__(self, "preemption_grace", finite("preemption_grace", preemption_grace))
         if self.preemption_grace < 0:
             raise ValueError(f"preemption_grace must be >= 0, got {self.preemption_grace!r}")
+        if place is not None and not callable(place):
+            raise TypeError(f"place must be a callable or None, got {type(place).__name__}")
+        object.__setattr__(self, "place", place)
 
     def _core_spec(self) -> tuple[Any, ...]:
         q = self.quarantine
@@ -133,6 +151,7 @@ class Policy:
             python,
             0 if compiled is None else compiled.address,
             0 if compiled is None else compiled.user_data,
+            self.place,
         )
 
 

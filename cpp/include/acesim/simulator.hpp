@@ -80,12 +80,31 @@ struct QuarantineSpec {
 /// A custom failure decision: returns an ACESIM_* value (-1: built-in).
 using FailureDecision = std::function<std::int32_t(const acesim_failure_view&)>;
 
+/// What an outside scheduler sees when the built-in one is about to start a
+/// job from the queue.
+struct PlacementView {
+    double time;
+    std::uint32_t replica;
+    std::uint32_t job;
+    std::uint32_t gpus;
+    std::int32_t priority;
+    std::uint32_t nodes_needed;   ///< nodes to choose
+    std::uint32_t gpus_per_node;  ///< GPUs the job uses on each of them
+};
+
+/// Chooses the nodes for a start: fills `chosen` with `nodes_needed` ids from
+/// `candidates` (the free nodes that fit, ascending) and returns true, or
+/// returns false to let the built-in scheduler choose.
+using PlacementDecision = std::function<bool(
+    const PlacementView&, const std::vector<std::uint32_t>& candidates, std::vector<std::uint32_t>& chosen)>;
+
 struct PolicySpec {
     Replacement replacement = Replacement::Spares;
     Preemption preemption = Preemption::Immediate;
     double preemption_grace = 0.0;  ///< CHECKPOINT_AWARE: wait this long for a victim's checkpoint
     QuarantineSpec quarantine;
     FailureDecision on_failure;                   ///< optional; may call back into an interpreter
+    PlacementDecision place;                      ///< optional: an outside scheduler chooses the nodes
     acesim_failure_policy_fn compiled = nullptr;  ///< optional compiled decision (no GIL)
     void* compiled_user_data = nullptr;
 };
