@@ -13,6 +13,7 @@
 #include "acesim/hd.hpp"
 #include "acesim/philox.hpp"
 #include "acesim/records.hpp"
+#include "acesim/sampler.hpp"
 
 namespace acesim {
 
@@ -58,6 +59,46 @@ enum SingleJobStatus : std::uint32_t {
 constexpr std::uint64_t kSingleJobMaxFailures = std::uint64_t{1} << 25;
 
 namespace detail {
+/// Draws of one stream in index order. A constant law needs no randomness;
+/// on the host, other laws are drawn sixteen at a time through the vectorized
+/// batch kernels (draw_range: the same numbers as draw()), since a draw
+/// depends only on its index.
+struct StreamDraws {
+    const DistributionView* dist;
+    Stream stream;
+    double gpus;
+    double constant;  // NaN unless the law is a Constant
+    std::uint32_t next = 0;
+#if !defined(__CUDA_ARCH__)
+    static constexpr std::uint32_t kAhead = 16;
+    double ahead[kAhead];
+    std::uint32_t ahead_first = 0;
+    std::uint32_t ahead_count = 0;
+#endif
+
+    ACESIM_HD StreamDraws(const DistributionView* d, Stream s, double g) : dist(d), stream(s), gpus(g) {
+        const DistNode& root = d->nodes[d->root];
+        constant = root.kind == DistKind::Constant ? root.p0 : NAN;
+    }
+
+    ACESIM_HD double operator()() {
+        if (constant == constant) {  // not NaN: a Constant law
+            ++next;
+            return constant;
+        }
+#if defined(__CUDA_ARCH__)
+        return draw(*dist, stream, next++, gpus);
+#else
+        if (next - ahead_first >= ahead_count) {
+            draw_range(*dist, stream, next, kAhead, gpus, ahead);
+            ahead_first = next;
+            ahead_count = kAhead;
+        }
+        return ahead[next++ - ahead_first];
+#endif
+    }
+};
+
 /// Finite test that compiles the same on host and device (x - x is NaN for inf and NaN).
 ACESIM_HD bool finite(double x) { return x - x == 0.0; }
 enum : std::uint32_t { kPending, kStarting, kComputing, kSaving, kDetecting, kDone };
@@ -72,11 +113,17 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
     using namespace detail;
     constexpr double kInfinity = INFINITY;
     const double gpus = static_cast<double>(spec.gpus);
-    std::uint32_t n_failure = 0, n_init = 0, n_save = 0, n_load = 0, n_cause = 0, n_detect = 0;
-    const Stream s_failure{key, stream_id(EntityKind::Job, entity, Purpose::Failure), replica};
-    const Stream s_init{key, stream_id(EntityKind::Job, entity, Purpose::Init), replica};
-    const Stream s_save{key, stream_id(EntityKind::Job, entity, Purpose::Save), replica};
-    const Stream s_load{key, stream_id(EntityKind::Job, entity, Purpose::Load), replica};
+    std::uint32_t n_cause = 0, n_detect = 0;
+    const bool job_failures = spec.failures != kNoLaw;
+    StreamDraws failure_draw(&dists[job_failures ? spec.failures : spec.init],
+                             Stream{key, stream_id(EntityKind::Job, entity, Purpose::Failure), replica},
+                             gpus);
+    StreamDraws init_draw(&dists[spec.init],
+                          Stream{key, stream_id(EntityKind::Job, entity, Purpose::Init), replica}, gpus);
+    StreamDraws save_draw(&dists[spec.save],
+                          Stream{key, stream_id(EntityKind::Job, entity, Purpose::Save), replica}, gpus);
+    StreamDraws load_draw(&dists[spec.load],
+                          Stream{key, stream_id(EntityKind::Job, entity, Purpose::Load), replica}, gpus);
     const Stream s_cause{key, stream_id(EntityKind::Job, entity, Purpose::Cause), replica};
     const Stream s_detect{key, stream_id(EntityKind::Job, entity, Purpose::Detect), replica};
 
@@ -93,8 +140,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
     double held_time = 0.0, hold_since = 0.0;
     bool holding = false;
     double fail_at = kInfinity;
-    double fail_left =
-        spec.failures == kNoLaw ? kInfinity : draw(dists[spec.failures], s_failure, n_failure++, gpus);
+    double fail_left = job_failures ? failure_draw() : kInfinity;
     bool started = false;
     std::uint64_t failures_recorded = 0;
     events = 0;
@@ -141,8 +187,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
             held_time += t - hold_since;
             holding = false;
             ++rec.failures;
-            fail_left = spec.failures == kNoLaw ? kInfinity
-                                                : draw(dists[spec.failures], s_failure, n_failure++, gpus);
+            fail_left = job_failures ? failure_draw() : kInfinity;
             phase = kDetecting;
             phase_start = t;
             phase_end = t + detect;
@@ -168,7 +213,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                     segment_compute = t - phase_start;
                     phase = kSaving;
                     phase_start = t;
-                    phase_end = t + draw(dists[spec.save], s_save, n_save++, gpus);
+                    phase_end = t + save_draw();
                     break;
                 case kSaving:
                     rec.productive += segment_compute;
@@ -194,13 +239,14 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                         // end before the next failure run here without the
                         // general dispatch; the same operations in the same
                         // order as the event loop, so the same bits.
-                        while (holding && !(fail_at < phase_end) && phase_end <= horizon && phase_end != kInfinity) {
+                        while (holding && !(fail_at < phase_end) && phase_end <= horizon &&
+                               phase_end != kInfinity) {
                             if (++events > max_events) return kSingleJobMaxEvents;
                             t = phase_end;
                             segment_compute = t - phase_start;
                             phase = kSaving;
                             phase_start = t;
-                            phase_end = t + draw(dists[spec.save], s_save, n_save++, gpus);
+                            phase_end = t + save_draw();
                             if (fail_at < phase_end || phase_end > horizon || phase_end == kInfinity) break;
                             if (++events > max_events) return kSingleJobMaxEvents;
                             t = phase_end;
@@ -247,8 +293,8 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                 const double tau = young_interval(spec.save_mean, estimate);
                 interval = finite(tau) && tau > 0.0 ? (tau < spec.work ? tau : spec.work) : spec.interval;
             }
-            const double init = draw(dists[spec.init], s_init, n_init++, gpus);
-            const double load = draw(dists[spec.load], s_load, n_load++, gpus);
+            const double init = init_draw();
+            const double load = load_draw();
             phase = kStarting;
             phase_start = t;
             phase_end = t + (init + load);
