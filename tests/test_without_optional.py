@@ -1,0 +1,71 @@
+"""The paths that run without an optional dependency (pandas, matplotlib,
+scipy): a clear message naming the extra, never a crash."""
+
+from __future__ import annotations
+
+import builtins
+import importlib.util
+from typing import Any
+
+import acesim as ace
+import pytest
+from acesim import cli
+
+
+def hide(monkeypatch: pytest.MonkeyPatch, *names: str) -> None:
+    real_import = builtins.__import__
+
+    def fake_import(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.split(".")[0] in names:
+            raise ImportError(f"No module named {name!r} (hidden by the test)")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake_import)
+
+
+def small_result() -> ace.SimulationResult:
+    return ace.simulate(ace.Job(8, work=ace.HOUR, checkpoint_interval=600.0), replicas=2, seed=1)
+
+
+def test_to_pandas_without_pandas(monkeypatch: pytest.MonkeyPatch) -> None:
+    res = small_result()
+    hide(monkeypatch, "pandas")
+    with pytest.raises(ImportError, match=r"acesim\[pandas\]"):
+        res.to_pandas()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pandas") is None, reason="pandas not installed")
+def test_to_pandas_with_pandas() -> None:
+    frame = small_result().to_pandas()
+    assert list(frame.columns)[:3] == ["replica", "job", "gpus"]
+    assert len(frame) == 2
+
+
+def test_demo_plot_without_matplotlib(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    hide(monkeypatch, "matplotlib")
+    assert cli.main(["demo", "--replicas", "100", "--plot", str(tmp_path / "demo.png")]) == 0
+    captured = capsys.readouterr()
+    assert "acesim[plot]" in captured.err
+    assert "ETTR" in captured.out
+    assert not (tmp_path / "demo.png").exists()
+
+
+def test_fitting_without_scipy(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Weibull, lognormal and exponential fits (censored too) need numpy only.
+    import numpy as np
+
+    hide(monkeypatch, "scipy")
+    rng = np.random.default_rng(0)
+    x = rng.weibull(0.7, 2000) * 3600.0
+    censored = x > 7200.0
+    dist = ace.fit.fit_weibull(np.minimum(x, 7200.0), censored=censored)
+    assert 0.6 < dist.shape < 0.8
+    assert isinstance(ace.fit.fit_lognormal(x, censored=censored), ace.LogNormal)
+    assert isinstance(ace.fit.fit_exponential(x), ace.Exponential)
+
+
+def test_cli_errors_are_messages(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["interval", "-1", "3600"]) == 2
+    assert "checkpoint_cost" in capsys.readouterr().err
