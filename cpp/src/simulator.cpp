@@ -129,6 +129,7 @@ struct JobState {
     bool in_waiting = false;
     std::int32_t churn_owner = -1;  // job whose recovery preempted this one
     std::int32_t preempt_for = -1;  // CHECKPOINT_AWARE: preempt for this job at the next checkpoint
+    std::uint32_t deferred = 0;     // victims waiting for their checkpoint to give this job nodes
     std::uint32_t reserved = 0;     // WAIT_REPAIR: nodes reserved, not yet back
     std::uint32_t draws[kPurposes] = {};
     NodeList nodes;
@@ -626,10 +627,11 @@ private:
                 ++job.rec->checkpoints;
                 log(j, EventKind::CheckpointEnd, t);
                 if (job.committed >= in_.jobs[j].work) {
+                    cancel_deferred_preemption(j);
                     complete(j, t);
                 } else if (job.preempt_for >= 0) {
                     const auto by = static_cast<std::uint32_t>(job.preempt_for);
-                    job.preempt_for = -1;
+                    cancel_deferred_preemption(j);
                     if (jobs_[by].phase == Phase::Waiting && jobs_[by].in_waiting) {
                         // At its checkpoint nothing is lost: the write is
                         // done and no compute has started.
@@ -835,6 +837,7 @@ private:
     void fault(std::uint32_t j, double t, double detect, std::int32_t cause) {
         JobState& job = jobs_[j];
         if (!running(job)) return;  // detecting already, waiting, queued or done
+        cancel_deferred_preemption(j);
         job.lost_work = interrupt(j, t);
         job.cause = cause;
         ++job.rec->failures;
@@ -1027,11 +1030,20 @@ private:
         return static_cast<Replacement>(choice);
     }
 
+    /// A victim marked for preemption at its next checkpoint no longer is
+    /// (it reached the checkpoint, finished or failed first).
+    void cancel_deferred_preemption(std::uint32_t v) {
+        JobState& victim = jobs_[v];
+        if (victim.preempt_for < 0) return;
+        --jobs_[victim.preempt_for].deferred;
+        victim.preempt_for = -1;
+    }
+
     /// PREEMPT_LOWER: frees nodes held by running lower-priority whole-node
-    /// jobs for job j.
-    void preempt_lower(std::uint32_t j, double t) {
+    /// jobs for job j. Returns whether it preempted or marked any victim.
+    bool preempt_lower(std::uint32_t j, double t) {
         std::uint32_t need = missing(j);
-        if (need == 0) return;
+        if (need == 0 || jobs_[j].deferred > 0) return false;
         struct Candidate {
             double cost;
             std::int32_t priority;
@@ -1071,15 +1083,17 @@ private:
         std::size_t take = 0;
         while (take < candidates.size() && available < need)
             available += plans_[candidates[take++].job].nodes;
-        if (available < need) return;  // not enough even with every candidate: keep waiting
+        if (available < need) return false;  // not enough even with every candidate: keep waiting
         for (std::size_t c = 0; c < take; ++c) {
             const Candidate& v = candidates[c];
             if (v.defer) {
                 jobs_[v.job].preempt_for = static_cast<std::int32_t>(j);
+                ++jobs_[j].deferred;
             } else {
                 preempt(v.job, j, t);
             }
         }
+        return true;
     }
 
     void preempt(std::uint32_t v, std::uint32_t by, double t) {
