@@ -46,8 +46,8 @@ struct FleetRecord {
     std::uint32_t replica;
     std::uint32_t jobs;
     std::uint32_t jobs_completed;
-    std::uint32_t failures;           ///< job interruptions (a failure that hit a running job)
-    std::uint32_t node_failures;      ///< node failure events, busy and idle nodes alike
+    std::uint32_t failures;       ///< job interruptions (a failure that hit a running job)
+    std::uint32_t node_failures;  ///< node failure events, busy and idle nodes alike
     std::uint32_t preemptions;
     std::uint32_t checkpoints;
     std::uint32_t quarantines;        ///< times a node was put in quarantine
@@ -66,23 +66,23 @@ struct FleetRecord {
     double recovery_wait_gpu_hours;
     double gpu_hours_lost;
     double churn_gpu_hours;
-    double quarantined_node_hours;    ///< capacity given up to quarantine
-    double down_node_hours;           ///< capacity under repair
+    double quarantined_node_hours;  ///< capacity given up to quarantine
+    double down_node_hours;         ///< capacity under repair
 };
 
 /// One row per job (or idle node) hit by a failure event.
 struct TraceRecord {
     std::uint32_t replica;
-    std::uint32_t event;           ///< failure event number within the replica (rows of one event share it)
-    std::int32_t job;              ///< -1 when the node was idle
-    std::int32_t node;             ///< affected node (job-local index when fleet is None)
-    std::int32_t origin;           ///< node whose failure process fired; -1 for job-level failures
-    std::int32_t cause;            ///< index into the cause list; -1 when none was given
-    std::uint32_t source;          ///< 0: job-level failure law, 1: node-level failure process
+    std::uint32_t event;   ///< failure event number within the replica (rows of one event share it)
+    std::int32_t job;      ///< -1 when the node was idle
+    std::int32_t node;     ///< affected node (job-local index when fleet is None)
+    std::int32_t origin;   ///< node whose failure process fired; -1 for job-level failures
+    std::int32_t cause;    ///< index into the cause list; -1 when none was given
+    std::uint32_t source;  ///< 0: job-level failure law, 1: node-level failure process
     std::uint32_t pad_;
-    double time;                   ///< wall-clock time of the fault
-    double inter_failure;          ///< the draw that produced it (held seconds for job-level,
-                                   ///< wall seconds since the node's previous failure for node-level)
+    double time;           ///< wall-clock time of the fault
+    double inter_failure;  ///< the draw that produced it (held seconds for job-level,
+                           ///< wall seconds since the node's previous failure for node-level)
 };
 
 /// What happened, for the optional event log.
