@@ -107,6 +107,19 @@ PlacementDecision python_placement(py::object callable) {
     };
 }
 
+/// How many replicas of what, and with which limits: the options every run has.
+void set_run_options(SimulationInput& in, std::uint32_t gpus_per_node, std::uint32_t replicas,
+                     std::uint32_t first_replica, std::uint64_t seed, double horizon, unsigned threads,
+                     std::uint64_t max_events) {
+    in.gpus_per_node = gpus_per_node;
+    in.replicas = replicas;
+    in.first_replica = first_replica;
+    in.seed = seed;
+    in.horizon = horizon;
+    in.threads = threads;
+    in.max_events = max_events;
+}
+
 }  // namespace
 
 void register_simulator(py::module_& m) {
@@ -184,12 +197,6 @@ void register_simulator(py::module_& m) {
                    ", nodes_needed=" + std::to_string(v.nodes_needed) + ")";
         });
 
-    // Dtypes, so Python can build empty arrays of the right layout.
-    m.def("job_dtype", [] { return py::dtype::of<JobRecord>(); });
-    m.def("fleet_dtype", [] { return py::dtype::of<FleetRecord>(); });
-    m.def("trace_dtype", [] { return py::dtype::of<TraceRecord>(); });
-    m.def("event_dtype", [] { return py::dtype::of<EventRecord>(); });
-
     m.def(
         "simulate",
         [](const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
@@ -237,15 +244,9 @@ void register_simulator(py::module_& m) {
                     p.compiled_user_data = reinterpret_cast<void*>(t[6].cast<std::uintptr_t>());
                 }
             }
-            in.gpus_per_node = gpus_per_node;
-            in.replicas = replicas;
-            in.first_replica = first_replica;
-            in.seed = seed;
-            in.horizon = horizon;
+            set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events);
             in.record_events = record_events;
             in.check_invariants = check_invariants;
-            in.threads = threads;
-            in.max_events = max_events;
             SimulationOutput out;
             {
                 // Safe without the GIL: the core reads only `in` (C++ copies of
@@ -282,13 +283,7 @@ void register_simulator(py::module_& m) {
                 throw std::invalid_argument("device must be 'cpu' or 'cuda', got '" + device + "'");
             SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
                                            load, submit, priority, job_failures, causes);
-            in.gpus_per_node = gpus_per_node;
-            in.replicas = replicas;
-            in.first_replica = first_replica;
-            in.seed = seed;
-            in.horizon = horizon;
-            in.threads = threads;
-            in.max_events = max_events;
+            set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events);
             SimulationOutput out;
             {
                 py::gil_scoped_release release;  // the core touches no Python object

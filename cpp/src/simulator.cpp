@@ -130,6 +130,7 @@ struct JobState {
     std::int32_t churn_owner = -1;  // job whose recovery preempted this one
     std::int32_t preempt_for = -1;  // CHECKPOINT_AWARE: preempt for this job at the next checkpoint
     std::uint32_t deferred = 0;     // victims waiting for their checkpoint to give this job nodes
+    Replacement decision{};         // the re-placement chosen at its last failure
     std::uint32_t reserved = 0;     // WAIT_REPAIR: nodes reserved, not yet back
     std::uint32_t draws[kPurposes] = {};
     NodeList nodes;
@@ -923,17 +924,13 @@ private:
 
     void lose_waiting_node(std::uint32_t j, std::uint32_t m) {
         detach(j, m);
-        if (effective_replacement(j) == Replacement::WaitRepair) reserve(j, m);
+        if (jobs_[j].decision == Replacement::WaitRepair) reserve(j, m);
     }
 
     void reserve(std::uint32_t j, std::uint32_t m) {
         nodes_[m].reserved.push_back(j);
         ++jobs_[j].reserved;
         pool_remove(m);
-    }
-
-    Replacement effective_replacement(std::uint32_t j) const {
-        return decisions_.empty() ? policy_.replacement : decisions_[j];
     }
 
     // --- recovery ---------------------------------------------------------------
@@ -954,7 +951,7 @@ private:
         }
         const Replacement decision =
             decide(j, t, static_cast<std::uint32_t>(failed.size()), repair_remaining);
-        if (!decisions_.empty()) decisions_[j] = decision;
+        job.decision = decision;
         job.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
         job.phase_start = t;
         if (decision == Replacement::Requeue) {
@@ -1255,9 +1252,6 @@ private:
         out_.fleet.push_back(fleet);
     }
 
-public:
-    std::vector<Replacement> decisions_;  // per job, when a custom policy decides
-
 private:
     const SimulationInput& in_;
     const FleetSpec& fleet_;
@@ -1469,10 +1463,6 @@ Plans make_plans(const SimulationInput& in) {
 
 }  // namespace
 
-double resolve_interval(const SimulationInput& in, std::size_t j) {
-    return interval_for(in.jobs[j], profile_of(in, j));
-}
-
 namespace {
 
 std::vector<DistributionView> make_views(const SimulationInput& in) {
@@ -1520,13 +1510,11 @@ SimulationOutput simulate(const SimulationInput& in) {
     out.jobs.resize(in.jobs.size() * static_cast<std::size_t>(in.replicas));
     std::vector<SimulationOutput> per_replica(in.replicas);
     std::vector<std::exception_ptr> errors(in.replicas);
-    const bool custom = static_cast<bool>(in.policy.on_failure) || in.policy.compiled != nullptr;
     parallel_for(in.replicas, in.threads, 1, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t r = begin; r < end; ++r) {
             try {
                 ReplicaRun run(in, plans, views, in.first_replica + static_cast<std::uint32_t>(r), max_events,
                                out.jobs.data() + r * in.jobs.size(), per_replica[r]);
-                if (custom) run.decisions_.assign(in.jobs.size(), in.policy.replacement);
                 run.run();
             } catch (...) {
                 errors[r] = std::current_exception();

@@ -184,9 +184,6 @@ inline std::uint32_t job_failure_law(const SimulationInput& in, std::size_t j) {
     return in.job_failure_laws.empty() ? in.job_failures : in.job_failure_laws[j];
 }
 
-/// The interval a job starts with after resolving its rule.
-double resolve_interval(const SimulationInput& input, std::size_t j);
-
 /// Job j's mean time to failure under the input's failure models.
 double job_mtbf(const SimulationInput& input, std::size_t j);
 
