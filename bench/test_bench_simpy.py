@@ -105,19 +105,23 @@ def _agree(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     return ea, eb, se
 
 
-def test_same_replicas(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None:
-    """Like for like: acesim and SimPy on the same scenario and replica count."""
+def _compare(
+    benchmark: Any,
+    what: str,
+    rows: np.ndarray,
+    log: list[float],
+    replicas: int,
+    simpy_run: tuple[np.ndarray, float],
+) -> float:
+    """Checks that acesim's rows agree with SimPy's, records the per-replica
+    time ratio in extra_info and the summary, and returns it."""
     simpy_rows, simpy_per_replica = simpy_run
-    log: list[float] = []
-    rows = benchmark(_timed(lambda: _acesim(REPLICAS), log))
-    acesim_per_replica = min(log) / REPLICAS
-    assert rows.size == REPLICAS and rows["completed"].all()
-    assert np.all(simpy_rows["completed"] == 1.0)
-    # both are statistically the same model
-    ettr_a, ettr_s, se = _agree(rows, simpy_rows)
+    acesim_per_replica = min(log) / replicas
+    assert rows["completed"].all()
+    ettr_a, ettr_s, se = _agree(rows, simpy_rows)  # statistically the same model
     ratio = simpy_per_replica / acesim_per_replica
     benchmark.extra_info.update(
-        replicas=REPLICAS,
+        replicas=replicas,
         acesim_s_per_replica=acesim_per_replica,
         simpy_s_per_replica=simpy_per_replica,
         ratio_simpy_over_acesim=ratio,
@@ -128,53 +132,39 @@ def test_same_replicas(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> N
         failures_per_replica_simpy=float(simpy_rows["failures"].mean()),
     )
     line = (
-        f"{REPLICAS} replicas each, one core: SimPy {simpy_per_replica * 1e3:.3f} ms/replica, "
-        f"acesim {acesim_per_replica * 1e6:.2f} us/replica (call overhead included): "
-        f"ratio {ratio:.0f}x; pooled ETTR acesim {ettr_a:.4f} vs SimPy {ettr_s:.4f} "
+        f"{what}, {replicas} replicas, one core: acesim {acesim_per_replica * 1e6:.3f} "
+        f"us/replica vs SimPy {simpy_per_replica * 1e3:.3f} ms/replica: ratio {ratio:.0f}x "
+        f"(target 1000x); pooled ETTR acesim {ettr_a:.4f} vs SimPy {ettr_s:.4f} "
         f"(combined SE {se:.4f})"
     )
     print(line)
     REPORT.append(line)
     assert ratio > 1.0
+    return ratio
+
+
+def test_same_replicas(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None:
+    """Like for like: acesim and SimPy on the same scenario and replica count."""
+    log: list[float] = []
+    rows = benchmark(_timed(lambda: _acesim(REPLICAS), log))
+    assert rows.size == REPLICAS
+    assert np.all(simpy_run[0]["completed"] == 1.0)
+    _compare(benchmark, "event heap (call overhead included)", rows, log, REPLICAS, simpy_run)
 
 
 def test_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None:
     """acesim's per-replica cost on a large batch (fixed call overheads
     amortized), against the SimPy per-replica cost of the same scenario."""
-    simpy_rows, simpy_per_replica = simpy_run
     log: list[float] = []
     rows = benchmark.pedantic(
         _timed(lambda: _acesim(THROUGHPUT_REPLICAS, seed=SEED + 1), log), rounds=3, iterations=1
     )
-    acesim_per_replica = min(log) / THROUGHPUT_REPLICAS
-    assert rows["completed"].all()
-    ettr_a, ettr_s, se = _agree(rows, simpy_rows)
-    ratio = simpy_per_replica / acesim_per_replica
-    events = float(np.mean(rows["failures"]))
-    benchmark.extra_info.update(
-        replicas=THROUGHPUT_REPLICAS,
-        acesim_s_per_replica=acesim_per_replica,
-        simpy_s_per_replica=simpy_per_replica,
-        ratio_simpy_over_acesim=ratio,
-        pooled_ettr_acesim=ettr_a,
-        pooled_ettr_simpy=ettr_s,
-        failures_per_replica=events,
-    )
-    line = (
-        f"{THROUGHPUT_REPLICAS} acesim replicas, one core: {acesim_per_replica * 1e6:.2f} "
-        f"us/replica vs SimPy {simpy_per_replica * 1e3:.3f} ms/replica: ratio {ratio:.0f}x; "
-        f"pooled ETTR acesim {ettr_a:.4f} vs SimPy {ettr_s:.4f} (combined SE {se:.4f})"
-    )
-    print(line)
-    REPORT.append(line)
-    assert ratio > 1.0
+    _compare(benchmark, "event heap", rows, log, THROUGHPUT_REPLICAS, simpy_run)
 
 
 def test_batch_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None:
     """The single-job model through the batch Monte Carlo path (no event heap),
-    one thread, against the SimPy per-replica cost of the same scenario. The
-    target is 1000x."""
-    simpy_rows, simpy_per_replica = simpy_run
+    one thread, against the SimPy per-replica cost of the same scenario."""
     log: list[float] = []
 
     def batch() -> np.ndarray:
@@ -188,22 +178,6 @@ def test_batch_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -
         return res.jobs
 
     rows = benchmark.pedantic(_timed(batch, log), rounds=3, iterations=1)
-    acesim_per_replica = min(log) / THROUGHPUT_REPLICAS
     # The batch path is the event-heap path, bit for bit.
     assert rows.tobytes() == _acesim(THROUGHPUT_REPLICAS, seed=SEED + 1).tobytes()
-    _agree(rows, simpy_rows)
-    ratio = simpy_per_replica / acesim_per_replica
-    benchmark.extra_info.update(
-        replicas=THROUGHPUT_REPLICAS,
-        acesim_s_per_replica=acesim_per_replica,
-        simpy_s_per_replica=simpy_per_replica,
-        ratio_simpy_over_acesim=ratio,
-    )
-    line = (
-        f"{THROUGHPUT_REPLICAS} batch Monte Carlo replicas, one core: "
-        f"{acesim_per_replica * 1e6:.3f} us/replica vs SimPy {simpy_per_replica * 1e3:.3f} "
-        f"ms/replica: ratio {ratio:.0f}x (target 1000x)"
-    )
-    print(line)
-    REPORT.append(line)
-    assert ratio > 1.0
+    _compare(benchmark, "batch Monte Carlo", rows, log, THROUGHPUT_REPLICAS, simpy_run)

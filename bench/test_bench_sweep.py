@@ -17,18 +17,16 @@ neighbours than about the sweep, so only "faster than local" is asserted.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sysconfig
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import acesim as ace
 import pytest
 from acesim.sweep import SweepResult, grid, sweep
 from conftest import REPORT
+from workers import worker_path
 
 WORKERS = 2
 REPLICAS = 2_000
@@ -52,20 +50,6 @@ def scenarios(replicas: int = REPLICAS) -> list[dict[str, Any]]:
     laws = [ace.Weibull(0.7, h * ace.HOUR) for h in MTBF_HOURS]
     # threads=1: one core per simulate call, locally and on each worker.
     return grid({"jobs": job, "replicas": replicas, "threads": 1, "seed": 1}, failures=laws)
-
-
-@contextlib.contextmanager
-def worker_path() -> Iterator[None]:
-    """Let the worker processes import this acesim: put its parent
-    directory on PYTHONPATH unless it is installed in site-packages."""
-    root = str(Path(ace.__file__).resolve().parents[1])
-    paths = sysconfig.get_paths()
-    installed = {str(Path(paths[k]).resolve()) for k in ("purelib", "platlib")}
-    with pytest.MonkeyPatch.context() as mp:
-        current = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        if root not in installed and root not in current:
-            mp.setenv("PYTHONPATH", os.pathsep.join([root, *current]))
-        yield
 
 
 def system_busy_seconds() -> float | None:

@@ -37,14 +37,14 @@ from .distributions import (
     Weibull,
 )
 from .fleet import Cause, Fleet, NodeTrace
-from .job import _RULE_CODES, Job, JobArray
+from .job import RULE_CODES, Job, JobArray
 from .policy import Policy, Quarantine
 
 __all__: list[str] = []
 
 Reduced = tuple[Any, tuple[Any, ...]]
 
-_RULE_NAMES = {code: name for name, code in _RULE_CODES.items()}
+_RULE_NAMES = {code: name for name, code in RULE_CODES.items()}
 
 #: The constructor parameters each reducer passes, in order. A reducer
 #: refuses to run when the class's constructor has other parameters (someone

@@ -11,7 +11,7 @@ lemon nodes, and the taxonomy of failure causes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -170,7 +170,6 @@ class Fleet:
     node_failures: Distribution | NodeTrace | None
     lemon_fraction: float
     lemon_factor: float
-    _laws: tuple[Distribution | None, ...] = field(repr=False)
 
     def __init__(
         self,
@@ -193,13 +192,11 @@ class Fleet:
             "repair",
             Exponential(HOUR) if repair is None else as_distribution("repair", repair),
         )
-        laws: tuple[Distribution | None, ...] = ()
         if isinstance(node_failures, NodeTrace):
             if node_failures.nodes != nodes_:
                 raise ValueError(
                     f"node_failures: the trace has {node_failures.nodes} nodes, the fleet {nodes_}"
                 )
-            laws = tuple(node_failures.laws)
         elif node_failures is not None and not isinstance(node_failures, Distribution):
             raise TypeError(
                 "node_failures must be a Distribution, a NodeTrace or None, got "
@@ -208,7 +205,6 @@ class Fleet:
         elif node_failures is not None and not node_failures.mean() > 0:
             raise ValueError("node_failures must have a mean > 0")
         object.__setattr__(self, "node_failures", node_failures)
-        object.__setattr__(self, "_laws", laws)
         fraction = finite("lemon_fraction", lemon_fraction)
         if not 0.0 <= fraction <= 1.0:
             raise ValueError(f"lemon_fraction must be in [0, 1], got {fraction!r}")

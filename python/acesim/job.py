@@ -7,14 +7,33 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from . import _core
 from ._validation import integer, non_negative, positive
 from .distributions import Distribution, as_distribution
 from .units import MINUTE
 
 __all__ = ["INTERVAL_RULES", "Job", "JobArray"]
 
-#: Rules accepted as ``checkpoint_interval`` besides a number of seconds.
-INTERVAL_RULES = ("young", "daly", "adaptive")
+#: Rules accepted as ``checkpoint_interval`` besides a number of seconds, and
+#: their codes in the core (one source: the compiled IntervalRule enum).
+RULE_CODES: dict[str, int] = {
+    "young": int(_core.IntervalRule.YOUNG),
+    "daly": int(_core.IntervalRule.DALY),
+    "adaptive": int(_core.IntervalRule.ADAPTIVE),
+}
+INTERVAL_RULES = tuple(RULE_CODES)
+
+
+def _rule(checkpoint_interval: str) -> str:
+    """A rule name, checked and lower-cased."""
+    rule = checkpoint_interval.lower()
+    if rule not in RULE_CODES:
+        raise ValueError(
+            f"checkpoint_interval must be seconds or one of {INTERVAL_RULES}, "
+            f"got {checkpoint_interval!r}"
+        )
+    return rule
+
 
 IntervalRule = Literal["young", "daly", "adaptive"]
 
@@ -65,13 +84,7 @@ class Job:
         self.work: float = positive("work", work)
         self.checkpoint_interval: float | IntervalRule
         if isinstance(checkpoint_interval, str):
-            rule = checkpoint_interval.lower()
-            if rule not in INTERVAL_RULES:
-                raise ValueError(
-                    f"checkpoint_interval must be seconds or one of {INTERVAL_RULES}, "
-                    f"got {checkpoint_interval!r}"
-                )
-            self.checkpoint_interval = rule  # type: ignore[assignment]
+            self.checkpoint_interval = _rule(checkpoint_interval)  # type: ignore[assignment]
         else:
             self.checkpoint_interval = positive("checkpoint_interval", checkpoint_interval)
         self.init: Distribution = as_distribution("init", init)
@@ -111,11 +124,13 @@ class Job:
         )
 
 
-_RULE_CODES = {"young": 1, "daly": 2, "adaptive": 3}
-
-
 def _column(
-    name: str, values: Any, n: int | None, dtype: type, *, positive_only: bool = False
+    name: str,
+    values: Any,
+    n: int | None,
+    dtype: type,
+    *,
+    bound: Literal["positive", "non_negative", "any"] = "non_negative",
 ) -> npt.NDArray[Any]:
     if isinstance(values, str | bytes) or values is None:
         raise TypeError(f"{name} must be numbers, got {type(values).__name__}")
@@ -130,9 +145,9 @@ def _column(
         raise ValueError(f"{name} has {arr.size} values, expected {n}")
     if np.issubdtype(arr.dtype, np.floating) and not np.isfinite(arr).all():
         raise ValueError(f"{name} must be finite")
-    if positive_only and (arr <= 0).any():
+    if bound == "positive" and (arr <= 0).any():
         raise ValueError(f"{name} must be > 0")
-    if not positive_only and (arr < 0).any() and name != "priority":
+    if bound == "non_negative" and (arr < 0).any():
         raise ValueError(f"{name} must be >= 0")
     if np.issubdtype(np.dtype(dtype), np.integer):
         if np.issubdtype(arr.dtype, np.floating) and (arr != np.round(arr)).any():
@@ -173,27 +188,21 @@ class JobArray:
     ) -> None:
         if np.ndim(gpus) != 1:
             raise ValueError("gpus must be a one-dimensional array (one entry per job)")
-        self.gpus = _column("gpus", gpus, None, np.uint32, positive_only=True)
+        self.gpus = _column("gpus", gpus, None, np.uint32, bound="positive")
         n = self.gpus.size
         if n == 0:
             raise ValueError("gpus must not be empty")
-        self.work = _column("work", work, n, np.float64, positive_only=True)
+        self.work = _column("work", work, n, np.float64, bound="positive")
         self.rule = np.zeros(n, np.uint32)
         if isinstance(checkpoint_interval, str):
-            rule = checkpoint_interval.lower()
-            if rule not in _RULE_CODES:
-                raise ValueError(
-                    f"checkpoint_interval must be seconds or one of {INTERVAL_RULES}, "
-                    f"got {checkpoint_interval!r}"
-                )
-            self.rule[:] = _RULE_CODES[rule]
+            self.rule[:] = RULE_CODES[_rule(checkpoint_interval)]
             self.checkpoint_interval = np.zeros(n, np.float64)
         else:
             self.checkpoint_interval = _column(
-                "checkpoint_interval", checkpoint_interval, n, np.float64, positive_only=True
+                "checkpoint_interval", checkpoint_interval, n, np.float64, bound="positive"
             )
         self.submit = _column("submit", submit, n, np.float64)
-        self.priority = _column("priority", priority, n, np.int32)
+        self.priority = _column("priority", priority, n, np.int32, bound="any")
         self.init: Distribution = as_distribution("init", init)
         self.save: Distribution = as_distribution("save", save)
         self.load: Distribution = as_distribution("load", load)

@@ -18,7 +18,7 @@ from ._validation import integer, real
 from .analytic import meta_scale_model
 from .distributions import Distribution
 from .fleet import Fleet, NodeTrace, _cause_list
-from .job import Job, JobArray
+from .job import RULE_CODES, Job, JobArray
 from .policy import Policy
 
 __all__ = [
@@ -42,7 +42,6 @@ PURPOSES = {
     "detect": 6,
     "repair": 7,
 }
-_RULES = {"young": 1, "daly": 2, "adaptive": 3}
 _JOB_KIND = 1
 
 JobsArg = Job | Sequence[Job] | JobArray | Any
@@ -246,7 +245,7 @@ def _job_columns(job_list: list[Job] | JobArray, index: Any) -> _Columns:
         gpus[j] = job.gpus
         work[j] = job.work
         if isinstance(job.checkpoint_interval, str):
-            rule[j] = _RULES[job.checkpoint_interval]
+            rule[j] = RULE_CODES[job.checkpoint_interval]
         else:
             interval[j] = job.checkpoint_interval
         init[j] = index(job.init)
@@ -333,7 +332,11 @@ def simulate(
         # A replayed trace drives the process; its model's mean feeds each
         # job's MTBF (and the lemon draws stay, though a trace is not rescaled).
         single = node_failures.model if isinstance(node_failures, NodeTrace) else node_failures
-        laws = [index(law) for law in fleet._laws]
+        laws = (
+            [index(law) for law in node_failures.laws]
+            if isinstance(node_failures, NodeTrace)
+            else []
+        )
         lemon = fleet.lemon_fraction
         fleet_spec = (
             fleet.nodes,
