@@ -1037,10 +1037,10 @@ private:
     }
 
     /// PREEMPT_LOWER: frees nodes held by running lower-priority whole-node
-    /// jobs for job j. Returns whether it preempted or marked any victim.
-    bool preempt_lower(std::uint32_t j, double t) {
+    /// jobs for job j (or marks victims to give them at their next checkpoint).
+    void preempt_lower(std::uint32_t j, double t) {
         std::uint32_t need = missing(j);
-        if (need == 0 || jobs_[j].deferred > 0) return false;
+        if (need == 0 || jobs_[j].deferred > 0) return;
         struct Candidate {
             double cost;
             std::int32_t priority;
@@ -1080,7 +1080,7 @@ private:
         std::size_t take = 0;
         while (take < candidates.size() && available < need)
             available += plans_[candidates[take++].job].nodes;
-        if (available < need) return false;  // not enough even with every candidate: keep waiting
+        if (available < need) return;  // not enough even with every candidate: keep waiting
         for (std::size_t c = 0; c < take; ++c) {
             const Candidate& v = candidates[c];
             if (v.defer) {
@@ -1090,7 +1090,6 @@ private:
                 preempt(v.job, j, t);
             }
         }
-        return true;
     }
 
     void preempt(std::uint32_t v, std::uint32_t by, double t) {
