@@ -16,10 +16,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+import acesim as ace
 import numpy as np
 import pytest
-
-import acesim as ace
 
 RECORD = Path(__file__).with_name("data") / "recorded_results.json"
 
