@@ -153,6 +153,44 @@ class NodeTrace:
             model = Exponential(float(gaps.mean())) if gaps.size and gaps.mean() > 0 else None
         self.model: Distribution | None = model
 
+    @classmethod
+    def from_gaps(
+        cls,
+        gaps: dict[int, Sequence[float]],
+        nodes: int,
+        model: Distribution | None = None,
+    ) -> NodeTrace:
+        """Failures placed by hand: ``gaps[n]`` lists node ``n``'s successive
+        inter-failure draws in wall-clock seconds (the first from t = 0);
+        nodes not named never fail. For small scenarios whose answer is
+        worked out by hand.
+
+        >>> trace = NodeTrace.from_gaps({0: [3600.0], 2: [60.0, 7200.0]}, nodes=3)
+        >>> [law is None for law in trace.laws]
+        [False, True, False]
+        """
+        nodes_ = integer("nodes", nodes, minimum=1)
+        if not isinstance(gaps, dict):
+            raise TypeError(f"gaps must be a dict of node -> gaps, got {type(gaps).__name__}")
+        rows = []
+        for node, node_gaps in gaps.items():
+            n = integer("gaps node", node, minimum=0, maximum=nodes_ - 1)
+            for gap in np.atleast_1d(np.asarray(node_gaps, dtype=np.float64)):
+                if not gap >= 0:
+                    raise ValueError(f"gaps[{n}] must be >= 0, got {gap!r}")
+                rows.append((0, len(rows), n, 1, gap))
+        trace = np.array(
+            rows,
+            dtype=[
+                ("replica", "<u4"),
+                ("event", "<u4"),
+                ("origin", "<i4"),
+                ("source", "<u4"),
+                ("inter_failure", "<f8"),
+            ],
+        )
+        return cls(trace, nodes_, model=model)
+
 
 @dataclass(frozen=True, init=False)
 class Fleet:
