@@ -172,13 +172,13 @@ class NodeTrace:
         nodes_ = integer("nodes", nodes, minimum=1)
         if not isinstance(gaps, dict):
             raise TypeError(f"gaps must be a dict of node -> gaps, got {type(gaps).__name__}")
-        rows = []
+        rows: list[tuple[int, int, int, int, float]] = []
         for node, node_gaps in gaps.items():
             n = integer("gaps node", node, minimum=0, maximum=nodes_ - 1)
             for gap in np.atleast_1d(np.asarray(node_gaps, dtype=np.float64)):
                 if not gap >= 0:
                     raise ValueError(f"gaps[{n}] must be >= 0, got {gap!r}")
-                rows.append((0, len(rows), n, 1, gap))
+                rows.append((0, len(rows), n, 1, float(gap)))
         trace = np.array(
             rows,
             dtype=[
