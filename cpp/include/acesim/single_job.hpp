@@ -11,6 +11,7 @@
 #include "acesim/analytic.hpp"
 #include "acesim/distributions.hpp"
 #include "acesim/hd.hpp"
+#include "acesim/lifecycle.hpp"
 #include "acesim/philox.hpp"
 #include "acesim/records.hpp"
 #include "acesim/sampler.hpp"
@@ -99,13 +100,12 @@ struct StreamDraws {
     }
 };
 
-/// Finite test that compiles the same on host and device (x - x is NaN for inf and NaN).
-ACESIM_HD bool finite(double x) { return x - x == 0.0; }
-enum : std::uint32_t { kPending, kStarting, kComputing, kSaving, kDetecting, kDone };
 }  // namespace detail
 
 /// Runs one replica of one job. `entity` is the job index its streams are
 /// keyed by (0 for a job simulated alone). Fills `rec` and counts events.
+/// The transitions are the lifecycle's (lifecycle.hpp), the same functions
+/// the event-heap engine calls, in the same order: the same bits.
 ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const DistributionView* dists,
                                        const CauseTable& causes, Key key, std::uint32_t replica,
                                        std::uint32_t entity, double horizon, std::uint64_t max_events,
@@ -134,27 +134,25 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
     rec.priority = spec.priority;
     rec.submit = spec.submit;
 
-    std::uint32_t phase = kPending;
-    double phase_start = 0.0, phase_end = spec.submit;
-    double committed = 0.0, boundary = 0.0, segment_compute = 0.0, interval = spec.interval;
-    double held_time = 0.0, hold_since = 0.0;
-    bool holding = false;
-    double fail_at = kInfinity;
-    double fail_left = job_failures ? failure_draw() : kInfinity;
+    Lifecycle s;
+    s.phase_end = spec.submit;
+    s.interval = spec.interval;
+    FailureClock clock;
+    clock.fail_left = job_failures ? failure_draw() : kInfinity;
     bool started = false;
     std::uint64_t failures_recorded = 0;
     events = 0;
 
     for (;;) {
-        const double next = holding ? (fail_at < phase_end ? fail_at : phase_end) : phase_end;
-        if (phase == kDone || next > horizon || next == kInfinity) break;
+        const double next = clock.next(s.phase_end);
+        if (s.phase == Phase::Done || next > horizon || next == kInfinity) break;
         if (++events > max_events) return kSingleJobMaxEvents;
         double t;
         bool restart = false;
-        if (holding && fail_at < phase_end) {
+        if (clock.strikes_before(s.phase_end)) {
             // A job-level failure: cause and detection draws as in the
             // event-heap path.
-            t = fail_at;
+            t = clock.fail_at;
             // The blamed node only names a trace row, which the batch path does not
             // keep; its stream is separate, so skipping it changes no other draw.
             std::int32_t cause = -1;
@@ -174,105 +172,66 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
             if (cause >= 0 && causes.detect[cause] != kNoLaw)
                 detect = draw(dists[causes.detect[cause]], s_detect, n_detect++, gpus);
             if (++failures_recorded > kSingleJobMaxFailures) return kSingleJobTooManyFailures;
-            // Roll back.
-            if (phase == kStarting) {
-                rec.overhead += t - phase_start;
-            } else if (phase == kComputing) {
-                rec.wasted += t - phase_start;
-            } else if (phase == kSaving) {
-                rec.wasted += segment_compute + (t - phase_start);
-                segment_compute = 0.0;
-            }
-            fail_left = fail_at - t;
-            held_time += t - hold_since;
-            holding = false;
+            interrupt(s, rec, t);
+            clock.unhold(t);
             ++rec.failures;
-            fail_left = job_failures ? failure_draw() : kInfinity;
-            phase = kDetecting;
-            phase_start = t;
-            phase_end = t + detect;
+            clock.fail_left = job_failures ? failure_draw() : kInfinity;
+            s.phase = Phase::Detecting;
+            s.phase_start = t;
+            s.phase_end = t + detect;
             if (detect == 0.0) {
-                rec.detection += t - phase_start;
+                rec.detection += t - s.phase_start;
                 restart = true;
             }
         } else {
-            t = phase_end;
-            switch (phase) {
-                case kPending:
-                    phase_start = t;  // queued and started at once
+            t = s.phase_end;
+            switch (s.phase) {
+                case Phase::Pending:
+                    s.phase_start = t;  // queued and started at once
                     restart = true;
                     break;
-                case kStarting:
-                    rec.overhead += t - phase_start;
-                    boundary = committed + interval < spec.work ? committed + interval : spec.work;
-                    phase = kComputing;
-                    phase_start = t;
-                    phase_end = t + (boundary - committed);
+                case Phase::Starting:
+                    end_start(s, rec, t);
+                    begin_compute(s, spec.work, t);
                     break;
-                case kComputing:
-                    segment_compute = t - phase_start;
-                    phase = kSaving;
-                    phase_start = t;
-                    phase_end = t + save_draw();
+                case Phase::Computing:
+                    begin_save(s, t, save_draw());
                     break;
-                case kSaving:
-                    rec.productive += segment_compute;
-                    rec.ckpt_stall += t - phase_start;
-                    segment_compute = 0.0;
-                    committed = boundary;
-                    ++rec.checkpoints;
-                    if (committed >= spec.work) {
-                        if (holding) {
-                            fail_left = fail_at - t;
-                            held_time += t - hold_since;
-                            holding = false;
-                        }
-                        phase = kDone;
+                case Phase::Saving:
+                    if (end_save(s, rec, spec.work, t)) {
+                        clock.unhold(t);
+                        s.phase = Phase::Done;
                         rec.completed = true;
                         rec.end = t;
                     } else {
-                        boundary = committed + interval < spec.work ? committed + interval : spec.work;
-                        phase = kComputing;
-                        phase_start = t;
-                        phase_end = t + (boundary - committed);
+                        begin_compute(s, spec.work, t);
                         // Routine cycles: whole compute + write segments that
                         // end before the next failure run here without the
-                        // general dispatch; the same operations in the same
+                        // general dispatch; the same transitions in the same
                         // order as the event loop, so the same bits.
-                        while (holding && !(fail_at < phase_end) && phase_end <= horizon &&
-                               phase_end != kInfinity) {
+                        while (clock.holding && !(clock.fail_at < s.phase_end) && s.phase_end <= horizon &&
+                               s.phase_end != kInfinity) {
                             if (++events > max_events) return kSingleJobMaxEvents;
-                            t = phase_end;
-                            segment_compute = t - phase_start;
-                            phase = kSaving;
-                            phase_start = t;
-                            phase_end = t + save_draw();
-                            if (fail_at < phase_end || phase_end > horizon || phase_end == kInfinity) break;
+                            t = s.phase_end;
+                            begin_save(s, t, save_draw());
+                            if (clock.fail_at < s.phase_end || s.phase_end > horizon ||
+                                s.phase_end == kInfinity)
+                                break;
                             if (++events > max_events) return kSingleJobMaxEvents;
-                            t = phase_end;
-                            rec.productive += segment_compute;
-                            rec.ckpt_stall += t - phase_start;
-                            segment_compute = 0.0;
-                            committed = boundary;
-                            ++rec.checkpoints;
-                            if (committed >= spec.work) {
-                                fail_left = fail_at - t;
-                                held_time += t - hold_since;
-                                holding = false;
-                                phase = kDone;
+                            t = s.phase_end;
+                            if (end_save(s, rec, spec.work, t)) {
+                                clock.unhold(t);
+                                s.phase = Phase::Done;
                                 rec.completed = true;
                                 rec.end = t;
                                 break;
                             }
-                            boundary = committed + interval < spec.work ? committed + interval : spec.work;
-                            phase = kComputing;
-                            phase_start = t;
-                            phase_end = t + (boundary - committed);
+                            begin_compute(s, spec.work, t);
                         }
                     }
                     break;
-                case kDetecting:
-                    rec.detection += t - phase_start;
+                case Phase::Detecting:
+                    rec.detection += t - s.phase_start;
                     restart = true;
                     break;
                 default:
@@ -282,65 +241,24 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
         if (restart) {
             if (!started) {
                 started = true;
-                rec.queue_wait += t - phase_start;
+                rec.queue_wait += t - s.phase_start;
             } else {
                 ++rec.restarts;
             }
-            if (spec.rule == 3u) {
-                // Adaptive: Young's interval for (prior + held time) / (1 + failures).
-                const double prior = finite(spec.mtbf) ? spec.mtbf : spec.work;
-                const double estimate = (prior + held_time) / (1.0 + rec.failures);
-                const double tau = young_interval(spec.save_mean, estimate);
-                interval = finite(tau) && tau > 0.0 ? (tau < spec.work ? tau : spec.work) : spec.interval;
-            }
+            if (spec.rule == 3u)
+                s.interval = adaptive_interval(spec.mtbf, spec.work, spec.save_mean, clock.held_time,
+                                               rec.failures, spec.interval);
             const double init = init_draw();
             const double load = load_draw();
-            phase = kStarting;
-            phase_start = t;
-            phase_end = t + (init + load);
-            if (!holding) {
-                holding = true;
-                hold_since = t;
-                fail_at = t + fail_left;
-            }
+            begin_start(s, t, init, load);
+            clock.hold(t);
         }
     }
 
-    double progress = committed;
-    if (phase != kDone) {
-        const double t = horizon > spec.submit ? horizon : spec.submit;
-        const double elapsed = t - phase_start;
-        switch (phase) {
-            case kStarting:
-                rec.overhead += elapsed;
-                break;
-            case kComputing:
-                rec.productive += elapsed;
-                progress += elapsed;
-                break;
-            case kSaving:
-                rec.productive += segment_compute;
-                progress += segment_compute;
-                rec.ckpt_stall += elapsed;
-                break;
-            case kDetecting:
-                rec.detection += elapsed;
-                break;
-            default:
-                break;
-        }
-        rec.end = t;
-    }
-    rec.progress = progress;
-    rec.wall = rec.end - rec.submit;
-    rec.ettr = rec.wall > 0.0 ? rec.productive / rec.wall : NAN;
-    rec.gpu_hours_lost = gpus * (rec.wall - rec.productive) / 3600.0;
-    rec.checkpoint_interval = interval;
-    rec.mtbf = spec.mtbf;
-    rec.young_interval = spec.young;
-    rec.daly_interval = spec.daly;
-    rec.expected_ettr = spec.expected_ettr;
-    rec.expected_waste = 1.0 - spec.expected_ettr;
+    double progress = s.committed;
+    if (s.phase != Phase::Done)
+        progress = close_at(s, rec, started, horizon > spec.submit ? horizon : spec.submit);
+    finish_row(rec, progress, s.interval, RowConstants{spec.mtbf, spec.young, spec.daly, spec.expected_ettr});
     return kSingleJobOk;
 }
 

@@ -1,0 +1,208 @@
+// The job lifecycle's arithmetic (DESIGN section 4), written once for the
+// event-heap engine and the single-job batch path (host and device): phases,
+// checkpoint boundaries, the failure clock and the accounting buckets that
+// each transition charges. Callers decide *when* a transition happens; these
+// functions say what it does to the job's state and its output row.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "acesim/analytic.hpp"
+#include "acesim/hd.hpp"
+#include "acesim/records.hpp"
+
+namespace acesim {
+
+/// Where a job is in its lifecycle.
+enum class Phase : std::uint8_t {
+    Pending,    ///< not yet submitted
+    Queued,     ///< in the queue (first start, or again after REQUEUE / preemption)
+    Starting,   ///< init + load (holds hardware)
+    Computing,  ///< holds hardware, progress advances
+    Saving,     ///< checkpoint write (holds hardware)
+    Detecting,  ///< a fault happened; nodes held, no progress, failure clock stopped
+    Waiting,    ///< holds some nodes and waits for the rest after a failure
+    Done,
+};
+
+/// A job's phase and progress: the state every transition below reads and writes.
+struct Lifecycle {
+    Phase phase = Phase::Pending;
+    double phase_start = 0.0;
+    double phase_end = 0.0;
+    double committed = 0.0;        ///< progress at the last completed checkpoint
+    double boundary = 0.0;         ///< progress at the next checkpoint
+    double interval = 0.0;         ///< current checkpoint interval
+    double segment_compute = 0.0;  ///< compute of the segment whose checkpoint is being written
+};
+
+/// The job-level failure clock: it runs only while the job holds hardware
+/// (held seconds), so the next failure is a wall time while holding and a
+/// remainder of held seconds otherwise.
+struct FailureClock {
+    bool holding = false;
+    double hold_since = 0.0;
+    double fail_at = INFINITY;    ///< wall time of the next job-level failure while holding
+    double fail_left = INFINITY;  ///< held seconds to it while not holding
+    double held_time = 0.0;       ///< hardware time so far (adaptive MTBF estimate)
+
+    ACESIM_HD void hold(double t) {
+        if (!holding) {
+            holding = true;
+            hold_since = t;
+            fail_at = t + fail_left;
+        }
+    }
+    ACESIM_HD void unhold(double t) {
+        if (holding) {
+            fail_left = fail_at - t;
+            held_time += t - hold_since;
+            holding = false;
+        }
+    }
+    /// Wall time of the next thing that can happen to a job whose phase ends at `phase_end`.
+    ACESIM_HD double next(double phase_end) const {
+        return holding ? (fail_at < phase_end ? fail_at : phase_end) : phase_end;
+    }
+    /// A job-level failure strikes before the phase ends.
+    ACESIM_HD bool strikes_before(double phase_end) const { return holding && fail_at < phase_end; }
+};
+
+/// A start (init + load) begins at t.
+ACESIM_HD void begin_start(Lifecycle& s, double t, double init, double load) {
+    s.phase = Phase::Starting;
+    s.phase_start = t;
+    s.phase_end = t + (init + load);
+}
+
+/// The start in progress ends at t: its time is overhead.
+ACESIM_HD void end_start(Lifecycle& s, JobRecord& rec, double t) { rec.overhead += t - s.phase_start; }
+
+/// Compute toward the next checkpoint boundary begins at t.
+ACESIM_HD void begin_compute(Lifecycle& s, double work, double t) {
+    s.boundary = s.committed + s.interval < work ? s.committed + s.interval : work;
+    s.phase = Phase::Computing;
+    s.phase_start = t;
+    s.phase_end = t + (s.boundary - s.committed);
+}
+
+/// The segment's compute ends at t; its checkpoint write of `save` seconds begins.
+ACESIM_HD void begin_save(Lifecycle& s, double t, double save) {
+    s.segment_compute = t - s.phase_start;
+    s.phase = Phase::Saving;
+    s.phase_start = t;
+    s.phase_end = t + save;
+}
+
+/// The checkpoint write ends at t: the segment is kept. Returns true when
+/// the job's work is complete.
+ACESIM_HD bool end_save(Lifecycle& s, JobRecord& rec, double work, double t) {
+    rec.productive += s.segment_compute;
+    rec.ckpt_stall += t - s.phase_start;
+    s.segment_compute = 0.0;
+    s.committed = s.boundary;
+    ++rec.checkpoints;
+    return s.committed >= work;
+}
+
+/// Ends a start, compute or write early at t (a failure or a preemption)
+/// and returns the compute it rolls back (a start cut off is overhead).
+ACESIM_HD double interrupt(Lifecycle& s, JobRecord& rec, double t) {
+    double lost = 0.0;
+    switch (s.phase) {
+        case Phase::Starting:
+            rec.overhead += t - s.phase_start;
+            break;
+        case Phase::Computing:
+            lost = t - s.phase_start;
+            rec.wasted += lost;
+            break;
+        case Phase::Saving:
+            lost = s.segment_compute + (t - s.phase_start);
+            rec.wasted += lost;
+            s.segment_compute = 0.0;
+            break;
+        default:
+            break;
+    }
+    return lost;
+}
+
+/// The job holds hardware (its failure clock runs) in this phase.
+ACESIM_HD bool holds_hardware(Phase p) {
+    return p == Phase::Starting || p == Phase::Computing || p == Phase::Saving;
+}
+
+/// Closes an unfinished job's row at t (the horizon): nothing is lost yet, so
+/// compute since the last checkpoint is productive and a write in progress
+/// is ckpt_stall. `started`: a queued job waits for a restart, not its
+/// first start. Returns the job's progress.
+ACESIM_HD double close_at(const Lifecycle& s, JobRecord& rec, bool started, double t) {
+    double progress = s.committed;
+    const double elapsed = t - s.phase_start;
+    switch (s.phase) {
+        case Phase::Queued:
+            (started ? rec.recovery_wait : rec.queue_wait) += elapsed;
+            break;
+        case Phase::Starting:
+            rec.overhead += elapsed;
+            break;
+        case Phase::Computing:
+            rec.productive += elapsed;
+            progress += elapsed;
+            break;
+        case Phase::Saving:
+            rec.productive += s.segment_compute;
+            progress += s.segment_compute;
+            rec.ckpt_stall += elapsed;
+            break;
+        case Phase::Detecting:
+            rec.detection += elapsed;
+            break;
+        case Phase::Waiting:
+            rec.recovery_wait += elapsed;
+            break;
+        case Phase::Pending:
+        case Phase::Done:
+            break;
+    }
+    rec.end = t;
+    return progress;
+}
+
+/// Young's interval for the MTBF seen so far, with the model's mean as a
+/// prior worth one failure: (M0 + held time) / (1 + failures); `fallback`
+/// when that gives no usable interval.
+ACESIM_HD double adaptive_interval(double mtbf, double work, double save_mean, double held_time,
+                                   std::uint32_t failures, double fallback) {
+    const double prior = mtbf - mtbf == 0.0 ? mtbf : work;  // finite test, same on host and device
+    const double estimate = (prior + held_time) / (1.0 + failures);
+    const double tau = young_interval(save_mean, estimate);
+    return tau - tau == 0.0 && tau > 0.0 ? (tau < work ? tau : work) : fallback;
+}
+
+/// The per-job analytic fields of a row (the same for every replica).
+struct RowConstants {
+    double mtbf;
+    double young;
+    double daly;
+    double expected_ettr;
+};
+
+/// Fills a row's derived fields once its buckets are final.
+ACESIM_HD void finish_row(JobRecord& rec, double progress, double interval, const RowConstants& k) {
+    rec.progress = progress;
+    rec.wall = rec.end - rec.submit;
+    rec.ettr = rec.wall > 0.0 ? rec.productive / rec.wall : NAN;
+    const double gpus = rec.gpus;
+    rec.gpu_hours_lost = gpus * (rec.wall - rec.productive) / 3600.0;
+    rec.checkpoint_interval = interval;
+    rec.mtbf = k.mtbf;
+    rec.young_interval = k.young;
+    rec.daly_interval = k.daly;
+    rec.expected_ettr = k.expected_ettr;
+    rec.expected_waste = 1.0 - k.expected_ettr;
+}
+
+}  // namespace acesim

@@ -1,0 +1,76 @@
+// The random draws of one replica: every entity's streams, keyed by
+// (seed, replica, entity, purpose); the n-th draw of a stream is a pure
+// function of those and n, so two runs that differ only in policy see the
+// same numbers for every entity (common random numbers).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "acesim/distributions.hpp"
+#include "acesim/philox.hpp"
+#include "acesim/simulator.hpp"
+
+namespace acesim {
+
+/// Draw counters of one entity, one per purpose.
+constexpr std::size_t kPurposes = 9;
+using DrawCounters = std::uint32_t[kPurposes];
+
+class ReplicaDraws {
+public:
+    ReplicaDraws(std::uint64_t seed, std::uint32_t replica, const std::vector<DistributionView>& views,
+                 const std::vector<CauseSpec>& causes)
+        : key_(key_from_seed(seed)), replica_(replica), views_(views), causes_(causes) {
+        for (const CauseSpec& c : causes) cause_total_ += c.share;
+    }
+
+    Stream stream(EntityKind kind, std::uint32_t id, Purpose purpose) const {
+        return Stream{key_, stream_id(kind, id, purpose), replica_};
+    }
+
+    /// The next draw of law `dist` on an entity's `purpose` stream, for a size of `gpus`.
+    double law(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t dist, DrawCounters& counters,
+               double gpus) const {
+        return draw(views_[dist], stream(kind, id, purpose), counters[static_cast<std::size_t>(purpose)]++,
+                    gpus);
+    }
+
+    /// 64 random bits from the next draw of a stream (index or cause picks).
+    std::uint64_t bits(EntityKind kind, std::uint32_t id, Purpose purpose, DrawCounters& counters) const {
+        return lo64(stream(kind, id, purpose).block(counters[static_cast<std::size_t>(purpose)]++, 0));
+    }
+
+    /// The cause of a failure, by share (-1 when no taxonomy was given).
+    std::int32_t cause(EntityKind kind, std::uint32_t id, DrawCounters& counters) const {
+        if (causes_.empty()) return -1;
+        const double u = uniform_open(bits(kind, id, Purpose::Cause, counters)) * cause_total_;
+        double cumulative = 0.0;
+        for (std::size_t c = 0; c + 1 < causes_.size(); ++c) {
+            cumulative += causes_[c].share;
+            if (u < cumulative) return static_cast<std::int32_t>(c);
+        }
+        return static_cast<std::int32_t>(causes_.size() - 1);
+    }
+
+    /// The detection latency of a failure of `cause` (0: seen at once).
+    double detect(std::int32_t cause, EntityKind kind, std::uint32_t id, DrawCounters& counters,
+                  double gpus) const {
+        if (cause < 0) return 0.0;
+        const std::uint32_t dist = causes_[cause].detect;
+        if (dist == kNoDistribution) return 0.0;
+        return law(kind, id, Purpose::Detect, dist, counters, gpus);
+    }
+
+    const CauseSpec* cause_spec(std::int32_t cause) const { return cause >= 0 ? &causes_[cause] : nullptr; }
+    std::uint32_t replica() const { return replica_; }
+
+private:
+    Key key_;
+    std::uint32_t replica_;
+    const std::vector<DistributionView>& views_;
+    const std::vector<CauseSpec>& causes_;
+    double cause_total_ = 0.0;
+};
+
+}  // namespace acesim

@@ -1,0 +1,36 @@
+// The engine's state of one job in one replica: its lifecycle (shared with
+// the batch path), its job-level failure clock, and what recovery and
+// preemption need to remember between events.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "acesim/lifecycle.hpp"
+#include "acesim/records.hpp"
+#include "acesim/simulator.hpp"
+#include "draws.hpp"
+
+namespace acesim {
+
+struct JobState {
+    Lifecycle life;
+    FailureClock clock;
+    double fail_draw = std::numeric_limits<double>::infinity();  ///< the inter-failure draw in force
+    double fault_time = 0.0;
+    double lost_work = 0.0;   ///< rolled back by the last failure
+    std::int32_t cause = -1;  ///< cause of the last failure
+    double run_start = 0.0;   ///< when the current run (start) began
+    bool started = false;
+    std::int32_t churn_owner = -1;  ///< job whose recovery preempted this one
+    std::int32_t preempt_for = -1;  ///< CHECKPOINT_AWARE: preempt for this job at the next checkpoint
+    std::uint32_t deferred = 0;     ///< victims waiting for their checkpoint to give this job nodes
+    Replacement decision{};         ///< the re-placement chosen at its last failure
+    DrawCounters draws = {};
+    JobRecord* rec = nullptr;  ///< the job's output row, filled in place
+
+    Phase phase() const { return life.phase; }
+    bool running() const { return holds_hardware(life.phase); }
+};
+
+}  // namespace acesim

@@ -1,0 +1,113 @@
+// The event kernel of one replica: the clock, the heap of timed events, the
+// sorted arrivals, the horizon and the version counters that void an
+// entity's older entries (lazy deletion). Components never touch the heap:
+// the engine schedules and pops.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "acesim/event_heap.hpp"
+#include "acesim/simulator.hpp"
+
+namespace acesim {
+
+/// What the kernel hands the engine: a job's or a node's next event.
+struct DueEvent {
+    double time;
+    std::uint32_t id;
+    bool node;
+};
+
+class EventKernel {
+public:
+    EventKernel(const std::vector<JobSpec>& jobs, std::uint32_t nodes, double horizon,
+                std::uint64_t max_events, std::uint32_t replica, bool checking)
+        : jobs_(jobs),
+          horizon_(horizon),
+          max_events_(max_events),
+          replica_(replica),
+          checking_(checking),
+          job_version_(jobs.size(), 0),
+          node_version_(nodes, 0) {
+        heap_.reserve(nodes + 1024);
+        // Submissions wait in a sorted list, not in the heap, so the heap only
+        // holds what is running (it stays small and in cache). At equal
+        // times a submission comes first, then by job index.
+        const auto n = static_cast<std::uint32_t>(jobs.size());
+        arrivals_.resize(n);
+        for (std::uint32_t j = 0; j < n; ++j) arrivals_[j] = j;
+        std::stable_sort(arrivals_.begin(), arrivals_.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return jobs[a].submit < jobs[b].submit; });
+    }
+
+    /// Job j's next event is at `time`; its earlier entries are void.
+    void schedule_job(std::uint32_t j, double time) { heap_.push(time, j, ++job_version_[j]); }
+    /// Voids job j's pending entries.
+    void invalidate_job(std::uint32_t j) { ++job_version_[j]; }
+    /// Node n's next event is at `time` (inf: none); its earlier entries are void.
+    void schedule_node(std::uint32_t n, double time) {
+        const std::uint32_t version = ++node_version_[n];
+        if (time < kNever) heap_.push(time, n | kNodeBit, version);
+    }
+
+    /// The next live event up to the horizon (false: nothing is left).
+    bool next(DueEvent& due) {
+        for (;;) {
+            const bool arrival =
+                next_arrival_ < arrivals_.size() &&
+                (heap_.empty() || jobs_[arrivals_[next_arrival_]].submit <= heap_.top().time);
+            if (!arrival && heap_.empty()) return false;
+            Event e;
+            if (arrival) {
+                const std::uint32_t j = arrivals_[next_arrival_];
+                e = Event{jobs_[j].submit, 0, j, job_version_[j]};
+                if (e.time > horizon_) return false;
+                ++next_arrival_;
+            } else {
+                e = heap_.top();
+                if (e.time > horizon_ || e.time == kNever) return false;  // nothing happens at infinity
+                heap_.pop();
+            }
+            const bool is_node = (e.entity & kNodeBit) != 0;
+            const std::uint32_t id = e.entity & ~kNodeBit;
+            if (e.version != (is_node ? node_version_[id] : job_version_[id])) continue;  // superseded
+            if (++events_ > max_events_) {
+                throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events_) +
+                                         " in replica " + std::to_string(replica_) +
+                                         "; a job may never finish under this failure model: set a horizon");
+            }
+            if (checking_ && e.time < now_) throw std::logic_error("invariant: events ran backwards in time");
+            now_ = e.time;
+            due = DueEvent{e.time, id, is_node};
+            return true;
+        }
+    }
+
+    double now() const { return now_; }
+    std::uint64_t events() const { return events_; }
+
+private:
+    static constexpr double kNever = std::numeric_limits<double>::infinity();
+    /// Heap entities: jobs are 0 .. n-1, nodes carry this bit.
+    static constexpr std::uint32_t kNodeBit = 0x80000000u;
+
+    const std::vector<JobSpec>& jobs_;
+    double horizon_;
+    std::uint64_t max_events_;
+    std::uint32_t replica_;
+    bool checking_;
+    EventHeap heap_;
+    std::vector<std::uint32_t> arrivals_;
+    std::size_t next_arrival_ = 0;
+    std::vector<std::uint32_t> job_version_;
+    std::vector<std::uint32_t> node_version_;
+    std::uint64_t events_ = 0;
+    double now_ = -std::numeric_limits<double>::infinity();
+};
+
+}  // namespace acesim

@@ -1,0 +1,83 @@
+#include "ledger.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "acesim/analytic.hpp"
+
+namespace acesim {
+namespace {
+constexpr double kSecondsPerHour = 3600.0;
+/// Bounds the failure trace (about 48 bytes a row) of a run whose failure
+/// law strikes faster than jobs can make progress.
+constexpr std::size_t kMaxFailuresPerReplica = std::size_t{1} << 25;
+}  // namespace
+
+void Ledger::check_trace_bound() const {
+    if (out_.trace.size() - trace_begin_ > kMaxFailuresPerReplica) {
+        throw std::runtime_error("simulation recorded more than " + std::to_string(kMaxFailuresPerReplica) +
+                                 " failures in replica " + std::to_string(replica_) +
+                                 "; the failure law's draws are too short for jobs to make progress");
+    }
+}
+
+void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<JobState>& jobs,
+                   const NodeTotals& nodes, std::uint64_t events, bool checking) {
+    FleetRecord fleet{};
+    fleet.replica = replica_;
+    fleet.jobs = static_cast<std::uint32_t>(jobs.size());
+    fleet.events = events;
+    fleet.node_failures = nodes.node_failures;
+    fleet.quarantines = nodes.quarantines;
+    fleet.quarantined_nodes = nodes.quarantined_nodes;
+    fleet.spare_uses = nodes.spare_uses;
+    fleet.quarantined_node_hours = nodes.quarantined_node_hours;
+    fleet.down_node_hours = nodes.down_node_hours;
+    double makespan = 0.0;
+    for (std::uint32_t j = 0; j < jobs.size(); ++j) {
+        JobState& job = jobs[j];
+        JobRecord& r = *job.rec;
+        double progress = job.life.committed;
+        if (job.phase() != Phase::Done) {
+            const double t = std::max(in.horizon, in.jobs[j].submit);
+            progress = close_at(job.life, r, job.started, t);
+            if (job.phase() != Phase::Pending) log(j, EventKind::Horizon, t, job.life.committed);
+        }
+        const JobProfile& profile = plans.of(j);
+        const double expected = expected_ettr_exponential(
+            profile.mtbf, in.jobs[j].work, plans.jobs[j].interval, profile.save_mean, profile.restart);
+        finish_row(r, progress, job.life.interval,
+                   RowConstants{profile.mtbf, profile.young, profile.daly, expected});
+
+        if (job.phase() != Phase::Pending) makespan = std::max(makespan, r.end);  // never past the horizon
+        const double gpus = r.gpus;
+        fleet.jobs_completed += r.completed ? 1u : 0u;
+        fleet.failures += r.failures;
+        fleet.preemptions += r.preemptions;
+        fleet.checkpoints += r.checkpoints;
+        fleet.gpu_hours += gpus * r.wall / kSecondsPerHour;
+        fleet.productive_gpu_hours += gpus * r.productive / kSecondsPerHour;
+        fleet.wasted_gpu_hours += gpus * r.wasted / kSecondsPerHour;
+        fleet.ckpt_stall_gpu_hours += gpus * r.ckpt_stall / kSecondsPerHour;
+        fleet.overhead_gpu_hours += gpus * r.overhead / kSecondsPerHour;
+        fleet.detection_gpu_hours += gpus * r.detection / kSecondsPerHour;
+        fleet.queue_wait_gpu_hours += gpus * r.queue_wait / kSecondsPerHour;
+        fleet.recovery_wait_gpu_hours += gpus * r.recovery_wait / kSecondsPerHour;
+        fleet.gpu_hours_lost += r.gpu_hours_lost;
+        fleet.churn_gpu_hours += r.churn_gpu_hours;
+        if (checking) {
+            const double sum = r.productive + r.wasted + r.ckpt_stall + r.overhead + r.detection +
+                               r.queue_wait + r.recovery_wait;
+            if (std::abs(sum - r.wall) > 1e-9 * std::max(1.0, std::abs(r.wall)) && std::isfinite(r.wall))
+                throw std::logic_error("invariant: accounting does not add up for job " + std::to_string(j));
+        }
+    }
+    fleet.makespan = makespan;
+    fleet.ettr = fleet.gpu_hours > 0.0 ? fleet.productive_gpu_hours / fleet.gpu_hours
+                                       : std::numeric_limits<double>::quiet_NaN();
+    out_.fleet.push_back(fleet);
+}
+
+}  // namespace acesim

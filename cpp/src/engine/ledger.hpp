@@ -1,0 +1,48 @@
+// What one replica writes: the failure trace, the optional event log, and
+// at the end each job's row closed at the horizon and the fleet rollup.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "acesim/records.hpp"
+#include "acesim/simulator.hpp"
+#include "job_state.hpp"
+#include "node_pool.hpp"
+#include "plans.hpp"
+
+namespace acesim {
+
+class Ledger {
+public:
+    Ledger(SimulationOutput& out, std::uint32_t replica, bool record_events)
+        : out_(out), replica_(replica), record_events_(record_events), trace_begin_(out.trace.size()) {}
+
+    /// A new failure event's number (rows of one event share it).
+    std::uint32_t next_failure_event() { return next_event_++; }
+    /// One trace row: `job` -1 when no running job was hit.
+    void trace(std::uint32_t event, std::int32_t job, std::int32_t node, std::int32_t origin,
+               std::int32_t cause, std::uint32_t source, double t, double drawn) {
+        out_.trace.push_back({replica_, event, job, node, origin, cause, source, 0u, t, drawn});
+    }
+    /// Throws once the replica recorded more failures than a run can make progress with.
+    void check_trace_bound() const;
+
+    void log(std::uint32_t j, EventKind kind, double t, double progress) {
+        if (!record_events_) return;
+        out_.events.push_back({replica_, j, static_cast<std::uint32_t>(kind), 0u, t, progress});
+    }
+
+    /// Closes every job's row at the horizon and appends the fleet rollup.
+    void close(const SimulationInput& in, const Plans& plans, std::vector<JobState>& jobs,
+               const NodeTotals& nodes, std::uint64_t events, bool checking);
+
+private:
+    SimulationOutput& out_;
+    std::uint32_t replica_;
+    bool record_events_;
+    std::size_t trace_begin_;
+    std::uint32_t next_event_ = 0;
+};
+
+}  // namespace acesim

@@ -1,0 +1,234 @@
+#include "node_pool.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace acesim {
+namespace {
+constexpr double kSecondsPerHour = 3600.0;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace
+
+NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std::uint32_t gpus_per_node,
+                   const std::vector<JobPlan>& plans, double horizon)
+    : fleet_(fleet), quarantine_(quarantine), gpn_(gpus_per_node), plans_(plans), horizon_(horizon) {
+    held_.resize(plans.size());
+    reserved_.assign(plans.size(), 0);
+    if (!fleet.enabled) return;
+    std::size_t slots = 0;
+    for (const JobPlan& p : plans) slots += p.nodes;
+    slots_.resize(slots);
+    std::size_t slot = 0;
+    for (std::size_t j = 0; j < plans.size(); ++j) {
+        held_[j].bind(slots_.data() + slot);
+        slot += plans[j].nodes;
+    }
+}
+
+void NodePool::init(const ReplicaDraws& draws) {
+    if (!fleet_.enabled) return;
+    nodes_.resize(fleet_.nodes);
+    pools_.assign(gpn_ + 2, {});
+    spare_pool_ = gpn_ + 1;
+    for (std::uint32_t n = 0; n < fleet_.nodes; ++n) {
+        NodeState& node = nodes_[n];
+        node.free_gpus = gpn_;
+        if (fleet_.lemon_fraction > 0.0) {
+            node.lemon = uniform_open(draws.bits(EntityKind::Node, n, Purpose::Lemon, node.draws)) <
+                         fleet_.lemon_fraction;
+        }
+        // The last `spares` nodes start as hot spares.
+        pool_add(n, n >= fleet_.nodes - fleet_.spares ? spare_pool_ : gpn_);
+        node.fail_draw = gap(n, draws);
+        node.next_failure = node.fail_draw;
+    }
+}
+
+double NodePool::gap(std::uint32_t n, const ReplicaDraws& draws) {
+    const std::uint32_t law =
+        fleet_.node_failure_laws.empty() ? fleet_.node_failures : fleet_.node_failure_laws[n];
+    if (law == kNoDistribution) return kInf;
+    const double x =
+        draws.law(EntityKind::Node, n, Purpose::Failure, law, nodes_[n].draws, static_cast<double>(gpn_));
+    // Per-node laws (a replayed trace) are taken as they are.
+    return nodes_[n].lemon && fleet_.node_failure_laws.empty() ? x / fleet_.lemon_factor : x;
+}
+
+double NodePool::fire(std::uint32_t n, double t, const ReplicaDraws& draws) {
+    NodeState& node = nodes_[n];
+    const double drawn = node.fail_draw;
+    // The node's failure process is a renewal in wall-clock time that
+    // no policy changes: the same trace under every policy.
+    node.fail_draw = gap(n, draws);
+    node.next_failure = t + node.fail_draw;
+    return drawn;
+}
+
+double NodePool::repair_time(std::uint32_t m, const ReplicaDraws& draws) {
+    if (fleet_.repair == kNoDistribution) return 0.0;
+    return draws.law(EntityKind::Node, m, Purpose::Repair, fleet_.repair, nodes_[m].draws,
+                     static_cast<double>(gpn_));
+}
+
+void NodePool::leave_service(std::uint32_t m) {
+    NodeState& node = nodes_[m];
+    if (node.in_service) {
+        node.in_service = false;
+        pool_remove(m);
+    }
+}
+
+void NodePool::take_down(std::uint32_t m, double t, double until) {
+    NodeState& node = nodes_[m];
+    const double from = std::max(t, node.down_until);
+    if (until > from)
+        totals_.down_node_hours += (std::min(until, horizon_) - std::min(from, horizon_)) / kSecondsPerHour;
+    node.down_until = std::max(node.down_until, until);
+    leave_service(m);
+}
+
+bool NodePool::note_failure_for_quarantine(std::uint32_t m, double t) {
+    const QuarantineSpec& q = quarantine_;
+    if (!q.enabled) return false;
+    NodeState& node = nodes_[m];
+    node.recent.push_back(t);
+    node.recent.erase(
+        std::remove_if(node.recent.begin(), node.recent.end(), [&](double f) { return f < t - q.window; }),
+        node.recent.end());
+    if (node.recent.size() < q.failures) return false;
+    node.recent.clear();
+    ++totals_.quarantines;
+    if (!node.ever_quarantined) {
+        node.ever_quarantined = true;
+        ++totals_.quarantined_nodes;
+    }
+    const double until = t + q.duration;
+    const double from = std::max(t, node.quarantined_until);
+    if (until > from)
+        totals_.quarantined_node_hours +=
+            (std::min(until, horizon_) - std::min(from, horizon_)) / kSecondsPerHour;
+    node.quarantined_until = std::max(node.quarantined_until, until);
+    leave_service(m);
+    return true;
+}
+
+std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n) {
+    NodeState& node = nodes_[n];
+    node.in_service = true;
+    std::vector<std::uint32_t> reserved = std::move(node.reserved);
+    node.reserved.clear();
+    for (std::uint32_t j : reserved) --reserved_[j];
+    return reserved;
+}
+
+bool NodePool::take_for_recovery(std::uint32_t j) {
+    const std::uint32_t need = missing(j);
+    if (need == 0) return true;
+    const std::uint32_t used = plans_[j].gpus_per_node;
+    if (used < gpn_) {
+        // A job smaller than a node: best fit among partly free nodes.
+        for (std::uint32_t k = used; k <= gpn_; ++k) {
+            if (!pools_[k].empty()) {
+                attach(j, pools_[k].back());
+                return true;
+            }
+        }
+        if (!pools_[spare_pool_].empty()) {
+            ++totals_.spare_uses;
+            attach(j, pools_[spare_pool_].back());
+            return true;
+        }
+        return false;
+    }
+    if (pools_[gpn_].size() + pools_[spare_pool_].size() < need) return false;
+    for (std::uint32_t k = 0; k < need; ++k) {
+        if (!pools_[spare_pool_].empty()) {
+            ++totals_.spare_uses;
+            attach(j, pools_[spare_pool_].back());
+        } else {
+            attach(j, pools_[gpn_].back());
+        }
+    }
+    return true;
+}
+
+bool NodePool::take_free(std::uint32_t j) {
+    const std::uint32_t need = missing(j);
+    const std::uint32_t used = plans_[j].gpus_per_node;
+    if (used < gpn_) {
+        for (std::uint32_t k = used; k <= gpn_; ++k) {
+            if (!pools_[k].empty()) {
+                attach(j, pools_[k].back());
+                return true;
+            }
+        }
+        return false;
+    }
+    if (pools_[gpn_].size() < need) return false;
+    for (std::uint32_t k = 0; k < need; ++k) attach(j, pools_[gpn_].back());
+    return true;
+}
+
+void NodePool::free_candidates(std::uint32_t j, std::vector<std::uint32_t>& out) const {
+    const std::uint32_t used = plans_[j].gpus_per_node;
+    out.clear();
+    for (std::uint32_t k = used; k <= gpn_; ++k) {
+        if (used == gpn_ && k != gpn_) continue;  // whole-node jobs take whole free nodes
+        out.insert(out.end(), pools_[k].begin(), pools_[k].end());
+    }
+    std::sort(out.begin(), out.end());
+}
+
+void NodePool::count_out_of_service(double t, std::uint32_t& down, std::uint32_t& quarantined) const {
+    down = quarantined = 0;
+    for (const NodeState& n : nodes_) {
+        if (n.in_service) continue;
+        if (t < n.quarantined_until)
+            ++quarantined;
+        else
+            ++down;
+    }
+}
+
+void NodePool::check_invariants() const {
+    if (!fleet_.enabled) return;
+    std::vector<std::uint32_t> used(nodes_.size(), 0);
+    for (std::uint32_t j = 0; j < held_.size(); ++j) {
+        for (std::uint32_t n : held_[j]) {
+            const auto& on = nodes_[n].jobs;
+            if (std::count(on.begin(), on.end(), j) != 1)
+                throw std::logic_error("invariant: job " + std::to_string(j) + " holds node " +
+                                       std::to_string(n) + " that does not list it");
+            used[n] += plans_[j].gpus_per_node;
+        }
+    }
+    for (std::uint32_t p = 0; p < pools_.size(); ++p) {
+        for (std::uint32_t k = 0; k < pools_[p].size(); ++k) {
+            const NodeState& node = nodes_[pools_[p][k]];
+            if (node.pool != static_cast<std::int32_t>(p) || node.pos != k)
+                throw std::logic_error("invariant: pool bookkeeping");
+        }
+    }
+    for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
+        const NodeState& node = nodes_[n];
+        if (used[n] + node.free_gpus != gpn_)
+            throw std::logic_error("invariant: node " + std::to_string(n) + " GPUs do not add up");
+        for (std::uint32_t j : node.jobs) {
+            if (std::count(held_[j].begin(), held_[j].end(), n) != 1)
+                throw std::logic_error("invariant: node " + std::to_string(n) +
+                                       " lists a job that does not hold it");
+        }
+        const bool pooled = node.pool >= 0;
+        if (pooled && (!node.in_service || !node.reserved.empty()))
+            throw std::logic_error("invariant: node " + std::to_string(n) +
+                                   " is in a pool while out of service");
+        if (pooled && node.pool == static_cast<std::int32_t>(spare_pool_) && !node.jobs.empty())
+            throw std::logic_error("invariant: a hot spare runs a job");
+        if (node.in_service && node.reserved.empty() && node.free_gpus > 0 && !pooled)
+            throw std::logic_error("invariant: free node " + std::to_string(n) + " is in no pool");
+        if (!node.reserved.empty() && node.in_service)
+            throw std::logic_error("invariant: node reserved while in service");
+    }
+}
+
+}  // namespace acesim

@@ -1,0 +1,214 @@
+// The node pool of one replica: node health, the job-node links, the free
+// pools (by free GPU count) and the hot spares, node failure processes,
+// repair, quarantine and WAIT_REPAIR reservations. It reports what is due
+// and changes node state when told; it never calls jobs or the heap.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "acesim/simulator.hpp"
+#include "draws.hpp"
+#include "plans.hpp"
+
+namespace acesim {
+
+/// The nodes a job holds: a slice of one flat array sized by the job's node
+/// count (a job never holds more), so jobs cost no allocation of their own.
+class NodeList {
+public:
+    void bind(std::uint32_t* slots) { data_ = slots; }
+    std::uint32_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    std::uint32_t back() const { return data_[size_ - 1]; }
+    const std::uint32_t* begin() const { return data_; }
+    const std::uint32_t* end() const { return data_ + size_; }
+    std::uint32_t operator[](std::uint32_t i) const { return data_[i]; }
+    void push_back(std::uint32_t n) { data_[size_++] = n; }
+    void remove(std::uint32_t n) {
+        if (data_[size_ - 1] == n) {  // the common case: releasing from the back
+            --size_;
+            return;
+        }
+        std::uint32_t* it = std::find(data_, data_ + size_, n);
+        std::copy(it + 1, data_ + size_, it);  // keep the order: the blamed index depends on it
+        --size_;
+    }
+
+private:
+    std::uint32_t* data_ = nullptr;
+    std::uint32_t size_ = 0;
+};
+
+struct NodeState {
+    bool in_service = true;
+    bool lemon = false;
+    bool ever_quarantined = false;
+    double down_until = -std::numeric_limits<double>::infinity();
+    double quarantined_until = -std::numeric_limits<double>::infinity();
+    double next_failure = std::numeric_limits<double>::infinity();
+    double fail_draw = std::numeric_limits<double>::infinity();
+    std::uint32_t free_gpus = 0;
+    std::int32_t pool = -1;  ///< index into pools_, -1: none
+    std::uint32_t pos = 0;   ///< position in that pool
+    DrawCounters draws = {};
+    std::vector<std::uint32_t> jobs;      ///< jobs placed on it
+    std::vector<std::uint32_t> reserved;  ///< WAIT_REPAIR jobs waiting for it
+    std::vector<double> recent;           ///< failure times inside the quarantine window
+};
+
+/// Node-level totals of one replica, for the fleet rollup.
+struct NodeTotals {
+    std::uint32_t node_failures = 0;
+    std::uint32_t quarantines = 0;
+    std::uint32_t quarantined_nodes = 0;
+    std::uint32_t spare_uses = 0;
+    double quarantined_node_hours = 0.0;
+    double down_node_hours = 0.0;
+};
+
+class NodePool {
+public:
+    NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std::uint32_t gpus_per_node,
+             const std::vector<JobPlan>& plans, double horizon);
+
+    /// Nodes, lemons, hot spares and first failure draws (no-op without a fleet).
+    void init(const ReplicaDraws& draws);
+
+    bool enabled() const { return fleet_.enabled; }
+    std::uint32_t size() const { return static_cast<std::uint32_t>(nodes_.size()); }
+    const NodeState& node(std::uint32_t n) const { return nodes_[n]; }
+    DrawCounters& counters(std::uint32_t n) { return nodes_[n].draws; }
+    const NodeTotals& totals() const { return totals_; }
+
+    // --- job-node links -----------------------------------------------------
+    const NodeList& nodes_of(std::uint32_t j) const { return held_[j]; }
+    /// WAIT_REPAIR nodes job j waits for.
+    std::uint32_t reserved(std::uint32_t j) const { return reserved_[j]; }
+    /// Nodes job j lacks (neither held nor reserved).
+    std::uint32_t missing(std::uint32_t j) const { return plans_[j].nodes - held_[j].size() - reserved_[j]; }
+    void attach(std::uint32_t j, std::uint32_t n) {
+        NodeState& node = nodes_[n];
+        node.jobs.push_back(j);
+        node.free_gpus -= plans_[j].gpus_per_node;
+        held_[j].push_back(n);
+        repool(n);
+    }
+    void detach(std::uint32_t j, std::uint32_t n) {
+        NodeState& node = nodes_[n];
+        node.jobs.erase(std::find(node.jobs.begin(), node.jobs.end(), j));
+        node.free_gpus += plans_[j].gpus_per_node;
+        held_[j].remove(n);
+        repool(n);
+    }
+    void release_all(std::uint32_t j) {
+        while (!held_[j].empty()) detach(j, held_[j].back());
+    }
+    /// WAIT_REPAIR: job j waits for node m to come back.
+    void reserve(std::uint32_t j, std::uint32_t m) {
+        nodes_[m].reserved.push_back(j);
+        ++reserved_[j];
+        pool_remove(m);
+    }
+
+    // --- free capacity -------------------------------------------------------
+    /// Takes the nodes a recovering job lacks, hot spares first, all or nothing.
+    bool take_for_recovery(std::uint32_t j);
+    /// The built-in choice among free nodes for a start from the queue (never
+    /// the spares): best fit for a job smaller than a node, whole free nodes
+    /// otherwise; all or nothing.
+    bool take_free(std::uint32_t j);
+    /// The free nodes a start of job j may use, ascending.
+    void free_candidates(std::uint32_t j, std::vector<std::uint32_t>& out) const;
+    /// Some free GPU outside the spares.
+    bool capacity_left() const {
+        for (std::uint32_t k = 1; k <= gpn_; ++k)
+            if (!pools_[k].empty()) return true;
+        return false;
+    }
+    std::uint32_t free_whole_nodes() const { return static_cast<std::uint32_t>(pools_[gpn_].size()); }
+    std::uint32_t free_spares() const { return static_cast<std::uint32_t>(pools_[spare_pool_].size()); }
+
+    // --- failures, repair, quarantine --------------------------------------
+    /// Wall time of node n's next event (a failure or its return; inf: none).
+    double next_event(std::uint32_t n) const {
+        const NodeState& node = nodes_[n];
+        double next = node.next_failure;
+        if (!node.in_service) next = std::min(next, std::max(node.down_until, node.quarantined_until));
+        return next;
+    }
+    bool failure_due(std::uint32_t n, double t) const { return nodes_[n].next_failure <= t; }
+    bool return_due(std::uint32_t n, double t) const {
+        const NodeState& node = nodes_[n];
+        return !node.in_service && t >= node.down_until && t >= node.quarantined_until;
+    }
+    /// Node n's failure process fires at t: renews it and returns the draw that fired.
+    double fire(std::uint32_t n, double t, const ReplicaDraws& draws);
+    /// A repair time for node m (0 without a repair law).
+    double repair_time(std::uint32_t m, const ReplicaDraws& draws);
+    /// One failure event counted on node m.
+    void count_failure() { ++totals_.node_failures; }
+    /// Node m is out of service from t until `until` (repair).
+    void take_down(std::uint32_t m, double t, double until);
+    /// Counts a failure of m toward quarantine; true when m was quarantined.
+    bool note_failure_for_quarantine(std::uint32_t m, double t);
+    /// Node n is back in service; returns the WAIT_REPAIR jobs that waited
+    /// for it (in reservation order), for the caller to re-attach.
+    std::vector<std::uint32_t> return_to_service(std::uint32_t n);
+    /// Puts a node back where it belongs after its reservations are served.
+    void settle(std::uint32_t n) { repool(n); }
+    /// Out-of-service nodes at t: (under repair, quarantined).
+    void count_out_of_service(double t, std::uint32_t& down, std::uint32_t& quarantined) const;
+
+    /// Throws std::logic_error when the pools, links or GPU counts disagree.
+    void check_invariants() const;
+
+private:
+    void pool_add(std::uint32_t n, std::uint32_t p) {
+        NodeState& node = nodes_[n];
+        node.pool = static_cast<std::int32_t>(p);
+        node.pos = static_cast<std::uint32_t>(pools_[p].size());
+        pools_[p].push_back(n);
+    }
+    void pool_remove(std::uint32_t n) {
+        NodeState& node = nodes_[n];
+        if (node.pool < 0) return;
+        auto& pool = pools_[node.pool];
+        const std::uint32_t last = pool.back();
+        pool[node.pos] = last;
+        nodes_[last].pos = node.pos;
+        pool.pop_back();
+        node.pool = -1;
+    }
+    /// Puts a node where it belongs: spare pool (refilled first), the pool
+    /// of its free GPU count, or none (out of service, reserved or full).
+    void repool(std::uint32_t n) {
+        pool_remove(n);
+        NodeState& node = nodes_[n];
+        if (!node.in_service || !node.reserved.empty() || node.free_gpus == 0) return;
+        if (node.free_gpus == gpn_ && node.jobs.empty() && pools_[spare_pool_].size() < fleet_.spares) {
+            pool_add(n, spare_pool_);
+        } else {
+            pool_add(n, node.free_gpus);
+        }
+    }
+    double gap(std::uint32_t n, const ReplicaDraws& draws);
+    void leave_service(std::uint32_t m);
+
+    const FleetSpec& fleet_;
+    const QuarantineSpec& quarantine_;
+    std::uint32_t gpn_;
+    const std::vector<JobPlan>& plans_;
+    double horizon_;
+    std::vector<NodeState> nodes_;
+    std::vector<std::vector<std::uint32_t>> pools_;
+    std::uint32_t spare_pool_ = 0;
+    std::vector<std::uint32_t> slots_;
+    std::vector<NodeList> held_;
+    std::vector<std::uint32_t> reserved_;
+    NodeTotals totals_;
+};
+
+}  // namespace acesim

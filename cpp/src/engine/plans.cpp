@@ -1,0 +1,195 @@
+#include "plans.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "acesim/analytic.hpp"
+
+namespace acesim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw std::invalid_argument(message);
+}
+
+/// Like require, but builds the message only on failure (per-job checks run
+/// over millions of jobs).
+template <class Message>
+void require_that(bool ok, Message message) {
+    if (!ok) throw std::invalid_argument(message());
+}
+
+std::string job_field(std::size_t j, const char* field) { return "jobs[" + std::to_string(j) + "]." + field; }
+
+}  // namespace
+
+void validate(const SimulationInput& in) {
+    require(!in.jobs.empty(), "jobs must not be empty");
+    require(in.jobs.size() <= kMaxEntityId + 1ull,
+            "jobs: at most " + std::to_string(kMaxEntityId + 1ull) + " jobs per simulation");
+    require(in.replicas >= 1, "replicas must be >= 1");
+    require(static_cast<std::uint64_t>(in.first_replica) + in.replicas <= 0xFFFFFFFFull,
+            "replicas: replica ids must fit in 32 bits");
+    require(in.gpus_per_node >= 1, "gpus_per_node must be >= 1");
+    require(!std::isnan(in.horizon) && in.horizon > 0.0, "horizon must be > 0 (math.inf for none)");
+    const std::size_t nd = in.distributions.size();
+    require(in.job_failure_laws.empty() || in.job_failure_laws.size() == in.jobs.size(),
+            "failures: one law per job");
+    auto check_law = [&](std::uint32_t law) {
+        require(law == kNoDistribution || law < nd, "failures: bad distribution index");
+        if (law == kNoDistribution) return;
+        // A law whose draws are all zero never lets time advance. (ScaleAware
+        // factors are positive, so the sign of the mean does not depend on size.)
+        const double mean = in.distributions[law].mean(1.0);
+        require(mean > 0.0, "failures must have a mean > 0 (got " + std::to_string(mean) + ")");
+    };
+    check_law(in.job_failures);
+    for (std::uint32_t law : in.job_failure_laws) check_law(law);
+    double share = 0.0;
+    for (std::size_t c = 0; c < in.causes.size(); ++c) {
+        const CauseSpec& cause = in.causes[c];
+        require(std::isfinite(cause.share) && cause.share >= 0.0,
+                "causes[" + std::to_string(c) + "].share must be >= 0");
+        require(cause.detect == kNoDistribution || cause.detect < nd, "causes: bad distribution index");
+        require(cause.nodes >= 1, "causes[" + std::to_string(c) + "].nodes must be >= 1");
+        share += cause.share;
+    }
+    require(in.causes.empty() || share > 0.0, "causes: shares must not all be zero");
+    const FleetSpec& f = in.fleet;
+    if (f.enabled) {
+        require(f.nodes >= 1, "fleet.nodes must be >= 1");
+        require(f.nodes <= kMaxEntityId + 1u, "fleet.nodes: at most 2^24 nodes");
+        require(f.spares < f.nodes, "fleet.spares must be smaller than fleet.nodes");
+        require(f.repair == kNoDistribution || f.repair < nd, "fleet.repair: bad distribution index");
+        require(f.node_failures == kNoDistribution || f.node_failures < nd,
+                "fleet.node_failures: bad distribution index");
+        require(f.node_failure_laws.empty() || f.node_failure_laws.size() == f.nodes,
+                "fleet.node_failures: one law per node");
+        for (std::uint32_t law : f.node_failure_laws)
+            require(law == kNoDistribution || law < nd, "fleet.node_failures: bad distribution index");
+        if (f.node_failures != kNoDistribution)
+            require(in.distributions[f.node_failures].mean(1.0) > 0.0,
+                    "fleet.node_failures must have a mean > 0");
+        require(std::isfinite(f.lemon_fraction) && f.lemon_fraction >= 0.0 && f.lemon_fraction <= 1.0,
+                "fleet.lemon_fraction must be in [0, 1]");
+        require(std::isfinite(f.lemon_factor) && f.lemon_factor > 0.0, "fleet.lemon_factor must be > 0");
+    }
+    const QuarantineSpec& q = in.policy.quarantine;
+    if (q.enabled) {
+        require(q.failures >= 1, "quarantine.failures must be >= 1");
+        require(!std::isnan(q.window) && q.window >= 0.0, "quarantine.window must be >= 0");
+        require(std::isfinite(q.duration) && q.duration >= 0.0,
+                "quarantine.duration must be finite and >= 0");
+    }
+    require(std::isfinite(in.policy.preemption_grace) && in.policy.preemption_grace >= 0.0,
+            "policy.preemption_grace must be finite and >= 0");
+    const std::uint64_t usable_nodes = f.enabled ? f.nodes - f.spares : 0;
+    for (std::size_t j = 0; j < in.jobs.size(); ++j) {
+        const JobSpec& s = in.jobs[j];
+        require_that(s.gpus >= 1, [&] { return job_field(j, "gpus") + " must be >= 1"; });
+        require_that(std::isfinite(s.work) && s.work > 0.0,
+                     [&] { return job_field(j, "work") + " must be finite and > 0"; });
+        require_that(std::isfinite(s.submit) && s.submit >= 0.0,
+                     [&] { return job_field(j, "submit") + " must be finite and >= 0"; });
+        if (s.rule == IntervalRule::Fixed) {
+            require_that(std::isfinite(s.checkpoint_interval) && s.checkpoint_interval > 0.0,
+                         [&] { return job_field(j, "checkpoint_interval") + " must be finite and > 0"; });
+        }
+        require_that(s.init < nd && s.save < nd && s.load < nd,
+                     [&] { return job_field(j, "init/save/load") + ": bad distribution index"; });
+        if (f.enabled) {
+            const std::uint64_t need =
+                (static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) / in.gpus_per_node;
+            require_that(need <= usable_nodes, [&] {
+                return job_field(j, "gpus") + " needs " + std::to_string(need) + " nodes; the fleet has " +
+                       std::to_string(usable_nodes) + " besides its spares";
+            });
+        }
+    }
+}
+
+double job_mtbf(const SimulationInput& in, std::size_t j) {
+    const JobSpec& job = in.jobs[j];
+    const double gpus = job.gpus;
+    double rate = 0.0;
+    const std::uint32_t law = job_failure_law(in, j);
+    if (law != kNoDistribution) rate += 1.0 / in.distributions[law].mean(gpus);
+    if (in.fleet.enabled && in.fleet.node_failures != kNoDistribution) {
+        const double nodes = std::ceil(gpus / in.gpus_per_node);
+        const double lemon = 1.0 + in.fleet.lemon_fraction * (in.fleet.lemon_factor - 1.0);
+        rate += nodes * lemon / in.distributions[in.fleet.node_failures].mean(in.gpus_per_node);
+    }
+    return rate > 0.0 ? 1.0 / rate : kInf;
+}
+
+namespace {
+
+/// The starting interval of a job under its rule, for its profile.
+double interval_for(const JobSpec& job, const JobProfile& profile) {
+    if (job.rule == IntervalRule::Fixed) return job.checkpoint_interval;
+    if (!std::isfinite(profile.mtbf)) return job.work;  // no failures: one checkpoint at the end
+    require(
+        profile.save_mean > 0.0,
+        "checkpoint_interval: the 'young', 'daly' and 'adaptive' rules need a save latency with mean > 0");
+    const double interval = job.rule == IntervalRule::Daly ? profile.daly : profile.young;
+    require(std::isfinite(interval) && interval > 0.0,
+            "checkpoint_interval: the rule gave no usable interval (" + std::to_string(interval) + ")");
+    return std::min(interval, job.work);
+}
+
+JobProfile profile_of(const SimulationInput& in, std::size_t j) {
+    const JobSpec& s = in.jobs[j];
+    const double gpus = s.gpus;
+    JobProfile p{};
+    p.mtbf = job_mtbf(in, j);
+    p.save_mean = in.distributions[s.save].mean(gpus);
+    p.restart = in.distributions[s.init].mean(gpus) + in.distributions[s.load].mean(gpus);
+    p.young = young_interval(p.save_mean, p.mtbf);
+    p.daly = daly_interval(p.save_mean, p.mtbf);
+    return p;
+}
+
+struct ProfileKey {
+    std::uint32_t gpus, save, init, load, law;
+    bool operator==(const ProfileKey& o) const {
+        return gpus == o.gpus && save == o.save && init == o.init && load == o.load && law == o.law;
+    }
+};
+struct ProfileKeyHash {
+    std::size_t operator()(const ProfileKey& k) const {
+        std::uint64_t h = k.gpus;
+        for (std::uint32_t v : {k.save, k.init, k.load, k.law}) h = h * 0x9E3779B97F4A7C15ull + v;
+        return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+};
+
+}  // namespace
+
+Plans make_plans(const SimulationInput& in) {
+    Plans plans;
+    plans.jobs.resize(in.jobs.size());
+    std::unordered_map<ProfileKey, std::uint32_t, ProfileKeyHash> index;
+    for (std::size_t j = 0; j < in.jobs.size(); ++j) {
+        const JobSpec& s = in.jobs[j];
+        const ProfileKey key{s.gpus, s.save, s.init, s.load, job_failure_law(in, j)};
+        auto [it, inserted] = index.try_emplace(key, static_cast<std::uint32_t>(plans.profiles.size()));
+        if (inserted) plans.profiles.push_back(profile_of(in, j));
+        JobPlan& p = plans.jobs[j];
+        p.profile = it->second;
+        p.interval = interval_for(s, plans.profiles[p.profile]);
+        require_that(segment_count(s.work, p.interval) < 4294967295.0, [&] {
+            return job_field(j, "checkpoint_interval") + " gives more than 2^32 checkpoints";
+        });
+        p.nodes = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) /
+                                             in.gpus_per_node);
+        p.gpus_per_node = s.gpus < in.gpus_per_node ? s.gpus : in.gpus_per_node;
+    }
+    return plans;
+}
+
+}  // namespace acesim

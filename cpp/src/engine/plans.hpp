@@ -1,0 +1,44 @@
+// Per-job quantities computed once per simulate() call and shared by every
+// replica (and by the event-heap and batch paths).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "acesim/simulator.hpp"
+
+namespace acesim {
+
+/// Quantities shared by every job of one size and one set of laws (most
+/// jobs of a large workload share a handful of these).
+struct JobProfile {
+    double mtbf;       ///< mean time to failure for the job's size
+    double save_mean;  ///< mean checkpoint write
+    double restart;    ///< mean init + load
+    double young;
+    double daly;
+};
+
+/// Per-job quantities that do not change between replicas.
+struct JobPlan {
+    double interval;              ///< the starting interval
+    std::uint32_t nodes;          ///< nodes the job occupies (1 for jobs smaller than a node)
+    std::uint32_t gpus_per_node;  ///< GPUs it uses on each of them
+    std::uint32_t profile;        ///< index into the JobProfile table
+};
+
+/// Plans for every job and the profiles they share.
+struct Plans {
+    std::vector<JobPlan> jobs;
+    std::vector<JobProfile> profiles;
+    const JobProfile& of(std::size_t j) const { return profiles[jobs[j].profile]; }
+};
+
+/// Resolves every job's interval rule and groups jobs by profile (throws
+/// std::invalid_argument naming the job when a rule gives no interval).
+Plans make_plans(const SimulationInput& in);
+
+/// Throws std::invalid_argument naming the first invalid field of `in`.
+void validate(const SimulationInput& in);
+
+}  // namespace acesim

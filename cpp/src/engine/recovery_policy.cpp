@@ -1,0 +1,99 @@
+#include "recovery_policy.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+namespace acesim {
+
+Replacement RecoveryPolicy::decide(std::uint32_t j, double t, std::uint32_t replica,
+                                   const std::vector<JobState>& jobs, const NodePool& pool,
+                                   std::uint32_t failed, double repair_remaining) const {
+    if (!policy_.on_failure && !policy_.compiled) return policy_.replacement;
+    const JobState& job = jobs[j];
+    acesim_failure_view view{};
+    view.time = t;
+    view.fault_time = job.fault_time;
+    view.progress = job.life.committed;
+    view.work = specs_[j].work;
+    view.lost_work = job.lost_work;
+    view.repair_remaining = repair_remaining;
+    view.replica = replica;
+    view.job = j;
+    view.gpus = specs_[j].gpus;
+    view.priority = specs_[j].priority;
+    view.failures = job.rec->failures;
+    view.cause = job.cause;
+    view.nodes_held = pool.nodes_of(j).size() - failed;
+    view.nodes_needed = failed;
+    view.free_nodes = pool.free_whole_nodes();
+    view.spare_nodes = pool.free_spares();
+    pool.count_out_of_service(t, view.down_nodes, view.quarantined_nodes);
+    std::uint32_t preemptible = 0;
+    for (std::uint32_t k = 0; k < jobs.size(); ++k) {
+        if (jobs[k].running() && specs_[k].priority < specs_[j].priority && plans_[k].gpus_per_node == gpn_)
+            preemptible += pool.nodes_of(k).size();
+    }
+    view.preemptible_nodes = preemptible;
+    const std::int32_t choice =
+        policy_.compiled ? policy_.compiled(&view, policy_.compiled_user_data) : policy_.on_failure(view);
+    if (choice == ACESIM_DEFAULT) return policy_.replacement;
+    if (choice < 0 || choice > 3)
+        throw std::invalid_argument("on_failure returned " + std::to_string(choice) +
+                                    "; expected a Replacement (0-3) or None");
+    return static_cast<Replacement>(choice);
+}
+
+std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint32_t need,
+                                            const std::vector<JobState>& jobs,
+                                            const NodePool& /*pool*/) const {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    struct Candidate {
+        double cost;
+        std::int32_t priority;
+        double started;
+        std::uint32_t job;
+        bool defer;
+    };
+    std::vector<Candidate> candidates;
+    const std::int32_t priority = specs_[j].priority;
+    for (std::uint32_t k = 0; k < jobs.size(); ++k) {
+        const JobState& v = jobs[k];
+        if (!v.running() || v.preempt_for >= 0 || specs_[k].priority >= priority ||
+            plans_[k].gpus_per_node != gpn_)
+            continue;
+        const Lifecycle& life = v.life;
+        double lost = 0.0;
+        if (life.phase == Phase::Computing) lost = t - life.phase_start;
+        if (life.phase == Phase::Saving) lost = life.segment_compute + (t - life.phase_start);
+        const double until_checkpoint = life.phase == Phase::Saving      ? life.phase_end - t
+                                        : life.phase == Phase::Computing ? life.phase_end - t
+                                                                         : kInf;
+        const bool defer = policy_.preemption == Preemption::CheckpointAware &&
+                           policy_.preemption_grace > 0.0 && until_checkpoint <= policy_.preemption_grace;
+        candidates.push_back(
+            {defer ? 0.0 : lost * specs_[k].gpus, specs_[k].priority, v.run_start, k, defer});
+    }
+    if (policy_.preemption == Preemption::CheckpointAware) {
+        std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+            return std::tie(a.cost, a.priority, a.job) < std::tie(b.cost, b.priority, b.job);
+        });
+    } else {
+        std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+            return std::make_tuple(a.priority, -a.started, a.job) <
+                   std::make_tuple(b.priority, -b.started, b.job);
+        });
+    }
+    std::uint32_t available = 0;
+    std::size_t take = 0;
+    while (take < candidates.size() && available < need) available += plans_[candidates[take++].job].nodes;
+    std::vector<Victim> out;
+    if (available < need) return out;  // not enough even with every candidate: keep waiting
+    out.reserve(take);
+    for (std::size_t c = 0; c < take; ++c) out.push_back({candidates[c].job, candidates[c].defer});
+    return out;
+}
+
+}  // namespace acesim

@@ -1,0 +1,48 @@
+// Recovery decisions: which re-placement a failed job gets (the built-in
+// policy, a Python callable or a compiled callback, over a read-only view)
+// and which running jobs PREEMPT_LOWER takes nodes from. It reads
+// snapshots of the replica and returns decisions; it mutates nothing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "acesim/policy_abi.h"
+#include "acesim/simulator.hpp"
+#include "job_state.hpp"
+#include "node_pool.hpp"
+#include "plans.hpp"
+
+namespace acesim {
+
+/// A victim PREEMPT_LOWER chose: preempt now, or at its next checkpoint.
+struct Victim {
+    std::uint32_t job;
+    bool defer;
+};
+
+class RecoveryPolicy {
+public:
+    RecoveryPolicy(const PolicySpec& policy, const std::vector<JobSpec>& specs,
+                   const std::vector<JobPlan>& plans, std::uint32_t gpus_per_node)
+        : policy_(policy), specs_(specs), plans_(plans), gpn_(gpus_per_node) {}
+
+    /// The re-placement for job j, detected at t, with `failed` of its nodes
+    /// out of service (the longest back in `repair_remaining` seconds).
+    Replacement decide(std::uint32_t j, double t, std::uint32_t replica, const std::vector<JobState>& jobs,
+                       const NodePool& pool, std::uint32_t failed, double repair_remaining) const;
+
+    /// Victims among the running lower-priority whole-node jobs that free
+    /// `need` nodes for job j at t, in the order they are taken; empty when
+    /// even all of them would not be enough.
+    std::vector<Victim> victims(std::uint32_t j, double t, std::uint32_t need,
+                                const std::vector<JobState>& jobs, const NodePool& pool) const;
+
+private:
+    const PolicySpec& policy_;
+    const std::vector<JobSpec>& specs_;
+    const std::vector<JobPlan>& plans_;
+    std::uint32_t gpn_;
+};
+
+}  // namespace acesim

@@ -1,0 +1,478 @@
+#include "replica_engine.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace acesim {
+namespace {
+constexpr double kSecondsPerHour = 3600.0;
+// A debug build (ACESIM_DEBUG_INVARIANTS=ON) checks every run.
+#ifdef ACESIM_CHECK_INVARIANTS
+constexpr bool kAlwaysCheck = true;
+#else
+constexpr bool kAlwaysCheck = false;
+#endif
+}  // namespace
+
+ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
+                             const std::vector<DistributionView>& views, std::uint32_t replica,
+                             std::uint64_t max_events, JobRecord* rows, SimulationOutput& out)
+    : in_(in),
+      plans_(plans),
+      replica_(replica),
+      rows_(rows),
+      checking_(kAlwaysCheck || in.check_invariants),
+      draws_(in.seed, replica, views, in.causes),
+      kernel_(in.jobs, in.fleet.enabled ? in.fleet.nodes : 0, in.horizon, max_events, replica, checking_),
+      pool_(in.fleet, in.policy.quarantine, in.gpus_per_node, plans.jobs, in.horizon),
+      scheduler_(in.jobs),
+      policy_(in.policy, in.jobs, plans.jobs, in.gpus_per_node),
+      ledger_(out, replica, in.record_events) {}
+
+void ReplicaEngine::run() {
+    pool_.init(draws_);
+    for (std::uint32_t n = 0; n < pool_.size(); ++n) kernel_.schedule_node(n, pool_.next_event(n));
+    const std::size_t n = in_.jobs.size();
+    jobs_.resize(n);
+    for (std::uint32_t j = 0; j < n; ++j) {
+        const JobSpec& spec = in_.jobs[j];
+        JobState& job = jobs_[j];
+        job.rec = rows_ + j;
+        *job.rec = JobRecord{};
+        job.rec->replica = replica_;
+        job.rec->job = j;
+        job.rec->gpus = spec.gpus;
+        job.rec->priority = spec.priority;
+        job.rec->submit = spec.submit;
+        job.life.interval = plans_.jobs[j].interval;
+        job.life.phase_end = spec.submit;
+        renew_failure_clock(j);
+    }
+    // Node failure processes never end: the run ends when every job has.
+    DueEvent e;
+    while (jobs_done_ < n && kernel_.next(e)) {
+        if (e.node) {
+            handle_node(e.id, e.time);
+        } else {
+            handle_job(e.id);
+        }
+        ledger_.check_trace_bound();
+        if (checking_) check_invariants();
+    }
+    ledger_.close(in_, plans_, jobs_, pool_.totals(), kernel_.events(), checking_);
+}
+
+// --- draws ----------------------------------------------------------------------
+
+double ReplicaEngine::draw_job(std::uint32_t j, Purpose purpose, std::uint32_t dist) {
+    return draws_.law(EntityKind::Job, j, purpose, dist, jobs_[j].draws,
+                      static_cast<double>(in_.jobs[j].gpus));
+}
+
+void ReplicaEngine::renew_failure_clock(std::uint32_t j) {
+    JobState& job = jobs_[j];
+    const std::uint32_t law = job_failure_law(in_, j);
+    job.fail_draw =
+        law == kNoDistribution ? std::numeric_limits<double>::infinity() : draw_job(j, Purpose::Failure, law);
+    job.clock.fail_left = job.fail_draw;
+}
+
+// --- lifecycle ------------------------------------------------------------------
+
+void ReplicaEngine::schedule_job(std::uint32_t j) {
+    const JobState& job = jobs_[j];
+    kernel_.schedule_job(j, job.clock.next(job.life.phase_end));
+}
+
+void ReplicaEngine::enqueue(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    job.life.phase = Phase::Queued;
+    job.life.phase_start = t;
+    scheduler_.enqueue(j);
+}
+
+void ReplicaEngine::wait_for_nodes(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    job.life.phase = Phase::Waiting;
+    job.life.phase_start = t;
+    scheduler_.wait(j);
+    log(j, EventKind::Waiting, t);
+}
+
+void ReplicaEngine::handle_job(std::uint32_t j) {
+    JobState& job = jobs_[j];
+    if (job.clock.strikes_before(job.life.phase_end)) {
+        job_level_failure(j, job.clock.fail_at);
+    } else {
+        on_phase_end(j, job.life.phase_end);
+    }
+}
+
+void ReplicaEngine::on_phase_end(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    switch (job.life.phase) {
+        case Phase::Pending:
+            log(j, EventKind::Submit, t);
+            enqueue(j, t);
+            dispatch(t);
+            break;
+        case Phase::Starting: {
+            const double overhead = t - job.life.phase_start;
+            end_start(job.life, *job.rec, t);
+            charge_restart_churn(j, overhead);
+            begin_compute(j, t);
+            break;
+        }
+        case Phase::Computing:
+            begin_save(job.life, t, draw_job(j, Purpose::Save, in_.jobs[j].save));
+            log(j, EventKind::CheckpointBegin, t);
+            schedule_job(j);
+            break;
+        case Phase::Saving:
+            end_checkpoint(j, t);
+            break;
+        case Phase::Detecting:
+            job.rec->detection += t - job.life.phase_start;
+            log(j, EventKind::Detected, t);
+            recover(j, t);
+            break;
+        case Phase::Queued:
+        case Phase::Waiting:
+        case Phase::Done:
+            break;  // no timed end
+    }
+}
+
+void ReplicaEngine::end_checkpoint(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const bool done = end_save(job.life, *job.rec, in_.jobs[j].work, t);
+    log(j, EventKind::CheckpointEnd, t);
+    if (done) {
+        cancel_deferred_preemption(j);
+        complete(j, t);
+    } else if (job.preempt_for >= 0) {
+        const auto by = static_cast<std::uint32_t>(job.preempt_for);
+        cancel_deferred_preemption(j);
+        if (jobs_[by].phase() == Phase::Waiting && scheduler_.waiting(by)) {
+            // At its checkpoint nothing is lost: the write is done and no
+            // compute has started.
+            job.life.phase = Phase::Computing;
+            job.life.phase_start = t;
+            preempt(j, by, t);
+            dispatch(t);
+        } else {
+            begin_compute(j, t);  // the preemptor no longer needs the nodes
+        }
+    } else {
+        begin_compute(j, t);
+    }
+}
+
+void ReplicaEngine::begin_start(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    if (!job.started) {
+        job.started = true;
+        job.rec->queue_wait += t - job.life.phase_start;
+    } else {
+        if (job.life.phase == Phase::Waiting || job.life.phase == Phase::Queued)
+            job.rec->recovery_wait += t - job.life.phase_start;
+        ++job.rec->restarts;
+    }
+    const JobSpec& spec = in_.jobs[j];
+    if (spec.rule == IntervalRule::Adaptive) {
+        const JobProfile& profile = plans_.of(j);
+        job.life.interval = adaptive_interval(profile.mtbf, spec.work, profile.save_mean, job.clock.held_time,
+                                              job.rec->failures, plans_.jobs[j].interval);
+    }
+    const double init = draw_job(j, Purpose::Init, spec.init);
+    const double load = draw_job(j, Purpose::Load, spec.load);
+    acesim::begin_start(job.life, t, init, load);
+    job.run_start = t;
+    job.clock.hold(t);
+    log(j, EventKind::StartBegin, t);
+    schedule_job(j);
+}
+
+void ReplicaEngine::begin_compute(std::uint32_t j, double t) {
+    acesim::begin_compute(jobs_[j].life, in_.jobs[j].work, t);
+    log(j, EventKind::ComputeBegin, t);
+    schedule_job(j);
+}
+
+void ReplicaEngine::complete(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    job.clock.unhold(t);
+    job.life.phase = Phase::Done;
+    ++jobs_done_;
+    job.rec->completed = true;
+    job.rec->end = t;
+    log(j, EventKind::Done, t);
+    if (pool_.enabled()) {
+        pool_.release_all(j);
+        dispatch(t);
+    }
+}
+
+double ReplicaEngine::interrupt(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const double overhead = t - job.life.phase_start;
+    const bool starting = job.life.phase == Phase::Starting;
+    const double lost = acesim::interrupt(job.life, *job.rec, t);
+    if (starting) charge_restart_churn(j, overhead);
+    job.clock.unhold(t);
+    return lost;
+}
+
+void ReplicaEngine::charge_restart_churn(std::uint32_t j, double overhead) {
+    JobState& job = jobs_[j];
+    if (job.churn_owner < 0) return;
+    jobs_[job.churn_owner].rec->churn_gpu_hours += in_.jobs[j].gpus * overhead / kSecondsPerHour;
+    job.churn_owner = -1;
+}
+
+// --- failures -------------------------------------------------------------------
+
+void ReplicaEngine::job_level_failure(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const double drawn = job.fail_draw;
+    const std::uint32_t span = pool_.enabled() ? pool_.nodes_of(j).size() : plans_.jobs[j].nodes;
+    const auto local = static_cast<std::uint32_t>(
+        bounded_index(draws_.bits(EntityKind::Job, j, Purpose::Blame, job.draws), std::max(span, 1u)));
+    const std::int32_t cause = draws_.cause(EntityKind::Job, j, job.draws);
+    const double detect =
+        draws_.detect(cause, EntityKind::Job, j, job.draws, static_cast<double>(in_.jobs[j].gpus));
+    const std::uint32_t event = ledger_.next_failure_event();
+    if (!pool_.enabled()) {
+        ledger_.trace(event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(local), -1, cause, 0u, t,
+                      drawn);
+        fault(j, t, detect, cause);
+        return;
+    }
+    const std::uint32_t blamed = pool_.nodes_of(j)[local];
+    strike(event, blamed, -1, cause, 0u, t, drawn, detect, static_cast<std::int32_t>(j));
+}
+
+void ReplicaEngine::handle_node(std::uint32_t n, double t) {
+    if (pool_.failure_due(n, t)) {
+        const double drawn = pool_.fire(n, t, draws_);
+        const std::int32_t cause = draws_.cause(EntityKind::Node, n, pool_.counters(n));
+        const double detect = draws_.detect(cause, EntityKind::Node, n, pool_.counters(n),
+                                            static_cast<double>(in_.gpus_per_node));
+        strike(ledger_.next_failure_event(), n, static_cast<std::int32_t>(n), cause, 1u, t, drawn, detect,
+               -1);
+    } else if (pool_.return_due(n, t)) {
+        return_to_service(n, t);
+    }
+    kernel_.schedule_node(n, pool_.next_event(n));
+}
+
+void ReplicaEngine::strike(std::uint32_t event, std::uint32_t node, std::int32_t origin, std::int32_t cause,
+                           std::uint32_t source, double t, double drawn, double detect,
+                           std::int32_t blamed_job) {
+    const CauseSpec* spec = draws_.cause_spec(cause);
+    const bool down = spec ? spec->node_down : true;
+    const std::uint32_t width = spec ? std::max(spec->nodes, 1u) : 1u;
+    const std::uint32_t first = (node / width) * width;
+    const std::uint32_t last = std::min(first + width, in_.fleet.nodes);
+    hit_.clear();
+    auto hit_job = [&](std::uint32_t j, std::uint32_t m) {
+        if (std::find(hit_.begin(), hit_.end(), j) != hit_.end()) return;
+        hit_.push_back(j);
+        ledger_.trace(event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(m), origin, cause,
+                      source, t, drawn);
+        fault(j, t, detect, cause);
+    };
+    if (blamed_job >= 0) hit_job(static_cast<std::uint32_t>(blamed_job), node);
+    for (std::uint32_t m = first; m < last; ++m) {
+        pool_.count_failure();
+        const std::vector<std::uint32_t> on = pool_.node(m).jobs;  // fault() may detach
+        if (on.empty() && !(blamed_job >= 0 && m == node))
+            ledger_.trace(event, -1, static_cast<std::int32_t>(m), origin, cause, source, t, drawn);
+        for (std::uint32_t j : on) hit_job(j, m);
+        if (down) {
+            pool_.take_down(m, t, t + detect + pool_.repair_time(m, draws_));
+            kernel_.schedule_node(m, pool_.next_event(m));
+        }
+        if (pool_.note_failure_for_quarantine(m, t)) kernel_.schedule_node(m, pool_.next_event(m));
+        // A job that was waiting while holding this node now lacks it.
+        for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(m).jobs)) {
+            if (jobs_[j].phase() == Phase::Waiting && !pool_.node(m).in_service) {
+                pool_.detach(j, m);
+                if (jobs_[j].decision == Replacement::WaitRepair) pool_.reserve(j, m);
+            }
+        }
+    }
+}
+
+void ReplicaEngine::fault(std::uint32_t j, double t, double detect, std::int32_t cause) {
+    JobState& job = jobs_[j];
+    if (!job.running()) return;  // detecting already, waiting, queued or done
+    cancel_deferred_preemption(j);
+    job.lost_work = interrupt(j, t);
+    job.cause = cause;
+    ++job.rec->failures;
+    log(j, EventKind::Failure, t);
+    renew_failure_clock(j);
+    job.fault_time = t;
+    job.life.phase = Phase::Detecting;
+    job.life.phase_start = t;
+    job.life.phase_end = t + detect;
+    if (detect == 0.0 && !pool_.enabled()) {
+        on_phase_end(j, t);  // seen at once and nothing to wait for
+    } else {
+        schedule_job(j);
+    }
+}
+
+void ReplicaEngine::return_to_service(std::uint32_t n, double t) {
+    // WAIT_REPAIR jobs get their node back first.
+    for (std::uint32_t j : pool_.return_to_service(n)) {
+        JobState& job = jobs_[j];
+        pool_.attach(j, n);
+        if (pool_.reserved(j) == 0 && pool_.missing(j) == 0 && job.phase() == Phase::Waiting) {
+            if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
+            begin_start(j, t);
+        } else if (pool_.reserved(j) == 0 && job.phase() == Phase::Waiting && !scheduler_.waiting(j)) {
+            scheduler_.wait(j);
+        }
+    }
+    pool_.settle(n);
+    dispatch(t);
+}
+
+// --- recovery -------------------------------------------------------------------
+
+bool ReplicaEngine::place(std::uint32_t j, bool recovering) {
+    if (!pool_.enabled()) return true;
+    if (pool_.missing(j) == 0) return true;
+    if (recovering) return pool_.take_for_recovery(j);
+    return in_.policy.place ? place_outside(j) : pool_.take_free(j);
+}
+
+bool ReplicaEngine::place_outside(std::uint32_t j) {
+    const std::uint32_t need = pool_.missing(j);
+    pool_.free_candidates(j, candidates_);
+    if (candidates_.size() < need) return false;  // cannot start now, whoever chooses
+    const PlacementView view{kernel_.now(),
+                             replica_,
+                             j,
+                             in_.jobs[j].gpus,
+                             in_.jobs[j].priority,
+                             need,
+                             plans_.jobs[j].gpus_per_node};
+    std::vector<std::uint32_t> chosen;
+    if (!in_.policy.place(view, candidates_, chosen)) return pool_.take_free(j);
+    if (chosen.size() != need)
+        throw std::invalid_argument("place returned " + std::to_string(chosen.size()) + " nodes for job " +
+                                    std::to_string(j) + "; it needs " + std::to_string(need));
+    std::vector<std::uint32_t> sorted = chosen;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t k = 0; k < sorted.size(); ++k) {
+        const bool known = std::binary_search(candidates_.begin(), candidates_.end(), sorted[k]);
+        if (!known || (k > 0 && sorted[k] == sorted[k - 1]))
+            throw std::invalid_argument("place returned node " + std::to_string(sorted[k]) +
+                                        ", which is not a free node that fits job " + std::to_string(j) +
+                                        " (or is given twice)");
+    }
+    for (std::uint32_t n : chosen) pool_.attach(j, n);
+    return true;
+}
+
+void ReplicaEngine::recover(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    if (!pool_.enabled()) {
+        begin_start(j, t);
+        return;
+    }
+    std::vector<std::uint32_t> failed;
+    double repair_remaining = 0.0;
+    for (std::uint32_t n : pool_.nodes_of(j)) {
+        const NodeState& node = pool_.node(n);
+        if (!node.in_service) {
+            failed.push_back(n);
+            repair_remaining =
+                std::max(repair_remaining, std::max(node.down_until, node.quarantined_until) - t);
+        }
+    }
+    const Replacement decision = policy_.decide(j, t, replica_, jobs_, pool_,
+                                                static_cast<std::uint32_t>(failed.size()), repair_remaining);
+    job.decision = decision;
+    job.life.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
+    job.life.phase_start = t;
+    if (decision == Replacement::Requeue) {
+        pool_.release_all(j);
+        enqueue(j, t);
+        dispatch(t);
+        return;
+    }
+    if (failed.empty()) {
+        begin_start(j, t);  // nothing went down (a software fault): restart in place
+        return;
+    }
+    for (std::uint32_t n : failed) {
+        pool_.detach(j, n);
+        if (decision == Replacement::WaitRepair) pool_.reserve(j, n);
+    }
+    if (decision == Replacement::WaitRepair) {
+        log(j, EventKind::Waiting, t);
+        return;  // return_to_service restarts it
+    }
+    if (place(j, true)) {
+        begin_start(j, t);
+        return;
+    }
+    wait_for_nodes(j, t);
+    if (decision == Replacement::PreemptLower) preempt_lower(j, t);
+    dispatch(t);
+}
+
+void ReplicaEngine::cancel_deferred_preemption(std::uint32_t v) {
+    JobState& victim = jobs_[v];
+    if (victim.preempt_for < 0) return;
+    --jobs_[victim.preempt_for].deferred;
+    victim.preempt_for = -1;
+}
+
+void ReplicaEngine::preempt_lower(std::uint32_t j, double t) {
+    const std::uint32_t need = pool_.missing(j);
+    if (need == 0 || jobs_[j].deferred > 0) return;
+    for (const Victim& v : policy_.victims(j, t, need, jobs_, pool_)) {
+        if (v.defer) {
+            jobs_[v.job].preempt_for = static_cast<std::int32_t>(j);
+            ++jobs_[j].deferred;
+        } else {
+            preempt(v.job, j, t);
+        }
+    }
+}
+
+void ReplicaEngine::preempt(std::uint32_t v, std::uint32_t by, double t) {
+    JobState& victim = jobs_[v];
+    const double lost = interrupt(v, t);
+    jobs_[by].rec->churn_gpu_hours += in_.jobs[v].gpus * lost / kSecondsPerHour;
+    victim.churn_owner = static_cast<std::int32_t>(by);
+    ++victim.rec->preemptions;
+    kernel_.invalidate_job(v);  // its pending phase end is void
+    log(v, EventKind::Preempted, t);
+    pool_.release_all(v);
+    enqueue(v, t);
+    // The preemptor takes the freed nodes before anyone else.
+    JobState& job = jobs_[by];
+    if (job.phase() == Phase::Waiting && scheduler_.waiting(by) && pool_.reserved(by) == 0 &&
+        place(by, true)) {
+        scheduler_.stop_waiting(by);
+        begin_start(by, t);
+    }
+}
+
+void ReplicaEngine::check_invariants() const {
+    if (!pool_.enabled()) return;
+    pool_.check_invariants();
+    for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
+        if (jobs_[j].phase() == Phase::Done && !pool_.nodes_of(j).empty())
+            throw std::logic_error("invariant: finished job still holds nodes");
+    }
+}
+
+}  // namespace acesim

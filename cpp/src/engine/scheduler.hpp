@@ -1,0 +1,106 @@
+// The built-in scheduler: the queue (priority, then submission, then index)
+// and the recovering jobs waiting for nodes, and the dispatch that hands
+// free capacity out. It decides the order; the engine (its Host) places and
+// starts jobs, so another scheduler can take its place without touching the
+// lifecycle or the node pool.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "acesim/simulator.hpp"
+
+namespace acesim {
+
+class Scheduler {
+public:
+    explicit Scheduler(const std::vector<JobSpec>& jobs) : jobs_(jobs), where_(jobs.size(), kNowhere) {}
+
+    /// Job j joins the queue (first start, or again after REQUEUE / preemption).
+    void enqueue(std::uint32_t j) {
+        where_[j] = kQueue;
+        queue_.insert(key(j));
+    }
+    /// Recovering job j waits for nodes.
+    void wait(std::uint32_t j) {
+        where_[j] = kWaiting;
+        waiting_.insert(key(j));
+    }
+    /// Job j no longer waits (it was served another way).
+    void stop_waiting(std::uint32_t j) {
+        waiting_.erase(key(j));
+        where_[j] = kNowhere;
+    }
+    bool waiting(std::uint32_t j) const { return where_[j] == kWaiting; }
+    bool queued(std::uint32_t j) const { return where_[j] == kQueue; }
+
+    /// Hands free capacity out: recovering jobs first (they hold idle nodes and
+    /// may take hot spares), then the queue in priority order (never from the
+    /// spares). Backfill is greedy within a priority level, but a job that
+    /// does not fit holds back every job of lower priority, so small
+    /// low-priority jobs cannot starve a large high-priority one.
+    ///
+    /// Host: `reserved(j)` (nodes it waits for under WAIT_REPAIR),
+    /// `place(j, recovering)` (takes the nodes j lacks, all or nothing),
+    /// `start(j, t)`, `capacity_left()`. A start may dispatch again; that
+    /// call is folded into this loop.
+    template <class Host>
+    void dispatch(double t, Host& host) {
+        if (dispatching_) {
+            dispatch_again_ = true;
+            return;
+        }
+        dispatching_ = true;
+        do {
+            dispatch_again_ = false;
+            std::int64_t blocked = std::numeric_limits<std::int64_t>::min();
+            for (auto it = waiting_.begin(); it != waiting_.end();) {
+                const std::uint32_t j = std::get<2>(*it);
+                if (host.reserved(j) == 0 && host.place(j, true)) {
+                    it = waiting_.erase(it);
+                    where_[j] = kNowhere;
+                    host.start(j, t);
+                } else {
+                    if (host.reserved(j) == 0) blocked = std::max<std::int64_t>(blocked, jobs_[j].priority);
+                    ++it;
+                }
+            }
+            for (auto it = queue_.begin(); it != queue_.end();) {
+                if (!host.capacity_left()) break;
+                const std::uint32_t j = std::get<2>(*it);
+                if (jobs_[j].priority < blocked) break;  // the queue is in priority order
+                if (host.place(j, false)) {
+                    it = queue_.erase(it);
+                    where_[j] = kNowhere;
+                    host.start(j, t);
+                } else {
+                    blocked = std::max<std::int64_t>(blocked, jobs_[j].priority);
+                    ++it;
+                }
+            }
+        } while (dispatch_again_);
+        dispatching_ = false;
+    }
+
+private:
+    /// Queue order: priority (high first), then submission, then index.
+    using QueueKey = std::tuple<std::int64_t, double, std::uint32_t>;
+    enum : std::uint8_t { kNowhere, kQueue, kWaiting };
+
+    QueueKey key(std::uint32_t j) const {
+        return {-static_cast<std::int64_t>(jobs_[j].priority), jobs_[j].submit, j};
+    }
+
+    const std::vector<JobSpec>& jobs_;
+    std::vector<std::uint8_t> where_;
+    std::set<QueueKey> queue_;
+    std::set<QueueKey> waiting_;
+    bool dispatching_ = false;
+    bool dispatch_again_ = false;
+};
+
+}  // namespace acesim
