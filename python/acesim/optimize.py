@@ -15,7 +15,7 @@ from ._validation import integer, positive
 from .analytic import daly_interval, meta_scale_model, young_interval
 from .distributions import Distribution
 from .job import Job
-from .simulation import batch_simulate
+from .simulation import BatchResult, batch_simulate
 
 __all__ = ["OptimalInterval", "optimal_interval"]
 
@@ -24,11 +24,27 @@ __all__ = ["OptimalInterval", "optimal_interval"]
 class OptimalInterval:
     """Result of :func:`optimal_interval`.
 
-    ``interval`` maximizes pooled ETTR (work / mean wall) over the grid
-    ``intervals``; ``ettr`` and ``ettr_stderr`` are its estimate. Every
-    candidate was run on the same failure draws (common random numbers), so
-    ``plausible`` is the range of intervals whose paired wall-clock difference
-    to the best is within two standard errors: the optimum's confidence band.
+    Two disjoint sets of replicas (same ``seed``), ``replicas`` each:
+
+    * **Selection** replicas ``0 .. replicas - 1``: every candidate interval
+      (the grid, and the refinement) runs on these same failure draws (common
+      random numbers). ``intervals``, ``ettrs`` and ``stderrs`` are the
+      figures on them; ``interval`` is the grid point with the best pooled
+      ETTR (work / mean wall), and ``selection_ettr`` (``ettrs`` at the
+      winner) is its in-sample figure. Because the winner is the best of
+      many noisy estimates on the same draws, ``selection_ettr`` is biased
+      upwards (optimistic), the more so with few replicas or a small
+      :class:`~acesim.Empirical` sample.
+    * **Fresh** replicas ``replicas .. 2 * replicas - 1``: the winner alone is
+      run again on these, and ``ettr`` and ``ettr_stderr`` are its pooled ETTR
+      and standard error there: an unbiased estimate of the chosen interval's
+      ETTR (``ettr`` is exactly ``batch_simulate([job.with_interval(interval)],
+      failures, replicas=replicas, seed=seed, first_replica=replicas)``'s
+      pooled ETTR).
+
+    ``plausible`` is paired on the selection replicas: the range of intervals
+    whose wall-clock difference to the winner, replica by replica, is within
+    two standard errors: the optimum's confidence band.
     """
 
     interval: float
@@ -41,6 +57,7 @@ class OptimalInterval:
     young: float
     daly: float
     replicas: int
+    selection_ettr: float
 
 
 def optimal_interval(
@@ -57,7 +74,10 @@ def optimal_interval(
 
     ``intervals`` defaults to 25 points spaced geometrically from 1/8 to 8
     times Young's interval (capped at the job's work); with ``refine`` a
-    second, finer grid between the best point's neighbours follows.
+    second, finer grid between the best point's neighbours follows. The
+    choice is made on replicas ``0 .. replicas - 1`` and the winner's ``ettr``
+    is then measured on the fresh replicas ``replicas .. 2 * replicas - 1``
+    (see :class:`OptimalInterval`), so ``2 * replicas`` replicas are used.
 
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=ace.DAY, checkpoint_interval="young")
@@ -70,7 +90,7 @@ def optimal_interval(
     model = meta_scale_model() if failures is None else failures
     if not isinstance(model, Distribution):
         raise TypeError(f"failures must be a Distribution or None, got {type(model).__name__}")
-    n = integer("replicas", replicas, minimum=2)
+    n = integer("replicas", replicas, minimum=2, maximum=2**31)
     mtbf = model.mean(job.gpus)
     save = job.save.mean(job.gpus)
     young = float(young_interval(save, mtbf)) if math.isfinite(mtbf) else job.work
@@ -86,14 +106,24 @@ def optimal_interval(
         for i, tau in enumerate(grid):
             positive(f"intervals[{i}]", float(tau))
 
-    def run(candidates: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    def run(candidates: npt.NDArray[np.float64], first: int = 0) -> BatchResult:
         # One batch: every candidate is a grid point on the same failure
-        # draws (common random numbers).
+        # draws (common random numbers), replicas first .. first + n - 1.
         grid_jobs = [job.with_interval(float(tau)) for tau in candidates]
-        res = batch_simulate(grid_jobs, model, replicas=n, seed=seed, threads=threads)
-        return np.asarray(res.field("wall"), dtype=np.float64)
+        return batch_simulate(
+            grid_jobs, model, replicas=n, seed=seed, threads=threads, first_replica=first
+        )
 
-    walls = run(grid)
+    def run_walls(candidates: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        return np.asarray(run(candidates).field("wall"), dtype=np.float64)
+
+    def pooled(walls: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], ...]:
+        # Pooled ETTR (work / mean wall) per row and its delta-method error.
+        mean_wall = walls.mean(axis=1)
+        ettrs = job.work / mean_wall
+        return ettrs, ettrs * walls.std(axis=1, ddof=1) / math.sqrt(n) / mean_wall
+
+    walls = run_walls(grid)
     if refine and grid.size >= 3:
         # Second pass: a finer grid between the best point's neighbours.
         k = int(np.argmin(walls.mean(axis=1)))
@@ -103,23 +133,26 @@ def optimal_interval(
         fine = fine[np.min(np.abs(fine[:, None] / grid[None, :] - 1.0), axis=1) > 1e-9]
         if fine.size:
             grid = np.concatenate([grid, fine])
-            walls = np.concatenate([walls, run(fine)])
+            walls = np.concatenate([walls, run_walls(fine)])
             order = np.argsort(grid)
             grid, walls = grid[order], walls[order]
-    mean_wall = walls.mean(axis=1)
-    ettrs = job.work / mean_wall
-    stderrs = ettrs * walls.std(axis=1, ddof=1) / math.sqrt(n) / mean_wall
-    best = int(np.argmin(mean_wall))
+    ettrs, stderrs = pooled(walls)
+    best = int(np.argmin(walls.mean(axis=1)))
     # Common random numbers: every candidate saw the same failure draws, so
     # compare each with the best replica by replica.
     diff = walls - walls[best]
     diff_se = diff.std(axis=1, ddof=1) / math.sqrt(n)
     plausible = diff.mean(axis=1) <= 2.0 * diff_se
     band = grid[plausible]
+    # The winner is the best of many noisy estimates on the selection
+    # replicas, so its in-sample ETTR is optimistic: measure it again on
+    # fresh replicas n .. 2n - 1, disjoint from those that chose it.
+    fresh = run(grid[best : best + 1], first=n)
+    fresh_se = pooled(np.asarray(fresh.field("wall"), dtype=np.float64))[1]
     return OptimalInterval(
         interval=float(grid[best]),
-        ettr=float(ettrs[best]),
-        ettr_stderr=float(stderrs[best]),
+        ettr=float(fresh.pooled_ettr()[0]),
+        ettr_stderr=float(fresh_se[0]),
         plausible=(float(band.min()), float(band.max())),
         intervals=grid,
         ettrs=ettrs,
@@ -127,4 +160,5 @@ def optimal_interval(
         young=young,
         daly=daly,
         replicas=n,
+        selection_ettr=float(ettrs[best]),
     )
