@@ -10,8 +10,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
 NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std::uint32_t gpus_per_node,
-                   const std::vector<JobPlan>& plans, double horizon)
-    : fleet_(fleet), quarantine_(quarantine), gpn_(gpus_per_node), plans_(plans), horizon_(horizon) {
+                   const std::vector<JobPlan>& plans)
+    : fleet_(fleet), quarantine_(quarantine), gpn_(gpus_per_node), plans_(plans) {
     held_.resize(plans.size());
     reserved_.assign(plans.size(), 0);
     if (!fleet.enabled) return;
@@ -54,14 +54,18 @@ double NodePool::gap(std::uint32_t n, const ReplicaDraws& draws) {
     return nodes_[n].lemon && fleet_.node_failure_laws.empty() ? x / fleet_.lemon_factor : x;
 }
 
-double NodePool::fire(std::uint32_t n, double t, const ReplicaDraws& draws) {
+double NodePool::fire(std::uint32_t n) {
     NodeState& node = nodes_[n];
     const double drawn = node.fail_draw;
-    // The node's failure process is a renewal in wall-clock time that
-    // no policy changes: the same trace under every policy.
+    node.next_failure = kInf;  // the next gap is drawn once the failure's effects are known
+    return drawn;
+}
+
+void NodePool::renew(std::uint32_t n, double t, const ReplicaDraws& draws) {
+    NodeState& node = nodes_[n];
+    if (!node.in_service) return;  // it starts again, fresh, when the node returns
     node.fail_draw = gap(n, draws);
     node.next_failure = t + node.fail_draw;
-    return drawn;
 }
 
 double NodePool::repair_time(std::uint32_t m, const ReplicaDraws& draws) {
@@ -70,21 +74,20 @@ double NodePool::repair_time(std::uint32_t m, const ReplicaDraws& draws) {
                      static_cast<double>(gpn_));
 }
 
-void NodePool::leave_service(std::uint32_t m) {
+void NodePool::leave_service(std::uint32_t m, double t) {
     NodeState& node = nodes_[m];
     if (node.in_service) {
         node.in_service = false;
+        node.out_since = t;
+        node.next_failure = kInf;  // no failure process out of service
         pool_remove(m);
     }
 }
 
 void NodePool::take_down(std::uint32_t m, double t, double until) {
     NodeState& node = nodes_[m];
-    const double from = std::max(t, node.down_until);
-    if (until > from)
-        totals_.down_node_hours += (std::min(until, horizon_) - std::min(from, horizon_)) / kSecondsPerHour;
-    node.down_until = std::max(node.down_until, until);
-    leave_service(m);
+    node.down_until = until;
+    leave_service(m, t);
 }
 
 bool NodePool::note_failure_for_quarantine(std::uint32_t m, double t) {
@@ -102,19 +105,32 @@ bool NodePool::note_failure_for_quarantine(std::uint32_t m, double t) {
         node.ever_quarantined = true;
         ++totals_.quarantined_nodes;
     }
-    const double until = t + q.duration;
-    const double from = std::max(t, node.quarantined_until);
-    if (until > from)
-        totals_.quarantined_node_hours +=
-            (std::min(until, horizon_) - std::min(from, horizon_)) / kSecondsPerHour;
-    node.quarantined_until = std::max(node.quarantined_until, until);
-    leave_service(m);
+    node.quarantined_until = t + q.duration;
+    leave_service(m, t);
     return true;
 }
 
-std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n) {
+void NodePool::count_out_of_service_hours(const NodeState& node, double end) {
+    // Spans start when the node leaves service; a node out of service cannot
+    // fail, so a span never overlaps the next one.
+    const double from = node.out_since;
+    if (node.down_until > from)
+        totals_.down_node_hours += (std::min(node.down_until, end) - from) / kSecondsPerHour;
+    if (node.quarantined_until > from)
+        totals_.quarantined_node_hours += (std::min(node.quarantined_until, end) - from) / kSecondsPerHour;
+}
+
+void NodePool::close(double end) {
+    for (const NodeState& node : nodes_)
+        if (!node.in_service) count_out_of_service_hours(node, end);
+}
+
+std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n, double t, const ReplicaDraws& draws) {
     NodeState& node = nodes_[n];
+    count_out_of_service_hours(node, t);
     node.in_service = true;
+    node.fail_draw = gap(n, draws);
+    node.next_failure = t + node.fail_draw;
     std::vector<std::uint32_t> reserved = std::move(node.reserved);
     node.reserved.clear();
     for (std::uint32_t j : reserved) --reserved_[j];

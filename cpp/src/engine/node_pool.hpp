@@ -48,6 +48,7 @@ struct NodeState {
     bool ever_quarantined = false;
     double down_until = -std::numeric_limits<double>::infinity();
     double quarantined_until = -std::numeric_limits<double>::infinity();
+    double out_since = 0.0;  ///< when it last left service (its repair and quarantine spans start there)
     double next_failure = std::numeric_limits<double>::infinity();
     double fail_draw = std::numeric_limits<double>::infinity();
     std::uint32_t free_gpus = 0;
@@ -72,7 +73,7 @@ struct NodeTotals {
 class NodePool {
 public:
     NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std::uint32_t gpus_per_node,
-             const std::vector<JobPlan>& plans, double horizon);
+             const std::vector<JobPlan>& plans);
 
     /// Nodes, lemons, hot spares and first failure draws (no-op without a fleet).
     void init(const ReplicaDraws& draws);
@@ -132,31 +133,45 @@ public:
     std::uint32_t free_spares() const { return static_cast<std::uint32_t>(pools_[spare_pool_].size()); }
 
     // --- failures, repair, quarantine --------------------------------------
-    /// Wall time of node n's next event (a failure or its return; inf: none).
+    /// Wall time of node n's next event (a failure while in service, its
+    /// return while out; inf: none).
     double next_event(std::uint32_t n) const {
         const NodeState& node = nodes_[n];
-        double next = node.next_failure;
-        if (!node.in_service) next = std::min(next, std::max(node.down_until, node.quarantined_until));
-        return next;
+        return node.in_service ? node.next_failure : std::max(node.down_until, node.quarantined_until);
     }
-    bool failure_due(std::uint32_t n, double t) const { return nodes_[n].next_failure <= t; }
+    bool failure_due(std::uint32_t n, double t) const {
+        return nodes_[n].in_service && nodes_[n].next_failure <= t;
+    }
     bool return_due(std::uint32_t n, double t) const {
         const NodeState& node = nodes_[n];
         return !node.in_service && t >= node.down_until && t >= node.quarantined_until;
     }
-    /// Node n's failure process fires at t: renews it and returns the draw that fired.
-    double fire(std::uint32_t n, double t, const ReplicaDraws& draws);
+    /// Node n's failure process fires: returns the draw that fired. The
+    /// process waits for renew() (the failure may take the node out of service).
+    double fire(std::uint32_t n);
+    /// After a failure of n at t: a node still in service draws its next gap
+    /// (a renewal in wall-clock time); one out of service draws it when it returns.
+    void renew(std::uint32_t n, double t, const ReplicaDraws& draws);
     /// A repair time for node m (0 without a repair law).
     double repair_time(std::uint32_t m, const ReplicaDraws& draws);
     /// One failure event counted on node m.
     void count_failure() { ++totals_.node_failures; }
-    /// Node m is out of service from t until `until` (repair).
+    /// Node m, in service, leaves it at t for repair until `until`. Its
+    /// failure process stops until it returns.
     void take_down(std::uint32_t m, double t, double until);
+    /// Node m is under repair (not quarantined): WAIT_REPAIR waits for it.
+    bool under_repair_only(std::uint32_t m, double t) const {
+        const NodeState& node = nodes_[m];
+        return !node.in_service && !(node.quarantined_until > t);
+    }
     /// Counts a failure of m toward quarantine; true when m was quarantined.
     bool note_failure_for_quarantine(std::uint32_t m, double t);
-    /// Node n is back in service; returns the WAIT_REPAIR jobs that waited
-    /// for it (in reservation order), for the caller to re-attach.
-    std::vector<std::uint32_t> return_to_service(std::uint32_t n);
+    /// Node n is back in service at t, with a fresh failure draw (repaired
+    /// as good as new); returns the WAIT_REPAIR jobs that waited for it (in
+    /// reservation order), for the caller to re-attach.
+    std::vector<std::uint32_t> return_to_service(std::uint32_t n, double t, const ReplicaDraws& draws);
+    /// Ends the node-hour accounting at the end of the simulated span.
+    void close(double end);
     /// Puts a node back where it belongs after its reservations are served.
     void settle(std::uint32_t n) { repool(n); }
     /// Out-of-service nodes at t: (under repair, quarantined).
@@ -195,13 +210,14 @@ private:
         }
     }
     double gap(std::uint32_t n, const ReplicaDraws& draws);
-    void leave_service(std::uint32_t m);
+    void leave_service(std::uint32_t m, double t);
+    /// Adds node m's repair and quarantine spans, cut at `end`, to the totals.
+    void count_out_of_service_hours(const NodeState& node, double end);
 
     const FleetSpec& fleet_;
     const QuarantineSpec& quarantine_;
     std::uint32_t gpn_;
     const std::vector<JobPlan>& plans_;
-    double horizon_;
     std::vector<NodeState> nodes_;
     std::vector<std::vector<std::uint32_t>> pools_;
     std::uint32_t spare_pool_ = 0;

@@ -1,6 +1,7 @@
 #include "replica_engine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -25,7 +26,7 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
       checking_(kAlwaysCheck || in.check_invariants),
       draws_(in.seed, replica, views, in.causes),
       kernel_(in.jobs, in.fleet.enabled ? in.fleet.nodes : 0, in.horizon, max_events, replica, checking_),
-      pool_(in.fleet, in.policy.quarantine, in.gpus_per_node, plans.jobs, in.horizon),
+      pool_(in.fleet, in.policy.quarantine, in.gpus_per_node, plans.jobs),
       scheduler_(in.jobs),
       policy_(in.policy, in.jobs, plans.jobs, in.gpus_per_node),
       ledger_(out, replica, in.record_events) {}
@@ -60,6 +61,12 @@ void ReplicaEngine::run() {
         ledger_.check_trace_bound();
         if (checking_) check_invariants();
     }
+    // The simulated span ends at the last job's end, or at the horizon (the
+    // last event's time when there is none and jobs are left).
+    const double end = jobs_done_ == n              ? kernel_.now()
+                       : std::isfinite(in_.horizon) ? in_.horizon
+                                                    : kernel_.now();
+    pool_.close(end);
     ledger_.close(in_, plans_, jobs_, pool_.totals(), kernel_.events(), checking_);
 }
 
@@ -246,7 +253,7 @@ void ReplicaEngine::job_level_failure(std::uint32_t j, double t) {
     if (!pool_.enabled()) {
         ledger_.trace(event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(local), -1, cause, 0u, t,
                       drawn);
-        fault(j, t, detect, cause);
+        fault(j, t, detect, cause, true);
         return;
     }
     const std::uint32_t blamed = pool_.nodes_of(j)[local];
@@ -255,7 +262,7 @@ void ReplicaEngine::job_level_failure(std::uint32_t j, double t) {
 
 void ReplicaEngine::handle_node(std::uint32_t n, double t) {
     if (pool_.failure_due(n, t)) {
-        const double drawn = pool_.fire(n, t, draws_);
+        const double drawn = pool_.fire(n);
         const std::int32_t cause = draws_.cause(EntityKind::Node, n, pool_.counters(n));
         const double detect = draws_.detect(cause, EntityKind::Node, n, pool_.counters(n),
                                             static_cast<double>(in_.gpus_per_node));
@@ -276,36 +283,44 @@ void ReplicaEngine::strike(std::uint32_t event, std::uint32_t node, std::int32_t
     const std::uint32_t first = (node / width) * width;
     const std::uint32_t last = std::min(first + width, in_.fleet.nodes);
     hit_.clear();
+    // One trace row per job the event interrupts (counted in its failures),
+    // and one row with job -1 for each struck node none of whose jobs it
+    // interrupts (idle, or its jobs were already down).
     auto hit_job = [&](std::uint32_t j, std::uint32_t m) {
-        if (std::find(hit_.begin(), hit_.end(), j) != hit_.end()) return;
+        if (std::find(hit_.begin(), hit_.end(), j) != hit_.end()) return true;
+        if (!jobs_[j].running()) return false;
         hit_.push_back(j);
         ledger_.trace(event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(m), origin, cause,
                       source, t, drawn);
-        fault(j, t, detect, cause);
+        fault(j, t, detect, cause, static_cast<std::int32_t>(j) == blamed_job);
+        return true;
     };
     if (blamed_job >= 0) hit_job(static_cast<std::uint32_t>(blamed_job), node);
     for (std::uint32_t m = first; m < last; ++m) {
+        if (!pool_.node(m).in_service) continue;  // a node out of service cannot fail
         pool_.count_failure();
         const std::vector<std::uint32_t> on = pool_.node(m).jobs;  // fault() may detach
-        if (on.empty() && !(blamed_job >= 0 && m == node))
+        bool interrupted = false;
+        for (std::uint32_t j : on) interrupted = hit_job(j, m) || interrupted;
+        if (!interrupted)
             ledger_.trace(event, -1, static_cast<std::int32_t>(m), origin, cause, source, t, drawn);
-        for (std::uint32_t j : on) hit_job(j, m);
         if (down) {
             pool_.take_down(m, t, t + detect + pool_.repair_time(m, draws_));
             kernel_.schedule_node(m, pool_.next_event(m));
         }
         if (pool_.note_failure_for_quarantine(m, t)) kernel_.schedule_node(m, pool_.next_event(m));
         // A job that was waiting while holding this node now lacks it.
+        if (pool_.node(m).in_service) continue;
         for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(m).jobs)) {
-            if (jobs_[j].phase() == Phase::Waiting && !pool_.node(m).in_service) {
-                pool_.detach(j, m);
-                if (jobs_[j].decision == Replacement::WaitRepair) pool_.reserve(j, m);
-            }
+            if (jobs_[j].phase() != Phase::Waiting) continue;
+            pool_.detach(j, m);
+            if (jobs_[j].decision == Replacement::WaitRepair && pool_.under_repair_only(m, t))
+                pool_.reserve(j, m);
         }
     }
 }
 
-void ReplicaEngine::fault(std::uint32_t j, double t, double detect, std::int32_t cause) {
+void ReplicaEngine::fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level) {
     JobState& job = jobs_[j];
     if (!job.running()) return;  // detecting already, waiting, queued or done
     cancel_deferred_preemption(j);
@@ -313,7 +328,9 @@ void ReplicaEngine::fault(std::uint32_t j, double t, double detect, std::int32_t
     job.cause = cause;
     ++job.rec->failures;
     log(j, EventKind::Failure, t);
-    renew_failure_clock(j);
+    // The sources are independent: only a job-level failure renews the
+    // job-level process; after a node-level one its held-time clock goes on.
+    if (job_level) renew_failure_clock(j);
     job.fault_time = t;
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
@@ -327,7 +344,7 @@ void ReplicaEngine::fault(std::uint32_t j, double t, double detect, std::int32_t
 
 void ReplicaEngine::return_to_service(std::uint32_t n, double t) {
     // WAIT_REPAIR jobs get their node back first.
-    for (std::uint32_t j : pool_.return_to_service(n)) {
+    for (std::uint32_t j : pool_.return_to_service(n, t, draws_)) {
         JobState& job = jobs_[j];
         pool_.attach(j, n);
         if (pool_.reserved(j) == 0 && pool_.missing(j) == 0 && job.phase() == Phase::Waiting) {
@@ -410,13 +427,15 @@ void ReplicaEngine::recover(std::uint32_t j, double t) {
         begin_start(j, t);  // nothing went down (a software fault): restart in place
         return;
     }
+    // WAIT_REPAIR waits for nodes under repair; a quarantined node is
+    // replaced like under SPARES.
     for (std::uint32_t n : failed) {
         pool_.detach(j, n);
-        if (decision == Replacement::WaitRepair) pool_.reserve(j, n);
+        if (decision == Replacement::WaitRepair && pool_.under_repair_only(n, t)) pool_.reserve(j, n);
     }
-    if (decision == Replacement::WaitRepair) {
+    if (pool_.reserved(j) > 0) {
         log(j, EventKind::Waiting, t);
-        return;  // return_to_service restarts it
+        return;  // return_to_service restarts it, or queues it for the rest
     }
     if (place(j, true)) {
         begin_start(j, t);

@@ -56,7 +56,7 @@ private:
     void handle_node(std::uint32_t n, double t);
     void strike(std::uint32_t event, std::uint32_t node, std::int32_t origin, std::int32_t cause,
                 std::uint32_t source, double t, double drawn, double detect, std::int32_t blamed_job);
-    void fault(std::uint32_t j, double t, double detect, std::int32_t cause);
+    void fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level);
     void return_to_service(std::uint32_t n, double t);
     // recovery
     void recover(std::uint32_t j, double t);
