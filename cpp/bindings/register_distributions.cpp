@@ -37,6 +37,8 @@ void register_distributions(py::module_& m) {
         .def_static("scale_aware", &Distribution::scale_aware, py::arg("base"), py::arg("ref_gpus"),
                     py::arg("exponent"))
         .def("mean", &Distribution::mean, py::arg("gpus"))
+        .def("forward_recurrence_mean", &Distribution::forward_recurrence_mean, py::arg("gpus"))
+        .def_property_readonly("has_replay", &Distribution::has_replay)
         .def_property_readonly("kind", &Distribution::kind)
         .def_property_readonly("scale_dependent", &Distribution::scale_dependent)
         .def_property_readonly("node_count", [](const Distribution& d) { return d.nodes().size(); });
@@ -70,6 +72,35 @@ void register_distributions(py::module_& m) {
         },
         py::arg("dist"), py::arg("count"), py::arg("seed"), py::arg("stream"), py::arg("replica"),
         py::arg("first"), py::arg("gpus"), py::arg("threads"), py::arg("device"));
+
+    m.def(
+        "sample_forward_recurrence",
+        [](const Distribution& dist, std::uint64_t count, std::uint64_t seed, std::uint32_t stream,
+           std::uint32_t replica, std::uint32_t first, double gpus, unsigned threads,
+           const std::string& device) {
+            if (static_cast<std::uint64_t>(first) + count > (1ull << 32))
+                throw std::invalid_argument("n: at most 2^32 draws per stream");
+            if (device != "cpu")
+                throw std::invalid_argument("device: forward-recurrence draws run on 'cpu' only, got '" +
+                                            device + "'");
+            py::array_t<double> out(static_cast<py::ssize_t>(count));
+            double* data = out.mutable_data();
+            {
+                py::gil_scoped_release release;  // touches only `dist` and the output buffer
+                const DistributionView view = dist.view();
+                const Stream s{key_from_seed(seed), stream, replica};
+                constexpr std::uint64_t kMinDrawsPerThread = 1024;
+                parallel_for(count, threads, kMinDrawsPerThread, [&](std::uint64_t begin, std::uint64_t end) {
+                    for (std::uint64_t i = begin; i < end; ++i)
+                        data[i] =
+                            draw_forward_recurrence(view, s, static_cast<std::uint32_t>(first + i), gpus);
+                });
+            }
+            return out;
+        },
+        py::arg("dist"), py::arg("count"), py::arg("seed"), py::arg("stream"), py::arg("replica"),
+        py::arg("first"), py::arg("gpus"), py::arg("threads"), py::arg("device"),
+        "Draws first .. first + count - 1 of draw_forward_recurrence (the stationary first gap).");
 
     m.def(
         "philox4x32_10",

@@ -36,10 +36,16 @@ Distribution Distribution::leaf(DistKind kind, double p0, double p1) {
     return d;
 }
 
-Distribution Distribution::with_data(DistKind kind, const std::vector<double>& values, double p0) {
+Distribution Distribution::with_data(DistKind kind, const std::vector<double>& values, double p0,
+                                     bool running_sums) {
     Distribution d;
     d.data_ = values;
-    d.links_.assign(values.size(), 0u);
+    if (running_sums) {
+        // data[b, 2b): the running sums the forward-recurrence draw searches.
+        double sum = 0.0;
+        for (double v : values) d.data_.push_back(sum += v);
+    }
+    d.links_.assign(d.data_.size(), 0u);
     d.nodes_.push_back({kind, 0, static_cast<std::uint32_t>(values.size()), p0, 0.0});
     return d;
 }
@@ -60,7 +66,13 @@ Distribution Distribution::weibull(double shape, double scale) {
     require_finite_positive(scale, "scale");
     require(std::isfinite(scale * std::tgamma(1.0 + 1.0 / shape)),
             "shape is too small: the mean scale * Gamma(1 + 1/shape) overflows");
-    return leaf(DistKind::Weibull, shape, scale);
+    // The mean rides in the table: the device has no portable tgamma, and the
+    // forward-recurrence draw weighs Mixture components by their means.
+    Distribution d = leaf(DistKind::Weibull, shape, scale);
+    d.data_.push_back(scale * std::tgamma(1.0 + 1.0 / shape));
+    d.links_.push_back(0u);
+    d.nodes_[0].b = 1;
+    return d;
 }
 
 Distribution Distribution::lognormal(double mu, double sigma) {
@@ -80,7 +92,7 @@ Distribution Distribution::gamma(double shape, double scale) {
 
 Distribution Distribution::empirical(const std::vector<double>& samples) {
     require_durations(samples, "samples", false);
-    return with_data(DistKind::Empirical, samples, 0.0);
+    return with_data(DistKind::Empirical, samples, 0.0, true);
 }
 
 Distribution Distribution::block_bootstrap(const std::vector<double>& sequence, std::uint32_t block) {
@@ -88,12 +100,12 @@ Distribution Distribution::block_bootstrap(const std::vector<double>& sequence, 
     require(block >= 1, "block must be >= 1");
     require(block <= sequence.size(),
             "block must not exceed the length of sequence (" + std::to_string(sequence.size()) + ")");
-    return with_data(DistKind::BlockBootstrap, sequence, static_cast<double>(block));
+    return with_data(DistKind::BlockBootstrap, sequence, static_cast<double>(block), true);
 }
 
 Distribution Distribution::replay(const std::vector<double>& times) {
     require_durations(times, "times", true);
-    return with_data(DistKind::Replay, times, 0.0);
+    return with_data(DistKind::Replay, times, 0.0, false);
 }
 
 std::uint32_t Distribution::append(const Distribution& other) {
@@ -187,6 +199,56 @@ double Distribution::mean_of(std::uint32_t index, double gpus) const {
             return pm::pow_pos(n.p0 / gpus, n.p1) * mean_of(links_[n.a], gpus);
     }
     return std::numeric_limits<double>::quiet_NaN();
+}
+
+bool Distribution::has_replay() const {
+    for (const DistNode& n : nodes_)
+        if (n.kind == DistKind::Replay) return true;
+    return false;
+}
+
+double Distribution::second_moment_of(std::uint32_t index, double gpus) const {
+    const DistNode& n = nodes_[index];
+    switch (n.kind) {
+        case DistKind::Constant:
+            return n.p0 * n.p0;
+        case DistKind::Exponential:
+            return 2.0 * n.p0 * n.p0;
+        case DistKind::Weibull:
+            return n.p1 * n.p1 * std::tgamma(1.0 + 2.0 / n.p0);
+        case DistKind::LogNormal:
+            return std::exp(2.0 * n.p0 + 2.0 * n.p1 * n.p1);
+        case DistKind::Gamma:
+            return n.p0 * (n.p0 + 1.0) * n.p1 * n.p1;
+        case DistKind::Mixture: {
+            double total = 0.0, previous = 0.0;
+            for (std::uint32_t k = 0; k < n.b; ++k) {
+                const double w = data_[n.a + k] - previous;
+                previous = data_[n.a + k];
+                if (w > 0.0) total += w * second_moment_of(links_[n.a + k], gpus);
+            }
+            return total;
+        }
+        case DistKind::Empirical:
+        case DistKind::BlockBootstrap:
+        case DistKind::Replay: {
+            double total = 0.0;
+            for (std::uint32_t k = 0; k < n.b; ++k) total += data_[n.a + k] * data_[n.a + k];
+            return total / n.b;
+        }
+        case DistKind::ScaleAware: {
+            const double f = pm::pow_pos(n.p0 / gpus, n.p1);
+            return f * f * second_moment_of(links_[n.a], gpus);
+        }
+    }
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+double Distribution::forward_recurrence_mean(double gpus) const {
+    if (has_replay()) return mean(gpus);  // the draws are the plain ones
+    const double m = mean(gpus);
+    if (!(m > 0.0)) return 0.0;  // all of the mass at 0
+    return second_moment_of(root_, gpus) / (2.0 * m);
 }
 
 bool Distribution::scale_dependent() const {

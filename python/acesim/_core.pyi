@@ -39,6 +39,9 @@ class Distribution:
     @staticmethod
     def scale_aware(base: Distribution, ref_gpus: float, exponent: float) -> Distribution: ...
     def mean(self, gpus: float) -> float: ...
+    def forward_recurrence_mean(self, gpus: float) -> float: ...
+    @property
+    def has_replay(self) -> bool: ...
     @property
     def kind(self) -> DistKind: ...
     @property
@@ -47,6 +50,17 @@ class Distribution:
     def node_count(self) -> int: ...
 
 def sample(
+    dist: Distribution,
+    count: int,
+    seed: int,
+    stream: int,
+    replica: int,
+    first: int,
+    gpus: float,
+    threads: int,
+    device: str,
+) -> npt.NDArray[np.float64]: ...
+def sample_forward_recurrence(
     dist: Distribution,
     count: int,
     seed: int,

@@ -55,6 +55,22 @@ class Distribution:
         :class:`ScaleAware` depends on it)."""
         return float(self._compiled.mean(self._gpus(gpus)))
 
+    def forward_recurrence_mean(self, gpus: float | None = None) -> float:
+        """Mean of the stationary first gap, ``E[X^2] / (2 E[X])`` in seconds:
+        the expected wait for the next event seen from a random time of a
+        renewal process with this law (the draws of
+        ``sample(stationary=True)``). Equal to the mean for an exponential,
+        half the value for a constant, larger than the mean for a law more
+        variable than the exponential (Weibull shape < 1). 0 for a law with
+        all of its mass at 0; ``mean()`` for a law holding a :class:`Replay`
+        (replays stay exact); ``inf`` where ``E[X^2]`` overflows.
+
+        >>> import acesim as ace
+        >>> ace.Weibull(shape=0.5, scale=1.0).forward_recurrence_mean()
+        6.0
+        """
+        return float(self._compiled.forward_recurrence_mean(self._gpus(gpus)))
+
     def sample(
         self,
         n: int,
@@ -66,13 +82,25 @@ class Distribution:
         first: int = 0,
         gpus: float | None = None,
         threads: int | None = None,
+        stationary: bool = False,
     ) -> npt.NDArray[np.float64]:
         """Draws ``first .. first + n - 1`` of a stream as a float64 array.
 
         ``device="cuda"`` computes the same draws on the GPU (see
         :func:`acesim.cuda_available`). ``threads=None`` uses every core; the
         numbers never depend on it.
+
+        ``stationary=True`` draws the equilibrium forward-recurrence law
+        instead (density ``sf(x) / mean``, mean
+        :meth:`forward_recurrence_mean`): the first gap of a renewal process
+        already in its stationary state, as a fleet's node failure processes
+        are when the run begins. Draw ``i`` is a pure function of (seed,
+        stream, replica, i) with counters of its own, independent of the
+        plain draw ``i``. A law holding a :class:`Replay` gives its plain
+        draws (replays stay exact). CPU only.
         """
+        if not isinstance(stationary, bool | np.bool_):
+            raise TypeError(f"stationary must be a bool, got {type(stationary).__name__}")
         count = integer("n", n, minimum=0, maximum=_MAX_DRAWS)
         seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
         stream_ = integer("stream", stream, minimum=0, maximum=2**32 - 1)
@@ -83,7 +111,10 @@ class Distribution:
         threads_ = 0 if threads is None else integer("threads", threads, minimum=1, maximum=4096)
         if not isinstance(device, str) or device not in _DEVICES:
             raise ValueError(f"device must be one of {_DEVICES}, got {device!r}")
-        out: npt.NDArray[np.float64] = _core.sample(
+        if stationary and device != "cpu":
+            raise ValueError(f"device must be 'cpu' when stationary=True, got {device!r}")
+        sampler = _core.sample_forward_recurrence if stationary else _core.sample
+        out: npt.NDArray[np.float64] = sampler(
             self._compiled,
             count,
             seed_,

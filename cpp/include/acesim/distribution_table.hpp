@@ -29,6 +29,13 @@ public:
     /// Expected value for a job of `gpus` GPUs (only ScaleAware reads it);
     /// +inf where the law has no finite mean (a Replay that contains inf).
     double mean(double gpus) const;
+    /// Mean of the forward-recurrence law (draw_forward_recurrence) for a job
+    /// of `gpus` GPUs: E[X^2] / (2 E[X]); 0 for a law with all of its mass at
+    /// 0; mean(gpus) for a tree holding a Replay (whose draws are the plain
+    /// ones); +inf where E[X^2] overflows.
+    double forward_recurrence_mean(double gpus) const;
+    /// Whether the tree holds a Replay anywhere.
+    bool has_replay() const;
     /// Whether draws depend on the job size.
     bool scale_dependent() const;
     /// Kind of the root node.
@@ -43,9 +50,11 @@ public:
 
 private:
     double mean_of(std::uint32_t node, double gpus) const;
+    double second_moment_of(std::uint32_t node, double gpus) const;
     std::uint32_t append(const Distribution& other);  // returns other's root in this table
     static Distribution leaf(DistKind kind, double p0, double p1);
-    static Distribution with_data(DistKind kind, const std::vector<double>& values, double p0);
+    static Distribution with_data(DistKind kind, const std::vector<double>& values, double p0,
+                                  bool running_sums);
 
     std::vector<DistNode> nodes_;
     std::vector<double> data_;
