@@ -13,8 +13,8 @@ always ``PREEMPT_LOWER``:
 - the preemptor is charged the churn: each victim's lost compute plus its
   next restart overhead, in GPU-hours; the victim is requeued and restarts.
 
-Tests marked ``xfail(strict=True)`` assert the target semantics of issue 7;
-their comments give the figure the engine produces today.
+Where the engine used to give another figure, a comment quotes it
+("before the fix").
 
 Shared schedule: the high-priority job (job 0, 16 GPUs, two nodes) has no
 init, load or save time and checkpoints every hour of compute, so from t = 0
@@ -171,7 +171,7 @@ def assert_requeued_and_restarted(
 
 
 # --------------------------------------------------------------------------
-# Victim choice (today's behaviour, pinned)
+# Victim choice (behaviour that was already right, pinned)
 # --------------------------------------------------------------------------
 
 
@@ -235,9 +235,6 @@ def test_victim_choice(
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 7.1: PREEMPT_LOWER ignores free nodes and preempts 2 victims, not 1"
-)
 @pytest.mark.parametrize(
     "preemption, victim, other, lost, victim_end, other_end",
     [
@@ -270,7 +267,7 @@ def test_preempt_lower_counts_free_nodes(
     assert [len(h) for h in held] == [2, 1, 1]  # one node free
     res = run(jobs, fleet(5, {n: [9000.0] for n in held[0]}, repair=HOUR), preemption)
     rows = res.jobs
-    # Today: 2 preemptions (both low jobs).
+    # Before the fix: 2 preemptions (both low jobs).
     assert res.fleet["preemptions"][0] == 1
     assert rows[other]["preemptions"] == 0
     # Job 0: back at once, committed 7,200 s, done at 9,000 + 7,200 = 16,200 s.
@@ -278,7 +275,7 @@ def test_preempt_lower_counts_free_nodes(
     assert rows[0]["recovery_wait"] == 0.0
     assert rows[0]["end"] == approx(16200.0)
     # IMMEDIATE: 8 x (6,840 + 360) / 3,600 = 16.0 GPU-h; CHECKPOINT_AWARE:
-    # 8 x (1,440 + 360) / 3,600 = 4.0 GPU-h. Today both give 20.0: the second
+    # 8 x (1,440 + 360) / 3,600 = 4.0 GPU-h. Before the fix both give 20.0: the second
     # victim's loss and restart (8 x (1,440 + 360) or 8 x (6,840 + 360)) on top.
     assert rows[0]["churn_gpu_hours"] == approx(churn(lost))
     # The victim waits in the queue for a repaired node (12,600 s).
@@ -286,13 +283,9 @@ def test_preempt_lower_counts_free_nodes(
     assert rows[victim]["wasted"] == approx(lost)
     assert rows[victim]["end"] == approx(victim_end)
     assert rows[other]["wasted"] == 0.0
-    assert rows[other]["end"] == approx(other_end)  # today it is preempted too
+    assert rows[other]["end"] == approx(other_end)  # before the fix it is preempted too
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 7.1: PREEMPT_LOWER ignores a free hot spare and preempts 2 victims, not 1",
-)
 def test_preempt_lower_counts_hot_spares() -> None:
     """Five nodes, one of them a hot spare: job 0 on two, job 1 (from t = 0)
     and job 2 (from 1,800 s) on one each, no other node free. Both of job 0's
@@ -304,20 +297,20 @@ def test_preempt_lower_counts_hot_spares() -> None:
     failures = {n: [9000.0] for n in held[0]}
     res = run(jobs, fleet(5, failures, repair=HOUR, spares=1), IMMEDIATE)
     rows = res.jobs
-    assert res.fleet["preemptions"][0] == 1  # today 2
+    assert res.fleet["preemptions"][0] == 1  # before the fix 2
     assert res.fleet["spare_uses"][0] == 1
     # Job 0 restarts at once on the spare and job 2's node.
     assert times(res, 0, START) == [0.0, 9000.0]
     assert rows[0]["recovery_wait"] == 0.0
     assert rows[0]["end"] == approx(16200.0)
-    # 8 x (6,840 + 360) / 3,600 = 16.0 GPU-h (today 20.0: job 1's 1,440 s lost
+    # 8 x (6,840 + 360) / 3,600 = 16.0 GPU-h (before the fix 20.0: job 1's 1,440 s lost
     # and its restart, 4.0 GPU-h, on top).
     assert rows[0]["churn_gpu_hours"] == approx(16.0)
     # Job 2 waits for a repaired node (12,600 s), then computes 4 h.
     assert_requeued_and_restarted(res, 2, 9000.0, 12600.0)
     assert rows[2]["wasted"] == approx(6840.0)
     assert rows[2]["end"] == approx(27360.0)
-    # Job 1 runs undisturbed: 360 s + 6 h (today it is preempted and then
+    # Job 1 runs undisturbed: 360 s + 6 h (before the fix it is preempted and then
     # waits for a repair, its node having refilled the spare pool).
     assert rows[1]["preemptions"] == 0
     assert rows[1]["end"] == approx(21960.0)
@@ -327,11 +320,6 @@ def test_preempt_lower_counts_hot_spares() -> None:
 # Item 3: the grace covers the whole checkpoint write
 # --------------------------------------------------------------------------
 
-XFAIL_3 = pytest.mark.xfail(
-    strict=True,
-    reason="issue 7.3: the grace is checked against the end of compute, not of the write",
-)
-
 
 @pytest.mark.parametrize(
     "save, fail_at, wait, lost",
@@ -339,16 +327,16 @@ XFAIL_3 = pytest.mark.xfail(
         # Computing, boundary 5 min away (7,560 s), then a 1 h write: it would
         # end 65 min after the failure, past the 10 min grace, so the victim
         # goes at once and loses 7,260 - 360 = 6,900 s.
-        # Today: deferred, job 0 waits 65 min (3,900 s) and the victim loses 0.
-        pytest.param(60 * MINUTE, 7260.0, 0.0, 6900.0, marks=XFAIL_3, id="computing-long-write"),
+        # Before the fix: deferred, job 0 waits 65 min (3,900 s) and the victim loses 0.
+        pytest.param(60 * MINUTE, 7260.0, 0.0, 6900.0, id="computing-long-write"),
         # Computing, boundary 5 min away, a 4 min write: it ends 9 min after
         # the failure (within the grace), so the victim is deferred and goes at
         # the end of its write (7,800 s) losing nothing.
         pytest.param(4 * MINUTE, 7260.0, 9 * MINUTE, 0.0, id="computing-write-fits"),
         # Computing, boundary 8 min away, a 4 min write: it would end 12 min
         # after the failure, so the victim goes at once: 7,080 - 360 = 6,720 s.
-        # Today: deferred (8 min <= 10 min), job 0 waits 12 min (720 s), loss 0.
-        pytest.param(4 * MINUTE, 7080.0, 0.0, 6720.0, marks=XFAIL_3, id="computing-write-overruns"),
+        # Before the fix: deferred (8 min <= 10 min), job 0 waits 12 min (720 s), loss 0.
+        pytest.param(4 * MINUTE, 7080.0, 0.0, 6720.0, id="computing-write-overruns"),
         # Writing (7,560 s to 11,160 s), 5 min of the write left: deferred,
         # job 0 waits 5 min; nothing is lost.
         pytest.param(60 * MINUTE, 10860.0, 5 * MINUTE, 0.0, id="writing-rest-fits"),
@@ -378,7 +366,7 @@ def test_checkpoint_aware_grace_covers_the_write(
     assert rows[0]["end"] == approx(released + 4 * HOUR - math.floor(fail_at / HOUR) * HOUR)
     # One victim, preempted at release; its lost compute plus its 6 min
     # restart are job 0's churn (e.g. 8 x (6,900 + 360) / 3,600 = 16.13 GPU-h
-    # for the 1 h write, today 0.8 GPU-h: the restart only).
+    # for the 1 h write, before the fix 0.8 GPU-h: the restart only).
     assert res.fleet["preemptions"][0] == 1
     assert times(res, 1, PREEMPTED) == [released]
     assert rows[1]["wasted"] == approx(lost)
@@ -399,11 +387,6 @@ def test_checkpoint_aware_grace_covers_the_write(
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 7.12: a cancelled deferred preemption is never retried; "
-    "the preemptor waits for a repair",
-)
 def test_cancelled_deferred_preemption_is_retried_at_once() -> None:
     """Four nodes: job 0 on two, job 1 and job 2 on one each (both priority
     0, from t = 0). CHECKPOINT_AWARE, grace 10 min, repairs 2 h. One of job
@@ -421,9 +404,9 @@ def test_cancelled_deferred_preemption_is_retried_at_once() -> None:
     failures = {held[0][0]: [7260.0], held[1][0]: [7400.0]}
     res = run(jobs, fleet(4, failures, repair=2 * HOUR), CHECKPOINT_AWARE, GRACE)
     rows = res.jobs
-    # Job 0 waits 7,400 - 7,260 = 140 s (today 7,200 s: until its failed node
+    # Job 0 waits 7,400 - 7,260 = 140 s (before the fix 7,200 s: until its failed node
     # is repaired at 14,460 s), then computes the 3,600 s left after its 7,200 s
-    # checkpoint: done at 11,000 s (today 18,060 s).
+    # checkpoint: done at 11,000 s (before the fix 18,060 s).
     assert rows[0]["recovery_wait"] == approx(140.0)
     assert times(res, 0, START) == [0.0, 7400.0]
     assert rows[0]["wasted"] == approx(60.0)
@@ -434,7 +417,7 @@ def test_cancelled_deferred_preemption_is_retried_at_once() -> None:
     assert rows[1]["wasted"] == approx(7400.0 - 360.0)
     # Job 2 is the victim: loses 7,400 - 360 = 7,040 s; it restarts when job 0
     # finishes (11,000 s). Churn 8 x (7,040 + 360) / 3,600 = 16.44 GPU-h
-    # (today 0: job 2 is never preempted).
+    # (before the fix 0: job 2 is never preempted).
     assert res.fleet["preemptions"][0] == 1
     assert rows[0]["churn_gpu_hours"] == approx(churn(7040.0))
     assert_requeued_and_restarted(res, 2, 7400.0, 11000.0)

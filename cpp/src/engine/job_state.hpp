@@ -24,7 +24,7 @@ struct JobState {
     bool started = false;
     std::int32_t churn_owner = -1;  ///< job whose recovery preempted this one
     std::int32_t preempt_for = -1;  ///< CHECKPOINT_AWARE: preempt for this job at the next checkpoint
-    std::uint32_t deferred = 0;     ///< victims waiting for their checkpoint to give this job nodes
+    std::uint32_t pledged = 0;      ///< nodes deferred victims will give this job at their checkpoints
     Replacement decision{};         ///< the re-placement chosen at its last failure
     DrawCounters draws = {};
     JobRecord* rec = nullptr;  ///< the job's output row, filled in place

@@ -129,6 +129,11 @@ public:
             if (!pools_[k].empty()) return true;
         return false;
     }
+    /// Nodes a recovering job j could take now (whole free nodes and hot
+    /// spares for a whole-node job; a smaller job needs one node that fits).
+    std::uint32_t free_for_recovery(std::uint32_t j) const {
+        return plans_[j].gpus_per_node == gpn_ ? free_whole_nodes() + free_spares() : 0;
+    }
     std::uint32_t free_whole_nodes() const { return static_cast<std::uint32_t>(pools_[gpn_].size()); }
     std::uint32_t free_spares() const { return static_cast<std::uint32_t>(pools_[spare_pool_].size()); }
 

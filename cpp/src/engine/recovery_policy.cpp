@@ -47,8 +47,7 @@ Replacement RecoveryPolicy::decide(std::uint32_t j, double t, std::uint32_t repl
 }
 
 std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint32_t need,
-                                            const std::vector<JobState>& jobs,
-                                            const NodePool& /*pool*/) const {
+                                            const std::vector<JobState>& jobs) const {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     struct Candidate {
         double cost;
@@ -68,11 +67,13 @@ std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint
         double lost = 0.0;
         if (life.phase == Phase::Computing) lost = t - life.phase_start;
         if (life.phase == Phase::Saving) lost = life.segment_compute + (t - life.phase_start);
-        const double until_checkpoint = life.phase == Phase::Saving      ? life.phase_end - t
-                                        : life.phase == Phase::Computing ? life.phase_end - t
-                                                                         : kInf;
+        // The victim gives its nodes when its checkpoint write ends.
+        const double until_released = life.phase == Phase::Saving ? life.phase_end - t
+                                      : life.phase == Phase::Computing
+                                          ? (life.phase_end - t) + profiles_.of(k).save_mean
+                                          : kInf;
         const bool defer = policy_.preemption == Preemption::CheckpointAware &&
-                           policy_.preemption_grace > 0.0 && until_checkpoint <= policy_.preemption_grace;
+                           policy_.preemption_grace > 0.0 && until_released <= policy_.preemption_grace;
         candidates.push_back(
             {defer ? 0.0 : lost * specs_[k].gpus, specs_[k].priority, v.run_start, k, defer});
     }

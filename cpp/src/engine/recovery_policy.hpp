@@ -23,9 +23,9 @@ struct Victim {
 
 class RecoveryPolicy {
 public:
-    RecoveryPolicy(const PolicySpec& policy, const std::vector<JobSpec>& specs,
-                   const std::vector<JobPlan>& plans, std::uint32_t gpus_per_node)
-        : policy_(policy), specs_(specs), plans_(plans), gpn_(gpus_per_node) {}
+    RecoveryPolicy(const PolicySpec& policy, const std::vector<JobSpec>& specs, const Plans& plans,
+                   std::uint32_t gpus_per_node)
+        : policy_(policy), specs_(specs), plans_(plans.jobs), profiles_(plans), gpn_(gpus_per_node) {}
 
     /// The re-placement for job j, detected at t, with `failed` of its nodes
     /// out of service (the longest back in `repair_remaining` seconds).
@@ -34,14 +34,18 @@ public:
 
     /// Victims among the running lower-priority whole-node jobs that free
     /// `need` nodes for job j at t, in the order they are taken; empty when
-    /// even all of them would not be enough.
+    /// even all of them would not be enough. Under CHECKPOINT_AWARE with a
+    /// grace, a victim whose checkpoint write would end within the grace
+    /// (compute left plus its mean save, or the rest of a write in progress)
+    /// is deferred to it.
     std::vector<Victim> victims(std::uint32_t j, double t, std::uint32_t need,
-                                const std::vector<JobState>& jobs, const NodePool& pool) const;
+                                const std::vector<JobState>& jobs) const;
 
 private:
     const PolicySpec& policy_;
     const std::vector<JobSpec>& specs_;
     const std::vector<JobPlan>& plans_;
+    const Plans& profiles_;
     std::uint32_t gpn_;
 };
 

@@ -28,7 +28,7 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
       kernel_(in.jobs, in.fleet.enabled ? in.fleet.nodes : 0, in.horizon, max_events, replica, checking_),
       pool_(in.fleet, in.policy.quarantine, in.gpus_per_node, plans.jobs),
       scheduler_(in.jobs),
-      policy_(in.policy, in.jobs, plans.jobs, in.gpus_per_node),
+      policy_(in.policy, in.jobs, plans, in.gpus_per_node),
       ledger_(out, replica, in.record_events) {}
 
 void ReplicaEngine::run() {
@@ -156,17 +156,19 @@ void ReplicaEngine::end_checkpoint(std::uint32_t j, double t) {
     const bool done = end_save(job.life, *job.rec, in_.jobs[j].work, t);
     log(j, EventKind::CheckpointEnd, t);
     if (done) {
-        cancel_deferred_preemption(j);
+        const std::int32_t by = cancel_deferred_preemption(j);
         complete(j, t);
+        retry_preemption(by, t);  // the finished job's nodes went to dispatch
     } else if (job.preempt_for >= 0) {
-        const auto by = static_cast<std::uint32_t>(job.preempt_for);
-        cancel_deferred_preemption(j);
+        const auto by = static_cast<std::uint32_t>(cancel_deferred_preemption(j));
         if (jobs_[by].phase() == Phase::Waiting && scheduler_.waiting(by)) {
             // At its checkpoint nothing is lost: the write is done and no
             // compute has started.
             job.life.phase = Phase::Computing;
             job.life.phase_start = t;
             preempt(j, by, t);
+            // Free nodes it counted on may have gone to others meanwhile.
+            if (jobs_[by].pledged == 0) retry_preemption(static_cast<std::int32_t>(by), t);
             dispatch(t);
         } else {
             begin_compute(j, t);  // the preemptor no longer needs the nodes
@@ -323,7 +325,7 @@ void ReplicaEngine::strike(std::uint32_t event, std::uint32_t node, std::int32_t
 void ReplicaEngine::fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level) {
     JobState& job = jobs_[j];
     if (!job.running()) return;  // detecting already, waiting, queued or done
-    cancel_deferred_preemption(j);
+    const std::int32_t preemptor = cancel_deferred_preemption(j);
     job.lost_work = interrupt(j, t);
     job.cause = cause;
     ++job.rec->failures;
@@ -340,6 +342,7 @@ void ReplicaEngine::fault(std::uint32_t j, double t, double detect, std::int32_t
     } else {
         schedule_job(j);
     }
+    retry_preemption(preemptor, t);  // j is no longer a candidate: it is down
 }
 
 void ReplicaEngine::return_to_service(std::uint32_t n, double t) {
@@ -446,20 +449,37 @@ void ReplicaEngine::recover(std::uint32_t j, double t) {
     dispatch(t);
 }
 
-void ReplicaEngine::cancel_deferred_preemption(std::uint32_t v) {
+std::int32_t ReplicaEngine::cancel_deferred_preemption(std::uint32_t v) {
     JobState& victim = jobs_[v];
-    if (victim.preempt_for < 0) return;
-    --jobs_[victim.preempt_for].deferred;
+    const std::int32_t by = victim.preempt_for;
+    if (by < 0) return -1;
+    jobs_[by].pledged -= plans_.jobs[v].nodes;
     victim.preempt_for = -1;
+    return by;
+}
+
+void ReplicaEngine::retry_preemption(std::int32_t by, double t) {
+    if (by < 0) return;
+    const auto j = static_cast<std::uint32_t>(by);
+    if (jobs_[j].phase() != Phase::Waiting || !scheduler_.waiting(j) || pool_.reserved(j) > 0) return;
+    if (place(j, true)) {
+        scheduler_.stop_waiting(j);
+        begin_start(j, t);
+    } else {
+        preempt_lower(j, t);
+    }
 }
 
 void ReplicaEngine::preempt_lower(std::uint32_t j, double t) {
-    const std::uint32_t need = pool_.missing(j);
-    if (need == 0 || jobs_[j].deferred > 0) return;
-    for (const Victim& v : policy_.victims(j, t, need, jobs_, pool_)) {
+    // Victims for the nodes still lacking after the free ones the job may
+    // take now and those that deferred victims will give.
+    const std::uint32_t missing = pool_.missing(j);
+    const std::uint32_t covered = pool_.free_for_recovery(j) + jobs_[j].pledged;
+    if (missing <= covered) return;
+    for (const Victim& v : policy_.victims(j, t, missing - covered, jobs_)) {
         if (v.defer) {
             jobs_[v.job].preempt_for = static_cast<std::int32_t>(j);
-            ++jobs_[j].deferred;
+            jobs_[j].pledged += plans_.jobs[v.job].nodes;
         } else {
             preempt(v.job, j, t);
         }

@@ -60,7 +60,8 @@ private:
     void return_to_service(std::uint32_t n, double t);
     // recovery
     void recover(std::uint32_t j, double t);
-    void cancel_deferred_preemption(std::uint32_t v);
+    std::int32_t cancel_deferred_preemption(std::uint32_t v);
+    void retry_preemption(std::int32_t by, double t);
     void preempt_lower(std::uint32_t j, double t);
     void preempt(std::uint32_t v, std::uint32_t by, double t);
     bool place_outside(std::uint32_t j);
