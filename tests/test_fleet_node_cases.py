@@ -197,11 +197,7 @@ def test_quarantine_after_k_failures_in_the_window() -> None:
 @pytest.mark.parametrize(
     "horizon, end",
     [
-        pytest.param(
-            math.inf,
-            5 * HOUR,
-            id="last-job-end"
-        ),
+        pytest.param(math.inf, 5 * HOUR, id="last-job-end"),
         pytest.param(4 * HOUR, 4 * HOUR, id="horizon"),
     ],
 )

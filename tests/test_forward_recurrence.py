@@ -239,9 +239,9 @@ def test_shape_matches_equilibrium_cdf(name):
     _, _, cdf = CASES[name]
     x = _draws(name)
     result = stats.kstest(x, cdf)
-    assert (
-        result.pvalue > KS_P_MIN
-    ), f"{name}: KS D = {result.statistic:.4g}, p = {result.pvalue:.3g}"
+    assert result.pvalue > KS_P_MIN, (
+        f"{name}: KS D = {result.statistic:.4g}, p = {result.pvalue:.3g}"
+    )
 
 
 def test_stationary_draws_differ_from_plain_draws_for_a_non_exponential_law():

@@ -210,7 +210,8 @@ void register_simulator(py::module_& m) {
             SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
                                            load, submit, priority, job_failures, causes);
             if (!fleet.is_none()) {
-                // (nodes, spares, repair, node_failures, per-node laws, lemon_fraction, lemon_factor)
+                // (nodes, spares, repair, node_failures, per-node laws, lemon_fraction, lemon_factor,
+                //  stationary start, per-node reported draws when the laws are exact times, or None)
                 auto t = fleet.cast<py::tuple>();
                 FleetSpec& f = in.fleet;
                 f.enabled = true;
@@ -222,6 +223,12 @@ void register_simulator(py::module_& m) {
                     f.node_failure_laws.push_back(index_or_none(law));
                 f.lemon_fraction = t[5].cast<double>();
                 f.lemon_factor = t[6].cast<double>();
+                f.stationary_start = t[7].cast<bool>();
+                if (!t[8].is_none()) {
+                    f.node_failure_times = true;
+                    for (std::int64_t law : t[8].cast<std::vector<std::int64_t>>())
+                        f.node_failure_reported.push_back(index_or_none(law));
+                }
             }
             if (!policy.is_none()) {
                 // (replacement, preemption, grace, quarantine or None, on_failure or None,

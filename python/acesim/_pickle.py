@@ -81,18 +81,6 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "save",
         "load",
     ),
-    Cause: ("name", "share", "detect", "node_down", "nodes"),
-    Fleet: (
-        "nodes",
-        "gpus_per_node",
-        "spares",
-        "repair",
-        "node_failures",
-        "lemon_fraction",
-        "lemon_factor",
-    ),
-    Quarantine: ("failures", "window", "duration"),
-    Policy: ("replacement", "preemption", "quarantine", "on_failure", "preemption_grace", "place"),
 }
 
 _checked: set[type] = set()
@@ -183,10 +171,6 @@ def _job_array(a: JobArray) -> Reduced:
     return _call(JobArray, a.gpus, a.work, interval, a.submit, a.priority, a.init, a.save, a.load)
 
 
-def _cause(c: Cause) -> Reduced:
-    return _call(Cause, c.name, c.share, c.detect, c.node_down, c.nodes)
-
-
 def _node_trace(t: NodeTrace) -> Reduced:
     # Its constructor needs the whole trace: restore the attributes instead
     # (the Replay laws in them pickle through their own reducer).
@@ -199,28 +183,16 @@ def _rebuild_node_trace(state: dict[str, Any]) -> NodeTrace:
     return trace
 
 
-def _fleet(f: Fleet) -> Reduced:
-    return _call(
-        Fleet,
-        f.nodes,
-        f.gpus_per_node,
-        f.spares,
-        f.repair,
-        f.node_failures,
-        f.lemon_fraction,
-        f.lemon_factor,
-    )
+def _rebuild_by_keywords(cls: type, kwargs: dict[str, Any]) -> Any:
+    return cls(**kwargs)
 
 
-def _quarantine(q: Quarantine) -> Reduced:
-    return _call(Quarantine, q.failures, q.window, q.duration)
-
-
-def _policy(p: Policy) -> Reduced:
-    # A CompiledPolicy in on_failure raises its own clear TypeError when pickled.
-    return _call(
-        Policy, p.replacement, p.preemption, p.quarantine, p.on_failure, p.preemption_grace, p.place
-    )
+def _by_attributes(obj: Any) -> Reduced:
+    """``type(obj)(**{p: obj.p for every constructor parameter p})``: for
+    the frozen config classes, whose attributes are their parameters."""
+    cls = type(obj)
+    kwargs = {name: getattr(obj, name) for name in inspect.signature(cls).parameters}
+    return _rebuild_by_keywords, (cls, kwargs)
 
 
 copyreg.pickle(Constant, _constant)
@@ -236,8 +208,8 @@ copyreg.pickle(ScaleAware, _scale_aware)
 copyreg.pickle(_core.Distribution, _compiled_sampler)
 copyreg.pickle(Job, _job)
 copyreg.pickle(JobArray, _job_array)
-copyreg.pickle(Cause, _cause)
+copyreg.pickle(Cause, _by_attributes)
 copyreg.pickle(NodeTrace, _node_trace)
-copyreg.pickle(Fleet, _fleet)
-copyreg.pickle(Quarantine, _quarantine)
-copyreg.pickle(Policy, _policy)
+copyreg.pickle(Fleet, _by_attributes)
+copyreg.pickle(Quarantine, _by_attributes)
+copyreg.pickle(Policy, _by_attributes)

@@ -115,13 +115,30 @@ LLAMA3_CAUSES: tuple[Cause, ...] = tuple(_llama3_cause(*row) for row in LLAMA3_I
 
 
 class NodeTrace:
-    """A recorded node-failure trace (``res.trace`` of a fleet run) replayed
-    as the fleet's node failure process: every node fails at exactly the
-    recorded times. ``model`` is the law that produced the trace; the
-    simulator reads only its mean (for each job's MTBF, the Young/Daly
-    intervals and the analytic fields). Without it the mean of the recorded
-    gaps stands in. With the same seed and the model, a run is reproduced
-    bit for bit."""
+    """A node-failure trace replayed as the fleet's node failure process.
+
+    ``NodeTrace(res.trace, nodes)`` replays a recorded run: every node fails
+    at exactly the recorded wall-clock times (a recorded failure that falls
+    while the node is out of service under another policy is skipped: a node
+    out of service cannot fail). ``model`` is the law that produced the
+    trace; the simulator reads only its mean (for each job's MTBF, the
+    Young/Daly intervals and the analytic fields). Without it the mean of
+    the recorded gaps stands in. With the same seed and the model, a run is
+    reproduced bit for bit.
+
+    :meth:`from_times` places failures at given times; :meth:`from_gaps`
+    gives each node's successive inter-failure draws instead (each from the
+    moment its process restarts: t = 0, then its return to service).
+    """
+
+    #: Per node: its failure times (``exact_times``) or its inter-failure
+    #: draws, as a Replay; None: the node never fails.
+    laws: list[Distribution | None]
+    #: True: the laws hold absolute failure times; False: inter-failure draws.
+    exact_times: bool
+    #: With exact times: the inter-failure values each failure reports in
+    #: the trace (the recorded draws; by default the gaps between the times).
+    reported: list[Distribution | None]
 
     def __init__(
         self,
@@ -132,26 +149,86 @@ class NodeTrace:
     ) -> None:
         if not isinstance(trace, np.ndarray) or trace.dtype.names is None:
             raise TypeError("trace must be the structured array res.trace")
-        for name in ("replica", "event", "origin", "source", "inter_failure"):
+        for name in ("replica", "event", "origin", "source", "time"):
             if name not in trace.dtype.names:
                 raise ValueError(f"trace lacks the field {name!r}")
-        self.nodes = integer("nodes", nodes, minimum=1)
+        nodes_ = integer("nodes", nodes, minimum=1)
         self.replica = integer("replica", replica, minimum=0)
         rows = trace[(trace["replica"] == self.replica) & (trace["source"] == 1)]
         # One row per event (an event that hits several jobs has several rows).
         _, first = np.unique(rows["event"], return_index=True)
         rows = rows[np.sort(first)]
-        self.laws: list[Distribution | None] = []
-        for n in range(self.nodes):
-            gaps = rows["inter_failure"][rows["origin"] == n]
-            # After the recorded failures the node never fails again.
-            self.laws.append(Replay(gaps) if gaps.size else None)
+        times = {n: rows["time"][rows["origin"] == n] for n in range(nodes_)}
+        draws = {n: rows["inter_failure"][rows["origin"] == n] for n in range(nodes_)}
+        self._set(nodes_, times, model, exact_times=True, draws=draws)
+
+    def _set(
+        self,
+        nodes: int,
+        series: dict[int, npt.NDArray[np.float64]],
+        model: Distribution | None,
+        exact_times: bool,
+        draws: dict[int, npt.NDArray[np.float64]] | None = None,
+    ) -> None:
+        self.nodes = nodes
+        self.exact_times = exact_times
+        self.laws = []
+        self.reported = []
+        gaps_all = []
+        for n in range(nodes):
+            values = np.asarray(series.get(n, ()), dtype=np.float64)
+            gaps = np.diff(values, prepend=0.0) if exact_times else values
+            if draws is not None:
+                gaps = np.asarray(draws.get(n, ()), dtype=np.float64)
+            gaps_all.append(gaps)
+            # After the last one the node never fails again.
+            self.laws.append(Replay(values) if values.size else None)
+            self.reported.append(Replay(gaps) if exact_times and gaps.size else None)
         if model is not None and not isinstance(model, Distribution):
             raise TypeError(f"model must be a Distribution or None, got {type(model).__name__}")
         if model is None:
-            gaps = rows["inter_failure"]
+            gaps = np.concatenate(gaps_all) if gaps_all else np.empty(0)
             model = Exponential(float(gaps.mean())) if gaps.size and gaps.mean() > 0 else None
         self.model: Distribution | None = model
+
+    @classmethod
+    def _by_node(
+        cls, what: str, values: dict[int, Sequence[float]], nodes: int
+    ) -> tuple[int, dict[int, npt.NDArray[np.float64]]]:
+        nodes_ = integer("nodes", nodes, minimum=1)
+        if not isinstance(values, dict):
+            raise TypeError(f"{what} must be a dict of node -> {what}, got {type(values).__name__}")
+        out = {}
+        for node, node_values in values.items():
+            n = integer(f"{what} node", node, minimum=0, maximum=nodes_ - 1)
+            arr = np.atleast_1d(np.asarray(node_values, dtype=np.float64))
+            if arr.ndim != 1 or not np.all(arr >= 0) or np.any(np.isnan(arr)):
+                raise ValueError(f"{what}[{n}] must be a sequence of numbers >= 0")
+            out[n] = arr
+        return nodes_, out
+
+    @classmethod
+    def from_times(
+        cls,
+        times: dict[int, Sequence[float]],
+        nodes: int,
+        model: Distribution | None = None,
+    ) -> NodeTrace:
+        """Failures placed by hand at wall-clock times: ``times[n]`` lists
+        node ``n``'s failure times (ascending); nodes not named never fail.
+
+        >>> trace = NodeTrace.from_times({1: [3600.0, 9000.0]}, nodes=2)
+        >>> [law is None for law in trace.laws]
+        [True, False]
+        """
+        nodes_, series = cls._by_node("times", times, nodes)
+        for n, t in series.items():
+            if np.any(np.diff(t) < 0):
+                raise ValueError(f"times[{n}] must be ascending")
+        trace = cls.__new__(cls)
+        trace.replica = 0
+        trace._set(nodes_, series, model, exact_times=True)
+        return trace
 
     @classmethod
     def from_gaps(
@@ -160,36 +237,20 @@ class NodeTrace:
         nodes: int,
         model: Distribution | None = None,
     ) -> NodeTrace:
-        """Failures placed by hand: ``gaps[n]`` lists node ``n``'s successive
-        inter-failure draws in wall-clock seconds (the first from t = 0);
-        nodes not named never fail. For small scenarios whose answer is
-        worked out by hand.
+        """Failures placed by hand as draws: ``gaps[n]`` lists node ``n``'s
+        successive inter-failure draws in wall-clock seconds, the first from
+        t = 0 and each next from the node's return to service (a node out of
+        service has no failure process); nodes not named never fail.
 
         >>> trace = NodeTrace.from_gaps({0: [3600.0], 2: [60.0, 7200.0]}, nodes=3)
         >>> [law is None for law in trace.laws]
         [False, True, False]
         """
-        nodes_ = integer("nodes", nodes, minimum=1)
-        if not isinstance(gaps, dict):
-            raise TypeError(f"gaps must be a dict of node -> gaps, got {type(gaps).__name__}")
-        rows: list[tuple[int, int, int, int, float]] = []
-        for node, node_gaps in gaps.items():
-            n = integer("gaps node", node, minimum=0, maximum=nodes_ - 1)
-            for gap in np.atleast_1d(np.asarray(node_gaps, dtype=np.float64)):
-                if not gap >= 0:
-                    raise ValueError(f"gaps[{n}] must be >= 0, got {gap!r}")
-                rows.append((0, len(rows), n, 1, float(gap)))
-        trace = np.array(
-            rows,
-            dtype=[
-                ("replica", "<u4"),
-                ("event", "<u4"),
-                ("origin", "<i4"),
-                ("source", "<u4"),
-                ("inter_failure", "<f8"),
-            ],
-        )
-        return cls(trace, nodes_, model=model)
+        nodes_, series = cls._by_node("gaps", gaps, nodes)
+        trace = cls.__new__(cls)
+        trace.replica = 0
+        trace._set(nodes_, series, model, exact_times=False)
+        return trace
 
 
 @dataclass(frozen=True, init=False)
@@ -199,7 +260,26 @@ class Fleet:
     law of a failed node. ``node_failures`` is each node's inter-failure law
     in wall-clock time (a renewal process per node, busy or idle), or a
     :class:`NodeTrace`; a ``lemon_fraction`` of the nodes fail
-    ``lemon_factor`` times as often."""
+    ``lemon_factor`` times as often.
+
+    Node failure processes (DESIGN section 4):
+
+    - A node out of service (under repair, quarantined) has no failure
+      process; when it returns its process restarts with a fresh draw from
+      the return time (repaired as good as new).
+    - ``node_start="stationary"`` (the default): a fleet is not brand new at
+      t = 0, so each node's first gap is drawn from the forward-recurrence
+      (equilibrium) law of its inter-failure law, density sf(x) / mean; later
+      gaps from the law itself. With a bursty law (Weibull shape < 1) a
+      ``"fresh"`` start instead makes every node's hazard high at t = 0 and
+      the first days see far more failures than the nominal rate.
+      A :class:`NodeTrace` or a ``Replay`` law always replays exactly.
+    - Common random numbers: every node draws the same sequence from its
+      streams under every policy. Its failure times are the same wall-clock
+      trace under every policy except where decisions change when it is out
+      of service: quarantine, and the repairs that job-level failures blamed
+      on it start (which depend on placement).
+    """
 
     nodes: int
     gpus_per_node: int
@@ -208,6 +288,7 @@ class Fleet:
     node_failures: Distribution | NodeTrace | None
     lemon_fraction: float
     lemon_factor: float
+    node_start: str
 
     def __init__(
         self,
@@ -218,6 +299,7 @@ class Fleet:
         node_failures: Distribution | NodeTrace | None = None,
         lemon_fraction: float = 0.0,
         lemon_factor: float = 1.0,
+        node_start: str = "stationary",
     ) -> None:
         nodes_ = integer("nodes", nodes, minimum=1, maximum=2**24)
         object.__setattr__(self, "nodes", nodes_)
@@ -251,6 +333,11 @@ class Fleet:
             raise ValueError(f"lemon_factor must be > 0, got {factor!r}")
         object.__setattr__(self, "lemon_fraction", fraction)
         object.__setattr__(self, "lemon_factor", factor)
+        if not isinstance(node_start, str):
+            raise TypeError(f"node_start must be a string, got {type(node_start).__name__}")
+        if node_start not in ("stationary", "fresh"):
+            raise ValueError(f"node_start must be 'stationary' or 'fresh', got {node_start!r}")
+        object.__setattr__(self, "node_start", node_start)
 
     @property
     def gpus(self) -> int:

@@ -346,6 +346,12 @@ def simulate(
             laws,
             lemon,
             fleet.lemon_factor,
+            fleet.node_start == "stationary",
+            (
+                [index(law) for law in node_failures.reported]
+                if isinstance(node_failures, NodeTrace) and node_failures.exact_times
+                else None
+            ),
         )
     policy_spec = None if policy is None else policy._core_spec()
 

@@ -66,6 +66,18 @@ struct FleetSpec {
     std::vector<std::uint32_t> node_failure_laws;   ///< optional per-node laws (overrides node_failures)
     double lemon_fraction = 0.0;                    ///< share of nodes with a higher failure rate
     double lemon_factor = 1.0;                      ///< their rate multiplier
+    /// Node processes start in their stationary state: the first gap is drawn
+    /// from the forward-recurrence law of the node's inter-failure law (a
+    /// fleet is not brand new at t = 0). False: fresh at t = 0. Per-node
+    /// laws (a replayed trace) always start as recorded.
+    bool stationary_start = true;
+    /// The per-node laws hold recorded failure times (a replayed trace): a
+    /// node fails at exactly those times, skipping any that fall while it is
+    /// out of service, and reports the draws of node_failure_reported.
+    /// False: they are draws, each counted from the moment the node's
+    /// process restarts.
+    bool node_failure_times = false;
+    std::vector<std::uint32_t> node_failure_reported;  ///< per node, with node_failure_times
 };
 
 /// Quarantine: a node with `failures` failures within `window` leaves

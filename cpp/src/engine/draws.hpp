@@ -36,6 +36,15 @@ public:
                     gpus);
     }
 
+    /// The next draw of the forward-recurrence (equilibrium) law of `dist`:
+    /// the time to the next event of a renewal process observed at a random
+    /// moment. It uses its own sub-blocks, never those of law().
+    double forward_recurrence(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t dist,
+                              DrawCounters& counters, double gpus) const {
+        return draw_forward_recurrence(views_[dist], stream(kind, id, purpose),
+                                       counters[static_cast<std::size_t>(purpose)]++, gpus);
+    }
+
     /// 64 random bits from the next draw of a stream (index or cause picks).
     std::uint64_t bits(EntityKind kind, std::uint32_t id, Purpose purpose, DrawCounters& counters) const {
         return lo64(stream(kind, id, purpose).block(counters[static_cast<std::size_t>(purpose)]++, 0));

@@ -39,19 +39,45 @@ void NodePool::init(const ReplicaDraws& draws) {
         }
         // The last `spares` nodes start as hot spares.
         pool_add(n, n >= fleet_.nodes - fleet_.spares ? spare_pool_ : gpn_);
-        node.fail_draw = gap(n, draws);
-        node.next_failure = node.fail_draw;
+        arm(n, 0.0, draws, true);
     }
 }
 
-double NodePool::gap(std::uint32_t n, const ReplicaDraws& draws) {
+double NodePool::gap(std::uint32_t n, const ReplicaDraws& draws, bool first) {
     const std::uint32_t law =
         fleet_.node_failure_laws.empty() ? fleet_.node_failures : fleet_.node_failure_laws[n];
     if (law == kNoDistribution) return kInf;
+    const double gpus = static_cast<double>(gpn_);
+    // Per-node laws (a replayed trace) are taken as they are, from t = 0.
+    const bool replayed = !fleet_.node_failure_laws.empty();
     const double x =
-        draws.law(EntityKind::Node, n, Purpose::Failure, law, nodes_[n].draws, static_cast<double>(gpn_));
-    // Per-node laws (a replayed trace) are taken as they are.
-    return nodes_[n].lemon && fleet_.node_failure_laws.empty() ? x / fleet_.lemon_factor : x;
+        first && fleet_.stationary_start && !replayed
+            ? draws.forward_recurrence(EntityKind::Node, n, Purpose::Failure, law, nodes_[n].draws, gpus)
+            : draws.law(EntityKind::Node, n, Purpose::Failure, law, nodes_[n].draws, gpus);
+    return nodes_[n].lemon && !replayed ? x / fleet_.lemon_factor : x;
+}
+
+void NodePool::arm(std::uint32_t n, double t, const ReplicaDraws& draws, bool first) {
+    NodeState& node = nodes_[n];
+    if (!fleet_.node_failure_times) {
+        node.fail_draw = gap(n, draws, first);
+        node.next_failure = t + node.fail_draw;
+        return;
+    }
+    // Recorded times: the next one at or after t; those that fell while the
+    // node was out of service are skipped.
+    const std::uint32_t times = fleet_.node_failure_laws[n];
+    const std::uint32_t reported = fleet_.node_failure_reported[n];
+    const double gpus = static_cast<double>(gpn_);
+    node.next_failure = kInf;
+    node.fail_draw = kInf;
+    if (times == kNoDistribution) return;
+    do {
+        node.next_failure = draws.law(EntityKind::Node, n, Purpose::Failure, times, node.draws, gpus);
+        node.fail_draw = reported == kNoDistribution
+                             ? kInf
+                             : draws.law(EntityKind::Node, n, Purpose::Repair, reported, node.replayed, gpus);
+    } while (node.next_failure < t);
 }
 
 double NodePool::fire(std::uint32_t n) {
@@ -64,8 +90,7 @@ double NodePool::fire(std::uint32_t n) {
 void NodePool::renew(std::uint32_t n, double t, const ReplicaDraws& draws) {
     NodeState& node = nodes_[n];
     if (!node.in_service) return;  // it starts again, fresh, when the node returns
-    node.fail_draw = gap(n, draws);
-    node.next_failure = t + node.fail_draw;
+    arm(n, t, draws, false);
 }
 
 double NodePool::repair_time(std::uint32_t m, const ReplicaDraws& draws) {
@@ -129,8 +154,7 @@ std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n, double t
     NodeState& node = nodes_[n];
     count_out_of_service_hours(node, t);
     node.in_service = true;
-    node.fail_draw = gap(n, draws);
-    node.next_failure = t + node.fail_draw;
+    arm(n, t, draws, false);
     std::vector<std::uint32_t> reserved = std::move(node.reserved);
     node.reserved.clear();
     for (std::uint32_t j : reserved) --reserved_[j];

@@ -49,6 +49,8 @@ struct NodeState {
     double down_until = -std::numeric_limits<double>::infinity();
     double quarantined_until = -std::numeric_limits<double>::infinity();
     double out_since = 0.0;  ///< when it last left service (its repair and quarantine spans start there)
+    DrawCounters replayed =
+        {};  ///< replayed times: the reported draws' own counters (a Replay needs no randomness)
     double next_failure = std::numeric_limits<double>::infinity();
     double fail_draw = std::numeric_limits<double>::infinity();
     std::uint32_t free_gpus = 0;
@@ -214,7 +216,10 @@ private:
             pool_add(n, node.free_gpus);
         }
     }
-    double gap(std::uint32_t n, const ReplicaDraws& draws);
+    /// Arms node n's next failure from t (its process (re)starts or renews).
+    void arm(std::uint32_t n, double t, const ReplicaDraws& draws, bool first);
+    /// Node n's next inter-failure gap; `first`: the one from t = 0.
+    double gap(std::uint32_t n, const ReplicaDraws& draws, bool first);
     void leave_service(std::uint32_t m, double t);
     /// Adds node m's repair and quarantine spans, cut at `end`, to the totals.
     void count_out_of_service_hours(const NodeState& node, double end);

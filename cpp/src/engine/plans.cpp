@@ -70,6 +70,11 @@ void validate(const SimulationInput& in) {
                 "fleet.node_failures: bad distribution index");
         require(f.node_failure_laws.empty() || f.node_failure_laws.size() == f.nodes,
                 "fleet.node_failures: one law per node");
+        require(!f.node_failure_times ||
+                    (f.node_failure_reported.size() == f.nodes && f.node_failure_laws.size() == f.nodes),
+                "fleet.node_failures: a replayed trace needs its times and draws for every node");
+        for (std::uint32_t law : f.node_failure_reported)
+            require(law == kNoDistribution || law < nd, "fleet.node_failures: bad distribution index");
         for (std::uint32_t law : f.node_failure_laws)
             require(law == kNoDistribution || law < nd, "fleet.node_failures: bad distribution index");
         if (f.node_failures != kNoDistribution)
