@@ -332,7 +332,7 @@ def test_placement_chooses_the_nodes() -> None:
     seen: list[tuple[int, int, int, np.ndarray]] = []
 
     def highest_ids(view: Any, free: np.ndarray) -> list[int]:
-        seen.append((view.job, view.gpus, view.nodes_needed, free.copy()))
+        seen.append((view.recovering, view.gpus, view.nodes_needed, free.copy()))
         return [int(n) for n in free[-view.nodes_needed :]]
 
     res = ace.simulate(
@@ -345,8 +345,10 @@ def test_placement_chooses_the_nodes() -> None:
     )
     assert res.jobs["completed"].all()
     assert len(seen) >= len(PLACE_JOBS)
-    for _, gpus, needed, free in seen:
-        assert needed == (1 if gpus < 8 else -(-gpus // 8))
+    for recovering, gpus, needed, free in seen:
+        full = 1 if gpus < 8 else -(-gpus // 8)
+        # A start from the queue places the whole job; a re-placement the nodes it lost.
+        assert needed == full if not recovering else 1 <= needed <= full
         assert free.dtype == np.uint32
         assert np.all(np.diff(free.astype(np.int64)) > 0)  # ascending, no repeats
         assert free.size >= needed
@@ -378,3 +380,81 @@ def test_placement_exception_propagates() -> None:
         ace.simulate(PLACE_JOBS, fleet=PLACE_FLEET, policy=ace.Policy(place=broken), seed=1)
     with pytest.raises(TypeError, match="place"):
         ace.Policy(place=42)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------
+# Re-placement order and the placement callback on re-placements (issue 7.9)
+# --------------------------------------------------------------------------
+
+ZERO = ace.Constant(0.0)
+HOUR_ = 3600.0
+
+
+def _spare_scenario(policy: ace.Policy) -> ace.SimulationResult:
+    """Three nodes: node 0 free, nodes 1 and 2 hot spares. A 1-node job of
+    10 h runs on node 0 (a checkpoint every 30 min of compute). Spare 2
+    fails at 1 h (idle; repaired in 1 h, it rejoins the spare pool at 2 h).
+    Node 0 fails at 3.2 h: the job takes a spare. Node 0 is back at 4.2 h
+    and refills the spare pool. Node 1 fails at 5.3 h."""
+    fleet = ace.Fleet(
+        3,
+        spares=2,
+        repair=ace.Constant(HOUR_),
+        node_failures=ace.NodeTrace.from_times(
+            {2: [1 * HOUR_], 0: [3.2 * HOUR_], 1: [5.3 * HOUR_]}, nodes=3
+        ),
+    )
+    job = ace.Job(8, 10 * HOUR_, HOUR_ / 2, init=ZERO, save=ZERO, load=ZERO)
+    return ace.simulate([job], fleet=fleet, policy=policy, check_invariants=True)
+
+
+def test_replacement_takes_the_spare_healthy_longest() -> None:
+    """At 3.2 h spare 1 has never failed and spare 2 failed 2.2 h ago: the
+    job takes spare 1 (before the fix it took spare 2, the last one back),
+    so node 1's failure at 5.3 h hits it again. Then spares 2 (last failure
+    at 1 h) and 0 (at 3.2 h): it takes spare 2."""
+    res = _spare_scenario(ace.Policy())
+    rows = [(int(r["job"]), int(r["node"]), float(r["time"])) for r in res.trace]
+    assert rows == [(-1, 2, 1 * HOUR_), (0, 0, 3.2 * HOUR_), (0, 1, 5.3 * HOUR_)]
+    r = res.jobs[0]
+    assert r["failures"] == 2
+    assert res.fleet["spare_uses"][0] == 2
+    # Lost: 3.2 h - 3.0 h and 5.3 h - 5.2 h (progress 5.0 h committed at 5.2 h).
+    assert r["wasted"] == pytest.approx(0.3 * HOUR_, rel=1e-12)
+    assert r["recovery_wait"] == 0.0
+    assert r["end"] == pytest.approx(10.3 * HOUR_, rel=1e-12)
+
+
+def test_placement_callback_sees_every_start_with_node_history() -> None:
+    calls: list[tuple[float, bool, list[int], list[int], list[float]]] = []
+
+    def first_candidate(view: Any, free: np.ndarray) -> list[int]:
+        calls.append(
+            (
+                view.time,
+                bool(view.recovering),
+                free.tolist(),
+                view.node_failures.tolist(),
+                view.since_failure.tolist(),
+            )
+        )
+        return [int(free[0])]
+
+    res = _spare_scenario(ace.Policy(place=first_candidate))
+    inf = float("inf")
+    assert calls == [
+        # From the queue at t = 0: the free node only, never the spares.
+        (0.0, False, [0], [0], [inf]),
+        # Re-placement at 3.2 h: the spares, with what was observed of them.
+        (3.2 * HOUR_, True, [1, 2], [0, 1], [inf, pytest.approx(2.2 * HOUR_)]),
+        # At 5.3 h: node 0 (back at 4.2 h, now a spare) and spare 2.
+        (
+            5.3 * HOUR_,
+            True,
+            [0, 2],
+            [1, 1],
+            [pytest.approx(2.1 * HOUR_), pytest.approx(4.3 * HOUR_)],
+        ),
+    ]
+    assert res.jobs["failures"][0] == 2
+    assert res.jobs["completed"][0]

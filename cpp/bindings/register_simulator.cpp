@@ -92,11 +92,17 @@ SimulationInput job_input(const std::vector<Distribution>& distributions, const 
 /// Wraps a Python placement callable: place(view, free_nodes) -> node ids or None.
 PlacementDecision python_placement(py::object callable) {
     auto holder = std::make_shared<py::object>(std::move(callable));
-    return [holder](const PlacementView& view, const std::vector<std::uint32_t>& candidates,
+    return [holder](const PlacementView& view, const PlacementCandidates& candidates,
                     std::vector<std::uint32_t>& chosen) -> bool {
         py::gil_scoped_acquire gil;
-        py::array_t<std::uint32_t> free_nodes(static_cast<py::ssize_t>(candidates.size()), candidates.data());
-        py::object result = (*holder)(view, free_nodes);
+        const auto n = static_cast<py::ssize_t>(candidates.nodes.size());
+        py::array_t<std::uint32_t> free_nodes(n, candidates.nodes.data());
+        // The view the callback gets is its own copy (it may keep it), with
+        // the candidates' observed history beside the ids.
+        py::object v = py::cast(view);
+        v.attr("node_failures") = py::array_t<std::uint32_t>(n, candidates.failures.data());
+        v.attr("since_failure") = py::array_t<double>(n, candidates.since_failure.data());
+        py::object result = (*holder)(v, free_nodes);
         if (result.is_none()) return false;
         try {
             chosen = result.cast<std::vector<std::uint32_t>>();
@@ -184,7 +190,7 @@ void register_simulator(py::module_& m) {
                    ", free_nodes=" + std::to_string(v.free_nodes) + ")";
         });
 
-    py::class_<PlacementView>(m, "PlacementView")
+    py::class_<PlacementView>(m, "PlacementView", py::dynamic_attr())
         .def_readonly("time", &PlacementView::time)
         .def_readonly("replica", &PlacementView::replica)
         .def_readonly("job", &PlacementView::job)
@@ -192,6 +198,7 @@ void register_simulator(py::module_& m) {
         .def_readonly("priority", &PlacementView::priority)
         .def_readonly("nodes_needed", &PlacementView::nodes_needed)
         .def_readonly("gpus_per_node", &PlacementView::gpus_per_node)
+        .def_readonly("recovering", &PlacementView::recovering)
         .def("__repr__", [](const PlacementView& v) {
             return "PlacementView(time=" + std::to_string(v.time) + ", job=" + std::to_string(v.job) +
                    ", nodes_needed=" + std::to_string(v.nodes_needed) + ")";

@@ -113,6 +113,9 @@ class PlacementView:
     priority: int
     nodes_needed: int
     gpus_per_node: int
+    recovering: bool
+    node_failures: npt.NDArray[np.uint32]
+    since_failure: npt.NDArray[np.float64]
 
 class EventKind:
     SUBMIT: EventKind

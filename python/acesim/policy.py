@@ -76,10 +76,12 @@ FailureView = Any
 
 FailurePolicy = Callable[[FailureView], "Replacement | int | None"]
 
-#: What a placement callback receives: a read-only view (time, replica, job,
-#: gpus, priority, nodes_needed, gpus_per_node) and the ascending ids of the
-#: free nodes that fit; it returns ``nodes_needed`` of them, or ``None`` to let
-#: the built-in scheduler choose.
+#: What a placement callback receives: a view (time, replica, job, gpus,
+#: priority, nodes_needed, gpus_per_node, recovering, and ``node_failures`` /
+#: ``since_failure``: numpy arrays aligned with the candidates giving the
+#: failures observed on each node and the seconds since its last one, inf if
+#: none) and the ascending ids of the candidate nodes; it returns
+#: ``nodes_needed`` of them, or ``None`` to let the built-in scheduler choose.
 PlacementView = Any
 PlacementPolicy = Callable[[PlacementView, Any], "Sequence[int] | None"]
 
@@ -94,11 +96,17 @@ class Policy:
     GIL. Exceptions raised by a Python policy propagate to the caller of
     :func:`acesim.simulate` with their traceback.
 
-    ``place`` (optional) lets an outside scheduler choose the nodes whenever
-    the built-in scheduler is about to start a job from the queue: it is
-    called with a :data:`PlacementView` and the ascending ids of the free nodes
-    that fit, and returns the node ids to use (or ``None`` for the built-in
-    choice); an invalid choice raises ``ValueError``.
+    ``place`` (optional) lets an outside scheduler choose the nodes of every
+    start: from the queue (candidates: the free nodes that fit) and after a
+    failure (``view.recovering``; candidates: the free nodes that fit and the
+    hot spares). It is called with a :data:`PlacementView`, which carries each
+    candidate's observed history (``node_failures``, ``since_failure``; never
+    the hidden lemon flag), and the ascending candidate ids, and returns the
+    node ids to use (or ``None`` for the built-in choice); an invalid choice
+    raises ``ValueError``. The built-in re-placement takes hot spares first,
+    then free nodes, each time the node healthy longest (earliest last
+    failure, then the lowest id); a start from the queue takes the free nodes
+    as they come (best fit for a job smaller than a node).
     """
 
     replacement: Replacement

@@ -92,8 +92,8 @@ struct QuarantineSpec {
 /// A custom failure decision: returns an ACESIM_* value (-1: built-in).
 using FailureDecision = std::function<std::int32_t(const acesim_failure_view&)>;
 
-/// What an outside scheduler sees when the built-in one is about to start a
-/// job from the queue.
+/// What an outside scheduler sees when a job is about to start: from the
+/// queue, or again after a failure (a re-placement).
 struct PlacementView {
     double time;
     std::uint32_t replica;
@@ -102,13 +102,23 @@ struct PlacementView {
     std::int32_t priority;
     std::uint32_t nodes_needed;   ///< nodes to choose
     std::uint32_t gpus_per_node;  ///< GPUs the job uses on each of them
+    bool recovering;              ///< a re-placement after a failure (hot spares are candidates)
+};
+
+/// The nodes a start may use, ascending, with what has been observed of each
+/// (never the hidden lemon flag): failures seen on it, and the seconds since
+/// the last one (infinity: none yet).
+struct PlacementCandidates {
+    std::vector<std::uint32_t> nodes;
+    std::vector<std::uint32_t> failures;
+    std::vector<double> since_failure;
 };
 
 /// Chooses the nodes for a start: fills `chosen` with `nodes_needed` ids from
-/// `candidates` (the free nodes that fit, ascending) and returns true, or
-/// returns false to let the built-in scheduler choose.
-using PlacementDecision = std::function<bool(
-    const PlacementView&, const std::vector<std::uint32_t>& candidates, std::vector<std::uint32_t>& chosen)>;
+/// the candidates and returns true, or returns false to let the built-in
+/// scheduler choose.
+using PlacementDecision = std::function<bool(const PlacementView&, const PlacementCandidates& candidates,
+                                             std::vector<std::uint32_t>& chosen)>;
 
 struct PolicySpec {
     Replacement replacement = Replacement::Spares;

@@ -161,6 +161,17 @@ std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n, double t
     return reserved;
 }
 
+std::uint32_t NodePool::healthiest(std::uint32_t p) const {
+    const std::vector<std::uint32_t>& pool = pools_[p];
+    std::uint32_t best = pool.front();
+    for (std::uint32_t n : pool) {
+        const NodeState& a = nodes_[n];
+        const NodeState& b = nodes_[best];
+        if (a.last_failure < b.last_failure || (a.last_failure == b.last_failure && n < best)) best = n;
+    }
+    return best;
+}
+
 bool NodePool::take_for_recovery(std::uint32_t j) {
     const std::uint32_t need = missing(j);
     if (need == 0) return true;
@@ -169,13 +180,13 @@ bool NodePool::take_for_recovery(std::uint32_t j) {
         // A job smaller than a node: best fit among partly free nodes.
         for (std::uint32_t k = used; k <= gpn_; ++k) {
             if (!pools_[k].empty()) {
-                attach(j, pools_[k].back());
+                attach(j, healthiest(k));
                 return true;
             }
         }
         if (!pools_[spare_pool_].empty()) {
             ++totals_.spare_uses;
-            attach(j, pools_[spare_pool_].back());
+            attach(j, healthiest(spare_pool_));
             return true;
         }
         return false;
@@ -184,9 +195,9 @@ bool NodePool::take_for_recovery(std::uint32_t j) {
     for (std::uint32_t k = 0; k < need; ++k) {
         if (!pools_[spare_pool_].empty()) {
             ++totals_.spare_uses;
-            attach(j, pools_[spare_pool_].back());
+            attach(j, healthiest(spare_pool_));
         } else {
-            attach(j, pools_[gpn_].back());
+            attach(j, healthiest(gpn_));
         }
     }
     return true;
@@ -209,14 +220,23 @@ bool NodePool::take_free(std::uint32_t j) {
     return true;
 }
 
-void NodePool::free_candidates(std::uint32_t j, std::vector<std::uint32_t>& out) const {
+void NodePool::candidates(std::uint32_t j, bool recovering, double t, PlacementCandidates& out) const {
     const std::uint32_t used = plans_[j].gpus_per_node;
-    out.clear();
+    std::vector<std::uint32_t>& ids = out.nodes;
+    ids.clear();
     for (std::uint32_t k = used; k <= gpn_; ++k) {
         if (used == gpn_ && k != gpn_) continue;  // whole-node jobs take whole free nodes
-        out.insert(out.end(), pools_[k].begin(), pools_[k].end());
+        ids.insert(ids.end(), pools_[k].begin(), pools_[k].end());
     }
-    std::sort(out.begin(), out.end());
+    if (recovering) ids.insert(ids.end(), pools_[spare_pool_].begin(), pools_[spare_pool_].end());
+    std::sort(ids.begin(), ids.end());
+    out.failures.resize(ids.size());
+    out.since_failure.resize(ids.size());
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const NodeState& node = nodes_[ids[i]];
+        out.failures[i] = node.failures;
+        out.since_failure[i] = t - node.last_failure;  // inf when it never failed
+    }
 }
 
 void NodePool::count_out_of_service(double t, std::uint32_t& down, std::uint32_t& quarantined) const {

@@ -54,8 +54,10 @@ struct NodeState {
     double next_failure = std::numeric_limits<double>::infinity();
     double fail_draw = std::numeric_limits<double>::infinity();
     std::uint32_t free_gpus = 0;
-    std::int32_t pool = -1;  ///< index into pools_, -1: none
-    std::uint32_t pos = 0;   ///< position in that pool
+    std::int32_t pool = -1;      ///< index into pools_, -1: none
+    std::uint32_t pos = 0;       ///< position in that pool
+    std::uint32_t failures = 0;  ///< failures observed on it
+    double last_failure = -std::numeric_limits<double>::infinity();
     DrawCounters draws = {};
     std::vector<std::uint32_t> jobs;      ///< jobs placed on it
     std::vector<std::uint32_t> reserved;  ///< WAIT_REPAIR jobs waiting for it
@@ -117,14 +119,23 @@ public:
     }
 
     // --- free capacity -------------------------------------------------------
-    /// Takes the nodes a recovering job lacks, hot spares first, all or nothing.
+    /// Takes the nodes a recovering job lacks, all or nothing: hot spares
+    /// first, then free nodes (best fit for a job smaller than a node),
+    /// each time the node healthy longest (earliest last failure, then the
+    /// lowest id): never the one just back from repair when another will do.
     bool take_for_recovery(std::uint32_t j);
     /// The built-in choice among free nodes for a start from the queue (never
     /// the spares): best fit for a job smaller than a node, whole free nodes
     /// otherwise; all or nothing.
     bool take_free(std::uint32_t j);
-    /// The free nodes a start of job j may use, ascending.
-    void free_candidates(std::uint32_t j, std::vector<std::uint32_t>& out) const;
+    /// The nodes a start of job j may use (the free nodes that fit, and the
+    /// hot spares when it is recovering), ascending, with their history at t.
+    void candidates(std::uint32_t j, bool recovering, double t, PlacementCandidates& out) const;
+    /// Attaches a node chosen among the candidates (counts a spare use).
+    void take_chosen(std::uint32_t j, std::uint32_t n) {
+        if (nodes_[n].pool == static_cast<std::int32_t>(spare_pool_)) ++totals_.spare_uses;
+        attach(j, n);
+    }
     /// Some free GPU outside the spares.
     bool capacity_left() const {
         for (std::uint32_t k = 1; k <= gpn_; ++k)
@@ -161,8 +172,12 @@ public:
     void renew(std::uint32_t n, double t, const ReplicaDraws& draws);
     /// A repair time for node m (0 without a repair law).
     double repair_time(std::uint32_t m, const ReplicaDraws& draws);
-    /// One failure event counted on node m.
-    void count_failure() { ++totals_.node_failures; }
+    /// A failure event strikes node m at t.
+    void count_failure(std::uint32_t m, double t) {
+        ++totals_.node_failures;
+        ++nodes_[m].failures;
+        nodes_[m].last_failure = t;
+    }
     /// Node m, in service, leaves it at t for repair until `until`. Its
     /// failure process stops until it returns.
     void take_down(std::uint32_t m, double t, double until);
@@ -220,6 +235,8 @@ private:
     void arm(std::uint32_t n, double t, const ReplicaDraws& draws, bool first);
     /// Node n's next inter-failure gap; `first`: the one from t = 0.
     double gap(std::uint32_t n, const ReplicaDraws& draws, bool first);
+    /// The node of a pool healthy longest (earliest last failure, then lowest id).
+    std::uint32_t healthiest(std::uint32_t p) const;
     void leave_service(std::uint32_t m, double t);
     /// Adds node m's repair and quarantine spans, cut at `end`, to the totals.
     void count_out_of_service_hours(const NodeState& node, double end);

@@ -300,7 +300,7 @@ void ReplicaEngine::strike(std::uint32_t event, std::uint32_t node, std::int32_t
     if (blamed_job >= 0) hit_job(static_cast<std::uint32_t>(blamed_job), node);
     for (std::uint32_t m = first; m < last; ++m) {
         if (!pool_.node(m).in_service) continue;  // a node out of service cannot fail
-        pool_.count_failure();
+        pool_.count_failure(m, t);
         const std::vector<std::uint32_t> on = pool_.node(m).jobs;  // fault() may detach
         bool interrupted = false;
         for (std::uint32_t j : on) interrupted = hit_job(j, m) || interrupted;
@@ -366,36 +366,36 @@ void ReplicaEngine::return_to_service(std::uint32_t n, double t) {
 bool ReplicaEngine::place(std::uint32_t j, bool recovering) {
     if (!pool_.enabled()) return true;
     if (pool_.missing(j) == 0) return true;
-    if (recovering) return pool_.take_for_recovery(j);
-    return in_.policy.place ? place_outside(j) : pool_.take_free(j);
+    if (in_.policy.place) return place_outside(j, recovering);
+    return recovering ? pool_.take_for_recovery(j) : pool_.take_free(j);
 }
 
-bool ReplicaEngine::place_outside(std::uint32_t j) {
+bool ReplicaEngine::place_outside(std::uint32_t j, bool recovering) {
     const std::uint32_t need = pool_.missing(j);
-    pool_.free_candidates(j, candidates_);
-    if (candidates_.size() < need) return false;  // cannot start now, whoever chooses
-    const PlacementView view{kernel_.now(),
-                             replica_,
-                             j,
-                             in_.jobs[j].gpus,
-                             in_.jobs[j].priority,
-                             need,
-                             plans_.jobs[j].gpus_per_node};
+    const double t = kernel_.now();
+    pool_.candidates(j, recovering, t, candidates_);
+    const std::vector<std::uint32_t>& nodes = candidates_.nodes;
+    // Cannot start now, whoever chooses (a smaller job needs one node that fits).
+    if (nodes.size() < need) return false;
+    const PlacementView view{
+        t,         replica_, j, in_.jobs[j].gpus, in_.jobs[j].priority, need, plans_.jobs[j].gpus_per_node,
+        recovering};
     std::vector<std::uint32_t> chosen;
-    if (!in_.policy.place(view, candidates_, chosen)) return pool_.take_free(j);
+    if (!in_.policy.place(view, candidates_, chosen))
+        return recovering ? pool_.take_for_recovery(j) : pool_.take_free(j);
     if (chosen.size() != need)
         throw std::invalid_argument("place returned " + std::to_string(chosen.size()) + " nodes for job " +
                                     std::to_string(j) + "; it needs " + std::to_string(need));
     std::vector<std::uint32_t> sorted = chosen;
     std::sort(sorted.begin(), sorted.end());
     for (std::size_t k = 0; k < sorted.size(); ++k) {
-        const bool known = std::binary_search(candidates_.begin(), candidates_.end(), sorted[k]);
+        const bool known = std::binary_search(nodes.begin(), nodes.end(), sorted[k]);
         if (!known || (k > 0 && sorted[k] == sorted[k - 1]))
             throw std::invalid_argument("place returned node " + std::to_string(sorted[k]) +
                                         ", which is not a free node that fits job " + std::to_string(j) +
                                         " (or is given twice)");
     }
-    for (std::uint32_t n : chosen) pool_.attach(j, n);
+    for (std::uint32_t n : chosen) pool_.take_chosen(j, n);
     return true;
 }
 

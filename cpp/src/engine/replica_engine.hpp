@@ -64,7 +64,7 @@ private:
     void retry_preemption(std::int32_t by, double t);
     void preempt_lower(std::uint32_t j, double t);
     void preempt(std::uint32_t v, std::uint32_t by, double t);
-    bool place_outside(std::uint32_t j);
+    bool place_outside(std::uint32_t j, bool recovering);
     void dispatch(double t) { scheduler_.dispatch(t, *this); }
     void check_invariants() const;
 
@@ -81,7 +81,7 @@ private:
     Ledger ledger_;
     std::vector<JobState> jobs_;
     std::vector<std::uint32_t> hit_;
-    std::vector<std::uint32_t> candidates_;
+    PlacementCandidates candidates_;
     std::size_t jobs_done_ = 0;
 };
 
