@@ -13,7 +13,6 @@ import math
 import acesim as ace
 import numpy as np
 import pytest
-
 from fleet_reference import simulate as reference
 
 HOUR, DAY = 3600.0, 86400.0
