@@ -268,6 +268,7 @@ void ReplicaEngine::handle_node(std::uint32_t n, double t) {
                                             static_cast<double>(in_.gpus_per_node));
         strike(ledger_.next_failure_event(), n, static_cast<std::int32_t>(n), cause, 1u, t, drawn, detect,
                -1);
+        pool_.renew(n, t, draws_);  // still in service (a cause that leaves it up): its next gap
     } else if (pool_.return_due(n, t)) {
         return_to_service(n, t);
     }
