@@ -2,6 +2,8 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "acesim/records.hpp"
 #include "acesim/simulator.hpp"
@@ -127,12 +129,13 @@ void register_simulator(py::module_& m) {
                          priority, submit, end, wall, productive, wasted, ckpt_stall, overhead, detection,
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
-                         expected_waste, completed);
-    PYBIND11_NUMPY_DTYPE(
-        FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
-        quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
-        wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
-        recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours);
+                         expected_waste, completed, planned_interruptions);
+    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions,
+                         checkpoints, quarantines, quarantined_nodes, spare_uses, events, makespan, ettr,
+                         gpu_hours, productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours,
+                         overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
+                         recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours,
+                         down_node_hours, planned_interruptions, maintenance_node_hours);
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
                          inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
@@ -154,7 +157,8 @@ void register_simulator(py::module_& m) {
         .value("DONE", EventKind::Done)
         .value("HORIZON", EventKind::Horizon)
         .value("PREEMPTED", EventKind::Preempted)
-        .value("WAITING", EventKind::Waiting);
+        .value("WAITING", EventKind::Waiting)
+        .value("MAINTENANCE", EventKind::Maintenance);
 
     // The read-only view a Python failure policy receives (same fields as the C ABI).
     py::class_<acesim_failure_view>(m, "FailureView")
@@ -222,6 +226,18 @@ void register_simulator(py::module_& m) {
                     f.node_failure_laws.push_back(index_or_none(law));
                 f.lemon_fraction = t[5].cast<double>();
                 f.lemon_factor = t[6].cast<double>();
+                // (..., node clock, [(start, end, factor)], [(start, duration, [node])])
+                if (t.size() > 7) {
+                    const auto clock = t[7].cast<std::uint32_t>();
+                    if (clock > 1) throw std::invalid_argument("fleet.node_clock: unknown clock");
+                    f.node_clock = static_cast<NodeClock>(clock);
+                    for (const auto& [start, end, factor] :
+                         t[8].cast<std::vector<std::tuple<double, double, double>>>())
+                        f.rate_windows.push_back(RateWindow{start, end, factor});
+                    for (auto& [start, duration, nodes] :
+                         t[9].cast<std::vector<std::tuple<double, double, std::vector<std::uint32_t>>>>())
+                        f.maintenance.push_back(MaintenanceWindow{start, duration, std::move(nodes)});
+                }
             }
             if (!policy.is_none()) {
                 // (replacement, preemption, grace, quarantine or None, on_failure or None,

@@ -90,6 +90,9 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "node_failures",
         "lemon_fraction",
         "lemon_factor",
+        "node_clock",
+        "rate_windows",
+        "maintenance",
     ),
     Quarantine: ("failures", "window", "duration"),
     Policy: ("replacement", "preemption", "quarantine", "on_failure", "preemption_grace", "place"),
@@ -209,6 +212,9 @@ def _fleet(f: Fleet) -> Reduced:
         f.node_failures,
         f.lemon_fraction,
         f.lemon_factor,
+        f.node_clock,
+        f.rate_windows,
+        f.maintenance,
     )
 
 

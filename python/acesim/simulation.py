@@ -17,7 +17,7 @@ from . import _core
 from ._validation import integer, real
 from .analytic import meta_scale_model
 from .distributions import Distribution
-from .fleet import Fleet, NodeTrace, _cause_list
+from .fleet import NODE_CLOCKS, Fleet, NodeTrace, _cause_list
 from .job import RULE_CODES, Job, JobArray
 from .policy import Policy
 
@@ -346,6 +346,9 @@ def simulate(
             laws,
             lemon,
             fleet.lemon_factor,
+            NODE_CLOCKS.index(fleet.node_clock),
+            list(fleet.rate_windows),
+            [(start, duration, list(nodes)) for start, duration, nodes in fleet.maintenance],
         )
     policy_spec = None if policy is None else policy._core_spec()
 
