@@ -304,7 +304,7 @@ def test_busy_clock_failure_count_is_busy_node_hours_over_mtbf() -> None:
     while starting, computing and writing; it never waits: replacements are
     always at hand). The wall clock would give about 12 x 40 / 2 = 240 per
     replica; busy time is about half of it. Tolerance: 4 Poisson standard
-    deviations of the total over 6 replicas."""
+    deviations of the total over 40 replicas."""
     mtbf = 2 * DAY
     fleet = ace.Fleet(
         12,
@@ -317,7 +317,7 @@ def test_busy_clock_failure_count_is_busy_node_hours_over_mtbf() -> None:
         job(2, DAY, interval=2 * HOUR, save=ace.Constant(5 * MINUTE), submit=8 * HOUR * i)
         for i in range(120)
     ]
-    replicas = 6
+    replicas = 40
     res = run(jobs, fleet=fleet, replicas=replicas, seed=7301, horizon=40 * DAY, threads=2)
     rows = res.jobs
     assert np.all(rows["recovery_wait"] == 0.0) and np.all(rows["detection"] == 0.0)
@@ -383,14 +383,14 @@ def test_failures_in_a_window_follow_the_factor() -> None:
     factor(t) / MTBF in wall time), factor 3 on days [20, 35) and 0 on days
     [45, 50), over 60 days. Expected per replica: 16 x 3 x 15 = 720 in the
     first window, none in the second, 16 x 40 = 640 elsewhere. Tolerance: 4
-    Poisson standard deviations over 4 replicas."""
+    Poisson standard deviations over 16 replicas."""
     fleet = ace.Fleet(
         16,
         repair=ZERO,
         node_failures=ace.Exponential(DAY),
         rate_windows=[(20 * DAY, 35 * DAY, 3.0), (45 * DAY, 50 * DAY, 0.0)],
     )
-    replicas = 4
+    replicas = 16
     res = run(
         job(1, 1e6 * HOUR, interval=0.2 * DAY),
         fleet=fleet,
