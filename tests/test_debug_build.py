@@ -38,6 +38,19 @@ SCENARIOS = textwrap.dedent(
                                    replicas=4, seed=runs, horizon=20 * ace.DAY)
                 assert res.fleet["events"].min() > 0
                 runs += 1
+    # Busy clocks, rate windows and maintenance (their state is checked too).
+    for clock in ("wall", "busy"):
+        day = ace.DAY
+        featured = ace.Fleet(24, spares=2, repair=ace.Exponential(6 * ace.HOUR),
+                             node_failures=ace.Exponential(5 * day), node_clock=clock,
+                             rate_windows=[(day, 3 * day, 4.0), (2 * day, 9 * day, 0.5)],
+                             maintenance=[(0.5 * day, 8 * ace.HOUR, range(12)),
+                                          (2 * day, 4 * ace.HOUR, "all")])
+        for replacement in ace.Replacement:
+            res = ace.simulate(jobs, fleet=featured, policy=ace.Policy(replacement),
+                               causes=ace.LLAMA3_CAUSES, replicas=2, seed=runs, horizon=20 * day)
+            assert res.fleet["planned_interruptions"].min() > 0
+            runs += 1
     print("ok", runs)
     """
 )
@@ -83,4 +96,4 @@ def test_debug_build_checks_every_run(tmp_path: Path) -> None:
         [sys.executable, "-c", SCENARIOS, str(package.parent)], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split() == ["ok", "16"]
+    assert out.stdout.split() == ["ok", "24"]

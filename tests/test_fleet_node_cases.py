@@ -482,3 +482,27 @@ def test_trace_rows_match_failure_counts(replacement: ace.Replacement) -> None:
         per_job = np.bincount(t["job"], minlength=jobs)
         np.testing.assert_array_equal(per_job, rows["failures"], err_msg=f"replica {r}")
         assert res.fleet["failures"][r] == rows["failures"].sum()
+
+
+def test_a_node_left_in_service_keeps_failing() -> None:
+    """A cause that leaves the node in service (``node_down=False``, a
+    software fault) renews the node's process at once: one node failing
+    every 10 h (constant gaps) fails 19 times in 199 h, whatever the cause.
+    With ``node_down=True`` and 1 h repairs the cycle is 11 h: 18 failures.
+    Before the fix: one failure, then never again (the process waited for a
+    return to service that never came)."""
+    for down, count in ((False, 19), (True, 18)):
+        fleet = ace.Fleet(
+            1,
+            repair=ace.Constant(HOUR),
+            node_failures=ace.Constant(10 * HOUR),
+            node_start="fresh",
+        )
+        res = run(
+            job(1, 1e3 * HOUR),
+            fleet=fleet,
+            causes=[ace.Cause("fault", 1.0, node_down=down)],
+            horizon=199 * HOUR,
+        )
+        assert res.fleet["node_failures"][0] == count, down
+        assert res.jobs["failures"][0] == count, down

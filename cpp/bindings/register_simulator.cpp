@@ -2,6 +2,8 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "acesim/records.hpp"
 #include "acesim/simulator.hpp"
@@ -133,12 +135,13 @@ void register_simulator(py::module_& m) {
                          priority, submit, end, wall, productive, wasted, ckpt_stall, overhead, detection,
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
-                         expected_waste, completed);
-    PYBIND11_NUMPY_DTYPE(
-        FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
-        quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
-        wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
-        recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours);
+                         expected_waste, completed, planned_interruptions);
+    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions,
+                         checkpoints, quarantines, quarantined_nodes, spare_uses, events, makespan, ettr,
+                         gpu_hours, productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours,
+                         overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
+                         recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours,
+                         down_node_hours, planned_interruptions, maintenance_node_hours);
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
                          inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
@@ -160,7 +163,8 @@ void register_simulator(py::module_& m) {
         .value("DONE", EventKind::Done)
         .value("HORIZON", EventKind::Horizon)
         .value("PREEMPTED", EventKind::Preempted)
-        .value("WAITING", EventKind::Waiting);
+        .value("WAITING", EventKind::Waiting)
+        .value("MAINTENANCE", EventKind::Maintenance);
 
     // The read-only view a Python failure policy receives (same fields as the C ABI).
     py::class_<acesim_failure_view>(m, "FailureView")
@@ -217,25 +221,38 @@ void register_simulator(py::module_& m) {
             SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
                                            load, submit, priority, job_failures, causes);
             if (!fleet.is_none()) {
-                // (nodes, spares, repair, node_failures, per-node laws, lemon_fraction, lemon_factor,
-                //  stationary start, per-node reported draws when the laws are exact times, or None)
-                auto t = fleet.cast<py::tuple>();
+                // A dict of FleetSpec's fields by name (acesim.simulation builds it).
+                auto d = fleet.cast<py::dict>();
+                auto laws = [](py::handle v) {
+                    std::vector<std::uint32_t> out;
+                    for (std::int64_t law : v.cast<std::vector<std::int64_t>>())
+                        out.push_back(index_or_none(law));
+                    return out;
+                };
                 FleetSpec& f = in.fleet;
                 f.enabled = true;
-                f.nodes = t[0].cast<std::uint32_t>();
-                f.spares = t[1].cast<std::uint32_t>();
-                f.repair = index_or_none(t[2].cast<std::int64_t>());
-                f.node_failures = index_or_none(t[3].cast<std::int64_t>());
-                for (std::int64_t law : t[4].cast<std::vector<std::int64_t>>())
-                    f.node_failure_laws.push_back(index_or_none(law));
-                f.lemon_fraction = t[5].cast<double>();
-                f.lemon_factor = t[6].cast<double>();
-                f.stationary_start = t[7].cast<bool>();
-                if (!t[8].is_none()) {
+                f.nodes = d["nodes"].cast<std::uint32_t>();
+                f.spares = d["spares"].cast<std::uint32_t>();
+                f.repair = index_or_none(d["repair"].cast<std::int64_t>());
+                f.node_failures = index_or_none(d["node_failures"].cast<std::int64_t>());
+                f.node_failure_laws = laws(d["node_failure_laws"]);
+                f.lemon_fraction = d["lemon_fraction"].cast<double>();
+                f.lemon_factor = d["lemon_factor"].cast<double>();
+                f.stationary_start = d["stationary_start"].cast<bool>();
+                if (!d["node_failure_reported"].is_none()) {
                     f.node_failure_times = true;
-                    for (std::int64_t law : t[8].cast<std::vector<std::int64_t>>())
-                        f.node_failure_reported.push_back(index_or_none(law));
+                    f.node_failure_reported = laws(d["node_failure_reported"]);
                 }
+                const auto clock = d["node_clock"].cast<std::uint32_t>();
+                if (clock > 1) throw std::invalid_argument("fleet.node_clock: unknown clock");
+                f.node_clock = static_cast<NodeClock>(clock);
+                for (const auto& [start, end, factor] :
+                     d["rate_windows"].cast<std::vector<std::tuple<double, double, double>>>())
+                    f.rate_windows.push_back(RateWindow{start, end, factor});
+                for (auto& [start, duration, nodes] :
+                     d["maintenance"]
+                         .cast<std::vector<std::tuple<double, double, std::vector<std::uint32_t>>>>())
+                    f.maintenance.push_back(MaintenanceWindow{start, duration, std::move(nodes)});
             }
             if (!policy.is_none()) {
                 // (replacement, preemption, grace, quarantine or None, on_failure or None,

@@ -129,6 +129,7 @@ class EventKind:
     HORIZON: EventKind
     PREEMPTED: EventKind
     WAITING: EventKind
+    MAINTENANCE: EventKind
 
 def simulate(
     distributions: list[Distribution],

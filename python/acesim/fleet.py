@@ -10,6 +10,9 @@ lemon nodes, and the taxonomy of failure causes.
 
 from __future__ import annotations
 
+import itertools
+import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import finite, integer
+from ._validation import finite, integer, real
 from .distributions import Constant, Distribution, Exponential, Replay, as_distribution
 from .units import HOUR, MINUTE
 
@@ -253,6 +256,88 @@ class NodeTrace:
         return trace
 
 
+#: The clocks a node failure process may run on (``Fleet(node_clock=...)``).
+NODE_CLOCKS = ("wall", "busy")
+
+
+def _rate_windows(windows: Any) -> tuple[tuple[float, float, float], ...]:
+    if isinstance(windows, str | bytes) or not isinstance(windows, Sequence):
+        raise TypeError(
+            f"rate_windows must be a sequence of (start, end, factor), got {type(windows).__name__}"
+        )
+    out = []
+    for k, window in enumerate(windows):
+        name = f"rate_windows[{k}]"
+        if isinstance(window, str | bytes) or not isinstance(window, Sequence) or len(window) != 3:
+            raise TypeError(f"{name} must be a (start, end, factor) tuple")
+        start = finite(f"{name} start", window[0])
+        if start < 0:
+            raise ValueError(f"{name}: start must be >= 0, got {start!r}")
+        end = real(f"{name} end", window[1])
+        if math.isnan(end) or not end > start:
+            raise ValueError(f"{name}: end must be > start (math.inf for none), got {end!r}")
+        factor = finite(f"{name} factor", window[2])
+        if factor < 0:
+            raise ValueError(f"{name}: factor must be >= 0, got {factor!r}")
+        out.append((start, end, factor))
+    return tuple(out)
+
+
+def _maintenance(windows: Any, nodes: int) -> tuple[tuple[float, float, tuple[int, ...]], ...]:
+    if isinstance(windows, str | bytes) or not isinstance(windows, Sequence):
+        raise TypeError(
+            "maintenance must be a sequence of (start, duration, nodes), got "
+            f"{type(windows).__name__}"
+        )
+    out = []
+    spans: dict[int, list[tuple[float, float]]] = {}
+    for k, window in enumerate(windows):
+        name = f"maintenance[{k}]"
+        if isinstance(window, str | bytes) or not isinstance(window, Sequence) or len(window) != 3:
+            raise TypeError(f"{name} must be a (start, duration, nodes) tuple")
+        start = finite(f"{name} start", window[0])
+        if start < 0:
+            raise ValueError(f"{name}: start must be >= 0, got {start!r}")
+        duration = finite(f"{name} duration", window[1])
+        if duration <= 0:
+            raise ValueError(f"{name}: duration must be > 0, got {duration!r}")
+        which = window[2]
+        if isinstance(which, str) and which == "all":
+            ids = tuple(range(nodes))
+        elif isinstance(which, numbers.Integral) or isinstance(which, str | bytes):
+            raise TypeError(
+                f"{name}: nodes must be a sequence of node ids or 'all' (for one node pass "
+                f"[{which!r}], for the first n nodes range(n)), got {type(which).__name__}"
+            )
+        else:
+            try:
+                items = (
+                    list(np.asarray(which).ravel())
+                    if isinstance(which, np.ndarray)
+                    else list(which)
+                )
+            except TypeError:
+                raise TypeError(
+                    f"{name}: nodes must be a sequence of node ids or 'all', "
+                    f"got {type(which).__name__}"
+                ) from None
+            ids = tuple(integer(f"{name} node", n, minimum=0, maximum=nodes - 1) for n in items)
+            if not ids:
+                raise ValueError(f"{name}: nodes must not be empty")
+        for n in ids:
+            spans.setdefault(n, []).append((start, start + duration))
+        out.append((start, duration, ids))
+    for n, node_spans in spans.items():
+        node_spans.sort()
+        for (_, end), (start, _) in itertools.pairwise(node_spans):
+            if start < end:
+                raise ValueError(
+                    f"maintenance: windows of node {n} overlap (or list it twice); "
+                    "merge them into one window"
+                )
+    return tuple(out)
+
+
 @dataclass(frozen=True, init=False)
 class Fleet:
     """``nodes`` nodes of ``gpus_per_node`` GPUs. ``spares`` healthy nodes are
@@ -279,7 +364,46 @@ class Fleet:
       trace under every policy except where decisions change when it is out
       of service: quarantine, and the repairs that job-level failures blamed
       on it start (which depend on placement).
-    """
+
+    ``node_clock`` says what drives a node's failure process: ``"wall"``
+    (the default: wall-clock time, busy or idle) or ``"busy"`` (only while
+    at least one job is placed on the node, whatever its phase: starting,
+    computing, writing a checkpoint, in detection after a fault, or waiting
+    for the rest of its nodes; the remaining time is paused while the node
+    is idle and resumes when a job is placed on it). With ``"busy"`` a
+    node's failure times depend on placement, so two policies no longer see
+    the same wall-clock trace (the draws stay the same).
+
+    ``rate_windows`` is a sequence of ``(start, end, factor)``: every node's
+    failure rate is multiplied by ``factor`` over wall-clock ``[start,
+    end)`` (``end`` may be ``math.inf``; a firmware regression from day 20
+    to 35, infant mortality of a new rack). Exact by a change of time: a gap
+    ``g`` drawn from the law is reached when the integral of the factor over
+    the time the process runs (wall time, or busy time with
+    ``node_clock="busy"``) since it (re)started equals ``g``. Overlapping
+    windows multiply; ``factor=0`` means no failures in the window.
+    Checkpoint rules (Young, Daly) and the row's ``mtbf`` use the nominal
+    rate. A :class:`NodeTrace` of a recorded run replays its failure times
+    as recorded, whatever the clock and windows.
+
+    ``maintenance`` is a sequence of ``(start, duration, nodes)``: planned
+    drains known in advance; ``nodes`` is a sequence of node ids (for the
+    first n nodes pass ``range(n)``) or ``"all"``; a node's windows must not
+    overlap. At ``start`` the nodes leave service for ``duration`` (no
+    failures meanwhile, like repair; a node already out returns at the
+    later of the two). A job placed on a drained node that is computing at
+    ``start - S`` (``S`` its mean checkpoint write) ends its segment there
+    and writes an extra checkpoint, which ends by ``start`` when the write
+    takes no longer than ``S``; a regular checkpoint that ends by ``start``
+    runs as usual. At ``start`` the job is stopped: compute since its last
+    checkpoint (or a write still running) is lost. It counts a
+    ``planned_interruptions`` (not a failure, no trace row) and recovers at
+    once under the re-placement policy as after a failure (WAIT_REPAIR
+    waits for the node's return; an ``on_failure`` callback is asked, with
+    ``cause`` -1). Drained nodes stay open to placement until ``start``.
+    ``maintenance_node_hours`` in the fleet rollup is the windows'
+    node-hours up to the end of the simulated span (a node repaired during
+    its window counts in both figures)."""
 
     nodes: int
     gpus_per_node: int
@@ -289,6 +413,9 @@ class Fleet:
     lemon_fraction: float
     lemon_factor: float
     node_start: str
+    node_clock: str
+    rate_windows: tuple[tuple[float, float, float], ...]
+    maintenance: tuple[tuple[float, float, tuple[int, ...]], ...]
 
     def __init__(
         self,
@@ -300,6 +427,9 @@ class Fleet:
         lemon_fraction: float = 0.0,
         lemon_factor: float = 1.0,
         node_start: str = "stationary",
+        node_clock: str = "wall",
+        rate_windows: Sequence[tuple[float, float, float]] = (),
+        maintenance: Sequence[tuple[float, float, Any]] = (),
     ) -> None:
         nodes_ = integer("nodes", nodes, minimum=1, maximum=2**24)
         object.__setattr__(self, "nodes", nodes_)
@@ -338,6 +468,13 @@ class Fleet:
         if node_start not in ("stationary", "fresh"):
             raise ValueError(f"node_start must be 'stationary' or 'fresh', got {node_start!r}")
         object.__setattr__(self, "node_start", node_start)
+        if not isinstance(node_clock, str):
+            raise TypeError(f"node_clock must be a string, got {type(node_clock).__name__}")
+        if node_clock not in NODE_CLOCKS:
+            raise ValueError(f"node_clock must be 'wall' or 'busy', got {node_clock!r}")
+        object.__setattr__(self, "node_clock", node_clock)
+        object.__setattr__(self, "rate_windows", _rate_windows(rate_windows))
+        object.__setattr__(self, "maintenance", _maintenance(maintenance, nodes_))
 
     @property
     def gpus(self) -> int:

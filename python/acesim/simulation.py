@@ -17,7 +17,7 @@ from . import _core
 from ._validation import integer, real
 from .analytic import meta_scale_model
 from .distributions import Distribution
-from .fleet import Fleet, NodeTrace, _cause_list
+from .fleet import NODE_CLOCKS, Fleet, NodeTrace, _cause_list
 from .job import RULE_CODES, Job, JobArray
 from .policy import Policy
 
@@ -337,21 +337,25 @@ def simulate(
             if isinstance(node_failures, NodeTrace)
             else []
         )
-        lemon = fleet.lemon_fraction
-        fleet_spec = (
-            fleet.nodes,
-            fleet.spares,
-            index(fleet.repair),
-            index(single),
-            laws,
-            lemon,
-            fleet.lemon_factor,
-            fleet.node_start == "stationary",
-            (
+        fleet_spec = dict(
+            nodes=fleet.nodes,
+            spares=fleet.spares,
+            repair=index(fleet.repair),
+            node_failures=index(single),
+            node_failure_laws=laws,
+            lemon_fraction=fleet.lemon_fraction,
+            lemon_factor=fleet.lemon_factor,
+            stationary_start=fleet.node_start == "stationary",
+            node_failure_reported=(
                 [index(law) for law in node_failures.reported]
                 if isinstance(node_failures, NodeTrace) and node_failures.exact_times
                 else None
             ),
+            node_clock=NODE_CLOCKS.index(fleet.node_clock),
+            rate_windows=list(fleet.rate_windows),
+            maintenance=[
+                (start, duration, list(nodes)) for start, duration, nodes in fleet.maintenance
+            ],
         )
     policy_spec = None if policy is None else policy._core_spec()
 

@@ -39,6 +39,7 @@ struct JobRecord {
     double expected_ettr;        ///< closed form under exponential failures of mean mtbf
     double expected_waste;       ///< 1 - expected_ettr for the interval used
     bool completed;
+    std::uint32_t planned_interruptions;  ///< stops for planned maintenance (not in failures)
 };
 
 /// One row per replica: the fleet rollup.
@@ -66,8 +67,10 @@ struct FleetRecord {
     double recovery_wait_gpu_hours;
     double gpu_hours_lost;
     double churn_gpu_hours;
-    double quarantined_node_hours;  ///< capacity given up to quarantine
-    double down_node_hours;         ///< capacity under repair
+    double quarantined_node_hours;        ///< capacity given up to quarantine
+    double down_node_hours;               ///< capacity under repair
+    std::uint32_t planned_interruptions;  ///< job stops for planned maintenance
+    double maintenance_node_hours;        ///< capacity in planned maintenance
 };
 
 /// One row per job (or idle node) hit by a failure event.
@@ -81,8 +84,9 @@ struct TraceRecord {
     std::uint32_t source;  ///< 0: job-level failure law, 1: node-level failure process
     std::uint32_t pad_;
     double time;           ///< wall-clock time of the fault
-    double inter_failure;  ///< the draw that produced it (held seconds for job-level,
-                           ///< wall seconds since the node's previous failure for node-level)
+    double inter_failure;  ///< the draw that produced it (held seconds for job-level; for
+                           ///< node-level, seconds of the node's clock since its process
+                           ///< (re)started: wall seconds unless node_clock / rate_windows)
 };
 
 /// What happened, for the optional event log.
@@ -98,6 +102,7 @@ enum class EventKind : std::uint32_t {
     Horizon = 8,
     Preempted = 9,
     Waiting = 10,
+    Maintenance = 11,  ///< stopped for planned maintenance
 };
 
 /// One row per event when record_events is on.

@@ -56,6 +56,25 @@ enum class Preemption : std::uint32_t {
     CheckpointAware = 1,  ///< least lost work first; waits for a victim's checkpoint within the grace
 };
 
+/// What drives a node's failure process: wall-clock time, or only the time
+/// it runs a job (at least one job placed on it).
+enum class NodeClock : std::uint32_t { Wall = 0, Busy = 1 };
+
+/// Every node's failure rate is multiplied by `factor` on wall-clock
+/// [start, end) (end may be inf); overlapping windows multiply.
+struct RateWindow {
+    double start = 0.0;
+    double end = 0.0;
+    double factor = 1.0;
+};
+
+/// Planned maintenance: `nodes` leave service at `start` for `duration`.
+struct MaintenanceWindow {
+    double start = 0.0;
+    double duration = 0.0;
+    std::vector<std::uint32_t> nodes;
+};
+
 /// The nodes, their failure processes and repair.
 struct FleetSpec {
     bool enabled = false;  ///< false: replacements always available
@@ -78,6 +97,9 @@ struct FleetSpec {
     /// process restarts.
     bool node_failure_times = false;
     std::vector<std::uint32_t> node_failure_reported;  ///< per node, with node_failure_times
+    NodeClock node_clock = NodeClock::Wall;         ///< what drives the node failure processes
+    std::vector<RateWindow> rate_windows;           ///< time-varying failure intensity
+    std::vector<MaintenanceWindow> maintenance;     ///< planned drains
 };
 
 /// Quarantine: a node with `failures` failures within `window` leaves

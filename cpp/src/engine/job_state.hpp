@@ -28,6 +28,9 @@ struct JobState {
     Replacement decision{};         ///< the re-placement chosen at its last failure
     DrawCounters draws = {};
     JobRecord* rec = nullptr;  ///< the job's output row, filled in place
+    /// A drain checkpoint is due: its write should end by this maintenance start.
+    double drain_by = std::numeric_limits<double>::infinity();
+    bool planned_stop = false;  ///< recovering from a planned stop, not a fault
 
     Phase phase() const { return life.phase; }
     bool running() const { return holds_hardware(life.phase); }

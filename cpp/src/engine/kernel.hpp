@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "acesim/event_heap.hpp"
@@ -16,11 +17,13 @@
 
 namespace acesim {
 
-/// What the kernel hands the engine: a job's or a node's next event.
+/// What the kernel hands the engine: a job's or a node's next event, or a
+/// planned one (id: its index in the planned times).
 struct DueEvent {
     double time;
     std::uint32_t id;
     bool node;
+    bool planned = false;
 };
 
 class EventKernel {
@@ -55,9 +58,28 @@ public:
         if (time < kNever) heap_.push(time, n | kNodeBit, version);
     }
 
+    /// Fleet events known in advance (maintenance window starts) at these
+    /// times, ascending. At equal times they come after every other event.
+    void plan(std::vector<double> times) { planned_ = std::move(times); }
+
     /// The next live event up to the horizon (false: nothing is left).
     bool next(DueEvent& due) {
         for (;;) {
+            if (next_planned_ < planned_.size()) {
+                const double p = planned_[next_planned_];
+                const bool first =
+                    (heap_.empty() || p < heap_.top().time) &&
+                    (next_arrival_ == arrivals_.size() || p < jobs_[arrivals_[next_arrival_]].submit);
+                if (first) {
+                    if (p > horizon_) return false;
+                    count_event();
+                    if (checking_ && p < now_)
+                        throw std::logic_error("invariant: events ran backwards in time");
+                    now_ = p;
+                    due = DueEvent{p, static_cast<std::uint32_t>(next_planned_++), false, true};
+                    return true;
+                }
+            }
             const bool arrival =
                 next_arrival_ < arrivals_.size() &&
                 (heap_.empty() || jobs_[arrivals_[next_arrival_]].submit <= heap_.top().time);
@@ -76,11 +98,7 @@ public:
             const bool is_node = (e.entity & kNodeBit) != 0;
             const std::uint32_t id = e.entity & ~kNodeBit;
             if (e.version != (is_node ? node_version_[id] : job_version_[id])) continue;  // superseded
-            if (++events_ > max_events_) {
-                throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events_) +
-                                         " in replica " + std::to_string(replica_) +
-                                         "; a job may never finish under this failure model: set a horizon");
-            }
+            count_event();
             if (checking_ && e.time < now_) throw std::logic_error("invariant: events ran backwards in time");
             now_ = e.time;
             due = DueEvent{e.time, id, is_node};
@@ -92,6 +110,14 @@ public:
     std::uint64_t events() const { return events_; }
 
 private:
+    void count_event() {
+        if (++events_ > max_events_) {
+            throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events_) +
+                                     " in replica " + std::to_string(replica_) +
+                                     "; a job may never finish under this failure model: set a horizon");
+        }
+    }
+
     static constexpr double kNever = std::numeric_limits<double>::infinity();
     /// Heap entities: jobs are 0 .. n-1, nodes carry this bit.
     static constexpr std::uint32_t kNodeBit = 0x80000000u;
@@ -104,6 +130,8 @@ private:
     EventHeap heap_;
     std::vector<std::uint32_t> arrivals_;
     std::size_t next_arrival_ = 0;
+    std::vector<double> planned_;
+    std::size_t next_planned_ = 0;
     std::vector<std::uint32_t> job_version_;
     std::vector<std::uint32_t> node_version_;
     std::uint64_t events_ = 0;

@@ -35,6 +35,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
     fleet.spare_uses = nodes.spare_uses;
     fleet.quarantined_node_hours = nodes.quarantined_node_hours;
     fleet.down_node_hours = nodes.down_node_hours;
+    fleet.maintenance_node_hours = nodes.maintenance_node_hours;
     double makespan = 0.0;
     for (std::uint32_t j = 0; j < jobs.size(); ++j) {
         JobState& job = jobs[j];
@@ -56,6 +57,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
         fleet.jobs_completed += r.completed ? 1u : 0u;
         fleet.failures += r.failures;
         fleet.preemptions += r.preemptions;
+        fleet.planned_interruptions += r.planned_interruptions;
         fleet.checkpoints += r.checkpoints;
         fleet.gpu_hours += gpus * r.wall / kSecondsPerHour;
         fleet.productive_gpu_hours += gpus * r.productive / kSecondsPerHour;

@@ -1,5 +1,6 @@
 #include "node_pool.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -15,6 +16,29 @@ NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std
     held_.resize(plans.size());
     reserved_.assign(plans.size(), 0);
     if (!fleet.enabled) return;
+    busy_clock_ = fleet.node_clock == NodeClock::Busy;
+    if (!fleet.rate_windows.empty()) {
+        std::vector<Intensity::Window> windows;
+        for (const RateWindow& w : fleet.rate_windows) windows.push_back({w.start, w.end, w.factor});
+        intensity_ = Intensity(windows);
+    }
+    if (!fleet.maintenance.empty()) {
+        // Windows grouped by start time (in input order within a group).
+        for (const MaintenanceWindow& w : fleet.maintenance) drain_times_.push_back(w.start);
+        std::sort(drain_times_.begin(), drain_times_.end());
+        drain_times_.erase(std::unique(drain_times_.begin(), drain_times_.end()), drain_times_.end());
+        drains_.resize(drain_times_.size());
+        node_drains_.resize(fleet.nodes);
+        for (const MaintenanceWindow& w : fleet.maintenance) {
+            const auto k = static_cast<std::size_t>(
+                std::lower_bound(drain_times_.begin(), drain_times_.end(), w.start) - drain_times_.begin());
+            for (std::uint32_t n : w.nodes) {
+                drains_[k].push_back({n, w.start + w.duration});
+                node_drains_[n].push_back(w.start);
+            }
+        }
+        for (auto& starts : node_drains_) std::sort(starts.begin(), starts.end());
+    }
     std::size_t slots = 0;
     for (const JobPlan& p : plans) slots += p.nodes;
     slots_.resize(slots);
@@ -39,7 +63,7 @@ void NodePool::init(const ReplicaDraws& draws) {
         }
         // The last `spares` nodes start as hot spares.
         pool_add(n, n >= fleet_.nodes - fleet_.spares ? spare_pool_ : gpn_);
-        arm(n, 0.0, draws, true);
+        start_process(n, 0.0, draws, true);
     }
 }
 
@@ -57,11 +81,11 @@ double NodePool::gap(std::uint32_t n, const ReplicaDraws& draws, bool first) {
     return nodes_[n].lemon && !replayed ? x / fleet_.lemon_factor : x;
 }
 
-void NodePool::arm(std::uint32_t n, double t, const ReplicaDraws& draws, bool first) {
+void NodePool::start_process(std::uint32_t n, double t, const ReplicaDraws& draws, bool first) {
     NodeState& node = nodes_[n];
     if (!fleet_.node_failure_times) {
         node.fail_draw = gap(n, draws, first);
-        node.next_failure = t + node.fail_draw;
+        arm(n, t, node.fail_draw);
         return;
     }
     // Recorded times: the next one at or after t; those that fell while the
@@ -90,7 +114,22 @@ double NodePool::fire(std::uint32_t n) {
 void NodePool::renew(std::uint32_t n, double t, const ReplicaDraws& draws) {
     NodeState& node = nodes_[n];
     if (!node.in_service) return;  // it starts again, fresh, when the node returns
-    arm(n, t, draws, false);
+    start_process(n, t, draws, false);
+}
+
+void NodePool::busy_changed(std::uint32_t n) {
+    NodeState& node = nodes_[n];
+    if (!node.in_service) return;           // no process out of service; it restarts fresh on return
+    if (fleet_.node_failure_times) return;  // a replayed trace fails at its recorded times
+    if (node.jobs.empty()) {
+        // Idle: the process pauses with what is left of its gap.
+        node.fail_left = std::max(0.0, node.fail_left - intensity_.integral(node.clock_since, now_));
+        node.clock_since = now_;
+        node.next_failure = kNever;
+    } else {
+        arm(n, now_, node.fail_left);  // busy again: it resumes where it paused
+    }
+    touched_.push_back(n);
 }
 
 double NodePool::repair_time(std::uint32_t m, const ReplicaDraws& draws) {
@@ -148,13 +187,36 @@ void NodePool::count_out_of_service_hours(const NodeState& node, double end) {
 void NodePool::close(double end) {
     for (const NodeState& node : nodes_)
         if (!node.in_service) count_out_of_service_hours(node, end);
+    // Planned windows are known in advance: each counts its span cut at the end.
+    for (const MaintenanceWindow& w : fleet_.maintenance) {
+        if (!(w.start < end)) continue;
+        const double span = std::min(w.start + w.duration, end) - w.start;
+        totals_.maintenance_node_hours += static_cast<double>(w.nodes.size()) * span / kSecondsPerHour;
+    }
+}
+
+void NodePool::begin_maintenance(std::uint32_t m, double t, double until) {
+    NodeState& node = nodes_[m];
+    node.maintained_until = std::max(node.maintained_until, until);
+    ++node.next_window;
+    leave_service(m, t);
+}
+
+double NodePool::next_drain(std::uint32_t j) const {
+    double first = kInf;
+    for (std::uint32_t n : held_[j]) {
+        const std::vector<double>& starts = node_drains_[n];
+        const std::uint32_t k = nodes_[n].next_window;
+        if (k < starts.size()) first = std::min(first, starts[k]);
+    }
+    return first;
 }
 
 std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n, double t, const ReplicaDraws& draws) {
     NodeState& node = nodes_[n];
     count_out_of_service_hours(node, t);
     node.in_service = true;
-    arm(n, t, draws, false);
+    start_process(n, t, draws, false);
     std::vector<std::uint32_t> reserved = std::move(node.reserved);
     node.reserved.clear();
     for (std::uint32_t j : reserved) --reserved_[j];
@@ -288,7 +350,28 @@ void NodePool::check_invariants() const {
             throw std::logic_error("invariant: free node " + std::to_string(n) + " is in no pool");
         if (!node.reserved.empty() && node.in_service)
             throw std::logic_error("invariant: node reserved while in service");
+        // The failure process runs exactly while it should, toward its gap
+        // (a replayed trace runs to its recorded times instead).
+        const double expected = fleet_.node_failure_times ? node.next_failure
+                                : clock_runs(node)        ? intensity_.reach(node.clock_since, node.fail_left)
+                                                          : kNever;
+        if (node.next_failure != expected && !(std::isnan(expected) && std::isnan(node.next_failure)))
+            throw std::logic_error("invariant: node " + std::to_string(n) + " failure process out of step");
+        if (!(node.fail_left >= 0.0) || node.clock_since > now_)
+            throw std::logic_error("invariant: node " + std::to_string(n) + " failure clock");
+        // Planned maintenance: begun windows are past, the next one ahead,
+        // and a node inside a window is out of service.
+        if (!node_drains_.empty()) {
+            const std::vector<double>& starts = node_drains_[n];
+            if (node.next_window > starts.size() ||
+                (node.next_window > 0 && starts[node.next_window - 1] > now_) ||
+                (node.next_window < starts.size() && starts[node.next_window] < now_))
+                throw std::logic_error("invariant: node " + std::to_string(n) + " maintenance out of step");
+        }
+        if (node.maintained_until > now_ && node.in_service)
+            throw std::logic_error("invariant: node " + std::to_string(n) + " in service during maintenance");
     }
+    if (!touched_.empty()) throw std::logic_error("invariant: node events left to reschedule");
 }
 
 }  // namespace acesim

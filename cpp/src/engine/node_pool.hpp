@@ -1,7 +1,9 @@
 // The node pool of one replica: node health, the job-node links, the free
-// pools (by free GPU count) and the hot spares, node failure processes,
-// repair, quarantine and WAIT_REPAIR reservations. It reports what is due
-// and changes node state when told; it never calls jobs or the heap.
+// pools (by free GPU count) and the hot spares, node failure processes (on
+// wall-clock or busy time, under a time-varying intensity), repair,
+// quarantine, planned maintenance and WAIT_REPAIR reservations. It reports
+// what is due and changes node state when told; it never calls jobs or the
+// heap.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 
 #include "acesim/simulator.hpp"
 #include "draws.hpp"
+#include "intensity.hpp"
 #include "plans.hpp"
 
 namespace acesim {
@@ -62,6 +65,13 @@ struct NodeState {
     std::vector<std::uint32_t> jobs;      ///< jobs placed on it
     std::vector<std::uint32_t> reserved;  ///< WAIT_REPAIR jobs waiting for it
     std::vector<double> recent;           ///< failure times inside the quarantine window
+    double maintained_until = -std::numeric_limits<double>::infinity();
+    /// The failure process: intensity seconds left to the next failure,
+    /// counted from `clock_since` (its last renewal, resumption or pause).
+    /// While it runs, next_failure is the wall time they are used up at.
+    double fail_left = std::numeric_limits<double>::infinity();
+    double clock_since = 0.0;
+    std::uint32_t next_window = 0;  ///< its first maintenance window not yet begun
 };
 
 /// Node-level totals of one replica, for the fleet rollup.
@@ -72,6 +82,7 @@ struct NodeTotals {
     std::uint32_t spare_uses = 0;
     double quarantined_node_hours = 0.0;
     double down_node_hours = 0.0;
+    double maintenance_node_hours = 0.0;
 };
 
 class NodePool {
@@ -100,6 +111,7 @@ public:
         node.free_gpus -= plans_[j].gpus_per_node;
         held_[j].push_back(n);
         repool(n);
+        if (busy_clock_ && node.jobs.size() == 1) busy_changed(n);
     }
     void detach(std::uint32_t j, std::uint32_t n) {
         NodeState& node = nodes_[n];
@@ -107,6 +119,7 @@ public:
         node.free_gpus += plans_[j].gpus_per_node;
         held_[j].remove(n);
         repool(n);
+        if (busy_clock_ && node.jobs.empty()) busy_changed(n);
     }
     void release_all(std::uint32_t j) {
         while (!held_[j].empty()) detach(j, held_[j].back());
@@ -151,19 +164,29 @@ public:
     std::uint32_t free_spares() const { return static_cast<std::uint32_t>(pools_[spare_pool_].size()); }
 
     // --- failures, repair, quarantine --------------------------------------
+    /// The wall time of the event being handled (busy clocks pause and
+    /// resume at it when jobs come and go).
+    void set_now(double t) { now_ = t; }
+    /// Nodes whose next event moved since the last call (a busy clock paused
+    /// or resumed): the caller reschedules them, then calls clear_touched().
+    const std::vector<std::uint32_t>& touched() const { return touched_; }
+    void clear_touched() { touched_.clear(); }
+    /// When node n, out of service, returns (the latest of its repair,
+    /// quarantine and maintenance).
+    double return_time(std::uint32_t n) const {
+        const NodeState& node = nodes_[n];
+        return std::max(std::max(node.down_until, node.quarantined_until), node.maintained_until);
+    }
     /// Wall time of node n's next event (a failure while in service, its
     /// return while out; inf: none).
     double next_event(std::uint32_t n) const {
         const NodeState& node = nodes_[n];
-        return node.in_service ? node.next_failure : std::max(node.down_until, node.quarantined_until);
+        return node.in_service ? node.next_failure : return_time(n);
     }
     bool failure_due(std::uint32_t n, double t) const {
         return nodes_[n].in_service && nodes_[n].next_failure <= t;
     }
-    bool return_due(std::uint32_t n, double t) const {
-        const NodeState& node = nodes_[n];
-        return !node.in_service && t >= node.down_until && t >= node.quarantined_until;
-    }
+    bool return_due(std::uint32_t n, double t) const { return !nodes_[n].in_service && t >= return_time(n); }
     /// Node n's failure process fires: returns the draw that fired. The
     /// process waits for renew() (the failure may take the node out of service).
     double fire(std::uint32_t n);
@@ -194,6 +217,23 @@ public:
     std::vector<std::uint32_t> return_to_service(std::uint32_t n, double t, const ReplicaDraws& draws);
     /// Ends the node-hour accounting at the end of the simulated span.
     void close(double end);
+
+    // --- planned maintenance -------------------------------------------------
+    /// Distinct window start times, ascending (the kernel's planned events).
+    const std::vector<double>& maintenance_times() const { return drain_times_; }
+    /// The nodes whose windows start at maintenance_times()[k], with the end
+    /// of each one's window.
+    struct Drain {
+        std::uint32_t node;
+        double until;
+    };
+    const std::vector<Drain>& maintenance_at(std::size_t k) const { return drains_[k]; }
+    /// Node m enters its next maintenance window at t, until `until`; it
+    /// leaves service (if it has not already) and has no failures meanwhile.
+    void begin_maintenance(std::uint32_t m, double t, double until);
+    bool has_maintenance() const { return !drain_times_.empty(); }
+    /// The earliest maintenance start not yet begun on any node job j holds (inf: none).
+    double next_drain(std::uint32_t j) const;
     /// Puts a node back where it belongs after its reservations are served.
     void settle(std::uint32_t n) { repool(n); }
     /// Out-of-service nodes at t: (under repair, quarantined).
@@ -231,12 +271,26 @@ private:
             pool_add(n, node.free_gpus);
         }
     }
-    /// Arms node n's next failure from t (its process (re)starts or renews).
-    void arm(std::uint32_t n, double t, const ReplicaDraws& draws, bool first);
+    /// Node n's failure process (re)starts or renews at t: draws its next
+    /// gap (or, for a replayed trace, its next recorded time at or after t).
+    void start_process(std::uint32_t n, double t, const ReplicaDraws& draws, bool first);
     /// Node n's next inter-failure gap; `first`: the one from t = 0.
     double gap(std::uint32_t n, const ReplicaDraws& draws, bool first);
     /// The node of a pool healthy longest (earliest last failure, then lowest id).
     std::uint32_t healthiest(std::uint32_t p) const;
+    /// Whether node n's failure process advances now.
+    bool clock_runs(const NodeState& node) const {
+        return node.in_service && (!busy_clock_ || !node.jobs.empty());
+    }
+    /// Node n's process (re)starts or resumes at t with `left` intensity seconds to its failure.
+    void arm(std::uint32_t n, double t, double left) {
+        NodeState& node = nodes_[n];
+        node.fail_left = left;
+        node.clock_since = t;
+        node.next_failure = clock_runs(node) ? intensity_.reach(t, left) : kNever;
+    }
+    /// Busy clock: node n went idle (pause) or busy (resume) at now_.
+    void busy_changed(std::uint32_t n);
     void leave_service(std::uint32_t m, double t);
     /// Adds node m's repair and quarantine spans, cut at `end`, to the totals.
     void count_out_of_service_hours(const NodeState& node, double end);
@@ -252,6 +306,14 @@ private:
     std::vector<NodeList> held_;
     std::vector<std::uint32_t> reserved_;
     NodeTotals totals_;
+    static constexpr double kNever = std::numeric_limits<double>::infinity();
+    Intensity intensity_;
+    bool busy_clock_ = false;
+    double now_ = 0.0;
+    std::vector<std::uint32_t> touched_;
+    std::vector<double> drain_times_;
+    std::vector<std::vector<Drain>> drains_;
+    std::vector<std::vector<double>> node_drains_;  ///< per node: its window starts, ascending
 };
 
 }  // namespace acesim

@@ -1,10 +1,13 @@
 #include "plans.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "acesim/analytic.hpp"
 
@@ -83,6 +86,38 @@ void validate(const SimulationInput& in) {
         require(std::isfinite(f.lemon_fraction) && f.lemon_fraction >= 0.0 && f.lemon_fraction <= 1.0,
                 "fleet.lemon_fraction must be in [0, 1]");
         require(std::isfinite(f.lemon_factor) && f.lemon_factor > 0.0, "fleet.lemon_factor must be > 0");
+        require(f.node_clock == NodeClock::Wall || f.node_clock == NodeClock::Busy,
+                "fleet.node_clock must be 'wall' or 'busy'");
+        for (std::size_t k = 0; k < f.rate_windows.size(); ++k) {
+            const RateWindow& w = f.rate_windows[k];
+            const std::string name = "fleet.rate_windows[" + std::to_string(k) + "]";
+            require(std::isfinite(w.start) && w.start >= 0.0, name + ": start must be finite and >= 0");
+            require(!std::isnan(w.end) && w.end > w.start,
+                    name + ": end must be > start (math.inf for none)");
+            require(std::isfinite(w.factor) && w.factor >= 0.0, name + ": factor must be finite and >= 0");
+        }
+        // Per node: its windows' (start, end), to reject overlaps.
+        std::vector<std::vector<std::pair<double, double>>> spans(f.maintenance.empty() ? 0 : f.nodes);
+        for (std::size_t k = 0; k < f.maintenance.size(); ++k) {
+            const MaintenanceWindow& w = f.maintenance[k];
+            const std::string name = "fleet.maintenance[" + std::to_string(k) + "]";
+            require(std::isfinite(w.start) && w.start >= 0.0, name + ": start must be finite and >= 0");
+            require(std::isfinite(w.duration) && w.duration > 0.0,
+                    name + ": duration must be finite and > 0");
+            require(!w.nodes.empty(), name + ": nodes must not be empty");
+            for (std::uint32_t n : w.nodes) {
+                require(n < f.nodes, name + ": node " + std::to_string(n) + " is not in the fleet");
+                spans[n].emplace_back(w.start, w.start + w.duration);
+            }
+        }
+        for (std::size_t n = 0; n < spans.size(); ++n) {
+            auto& node = spans[n];
+            std::sort(node.begin(), node.end());
+            for (std::size_t k = 1; k < node.size(); ++k)
+                require(node[k].first >= node[k - 1].second, "fleet.maintenance: windows of node " +
+                                                                 std::to_string(n) +
+                                                                 " overlap (or list it twice)");
+        }
     }
     const QuarantineSpec& q = in.policy.quarantine;
     if (q.enabled) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -34,6 +35,7 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
 void ReplicaEngine::run() {
     pool_.init(draws_);
     for (std::uint32_t n = 0; n < pool_.size(); ++n) kernel_.schedule_node(n, pool_.next_event(n));
+    if (pool_.has_maintenance()) kernel_.plan(pool_.maintenance_times());
     const std::size_t n = in_.jobs.size();
     jobs_.resize(n);
     for (std::uint32_t j = 0; j < n; ++j) {
@@ -53,11 +55,15 @@ void ReplicaEngine::run() {
     // Node failure processes never end: the run ends when every job has.
     DueEvent e;
     while (jobs_done_ < n && kernel_.next(e)) {
-        if (e.node) {
+        pool_.set_now(e.time);
+        if (e.planned) {
+            begin_maintenance(e.id, e.time);
+        } else if (e.node) {
             handle_node(e.id, e.time);
         } else {
             handle_job(e.id);
         }
+        reschedule_touched_nodes();
         ledger_.check_trace_bound();
         if (checking_) check_invariants();
     }
@@ -131,17 +137,29 @@ void ReplicaEngine::on_phase_end(std::uint32_t j, double t) {
             begin_compute(j, t);
             break;
         }
-        case Phase::Computing:
-            begin_save(job.life, t, draw_job(j, Purpose::Save, in_.jobs[j].save));
+        case Phase::Computing: {
+            const double save = draw_job(j, Purpose::Save, in_.jobs[j].save);
+            begin_save(job.life, t, save);
+            if (job.drain_by < job.life.phase_end && save <= plans_.of(j).save_mean) {
+                // A drain checkpoint that takes no longer than the mean ends
+                // by the maintenance start (whatever the rounding of the start).
+                job.life.phase_end = job.drain_by;
+            }
+            job.drain_by = std::numeric_limits<double>::infinity();
             log(j, EventKind::CheckpointBegin, t);
             schedule_job(j);
             break;
+        }
         case Phase::Saving:
             end_checkpoint(j, t);
             break;
         case Phase::Detecting:
             job.rec->detection += t - job.life.phase_start;
-            log(j, EventKind::Detected, t);
+            if (job.planned_stop) {
+                job.planned_stop = false;  // nothing to detect: it was planned
+            } else {
+                log(j, EventKind::Detected, t);
+            }
             recover(j, t);
             break;
         case Phase::Queued:
@@ -205,8 +223,27 @@ void ReplicaEngine::begin_start(std::uint32_t j, double t) {
 
 void ReplicaEngine::begin_compute(std::uint32_t j, double t) {
     acesim::begin_compute(jobs_[j].life, in_.jobs[j].work, t);
+    if (pool_.has_maintenance()) plan_drain_checkpoint(j, t);
     log(j, EventKind::ComputeBegin, t);
     schedule_job(j);
+}
+
+void ReplicaEngine::plan_drain_checkpoint(std::uint32_t j, double t) {
+    // A node of the job enters maintenance at `start`: the job checkpoints
+    // at start - (mean save), so that a write of the mean ends by the start.
+    // Its segment ends there (an extra checkpoint) when that falls inside
+    // this compute phase; otherwise nothing changes (a regular checkpoint
+    // comes first, or it is too late and the job loses its work since the
+    // last checkpoint when it is stopped).
+    JobState& job = jobs_[j];
+    const double start = pool_.next_drain(j);
+    const double at = start - plans_.of(j).save_mean;
+    if (!(t < at && at <= job.life.phase_end)) return;
+    if (at < job.life.phase_end) {
+        job.life.boundary = job.life.committed + (at - t);
+        job.life.phase_end = at;
+    }
+    job.drain_by = start;
 }
 
 void ReplicaEngine::complete(std::uint32_t j, double t) {
@@ -230,6 +267,7 @@ double ReplicaEngine::interrupt(std::uint32_t j, double t) {
     const double lost = acesim::interrupt(job.life, *job.rec, t);
     if (starting) charge_restart_churn(j, overhead);
     job.clock.unhold(t);
+    job.drain_by = std::numeric_limits<double>::infinity();
     return lost;
 }
 
@@ -364,6 +402,54 @@ void ReplicaEngine::return_to_service(std::uint32_t n, double t) {
     dispatch(t);
 }
 
+// --- planned maintenance ----------------------------------------------------------
+
+void ReplicaEngine::begin_maintenance(std::uint32_t k, double t) {
+    const std::vector<NodePool::Drain>& drains = pool_.maintenance_at(k);
+    for (const NodePool::Drain& d : drains) {
+        pool_.begin_maintenance(d.node, t, d.until);
+        kernel_.schedule_node(d.node, pool_.next_event(d.node));
+    }
+    // Every node of the windows has left service before any job recovers,
+    // so none is re-placed onto a node drained at the same time.
+    for (const NodePool::Drain& d : drains) {
+        const std::uint32_t m = d.node;
+        for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(m).jobs)) {
+            JobState& job = jobs_[j];
+            if (job.running()) {
+                planned_stop(j, t);
+            } else if (job.phase() == Phase::Waiting) {
+                // A job waiting while holding this node now lacks it.
+                pool_.detach(j, m);
+                if (job.decision == Replacement::WaitRepair && pool_.under_repair_only(m, t))
+                    pool_.reserve(j, m);
+            }
+        }
+    }
+}
+
+void ReplicaEngine::planned_stop(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    cancel_deferred_preemption(j);
+    job.lost_work = interrupt(j, t);
+    job.cause = -1;
+    ++job.rec->planned_interruptions;
+    log(j, EventKind::Maintenance, t);
+    job.fault_time = t;
+    job.planned_stop = true;
+    // It recovers under the re-placement policy as after a failure seen at
+    // once (once every node of the window is out).
+    job.life.phase = Phase::Detecting;
+    job.life.phase_start = t;
+    job.life.phase_end = t;
+    schedule_job(j);
+}
+
+void ReplicaEngine::reschedule_touched_nodes() {
+    for (std::uint32_t n : pool_.touched()) kernel_.schedule_node(n, pool_.next_event(n));
+    pool_.clear_touched();
+}
+
 // --- recovery -------------------------------------------------------------------
 
 bool ReplicaEngine::place(std::uint32_t j, bool recovering) {
@@ -414,8 +500,7 @@ void ReplicaEngine::recover(std::uint32_t j, double t) {
         const NodeState& node = pool_.node(n);
         if (!node.in_service) {
             failed.push_back(n);
-            repair_remaining =
-                std::max(repair_remaining, std::max(node.down_until, node.quarantined_until) - t);
+            repair_remaining = std::max(repair_remaining, pool_.return_time(n) - t);
         }
     }
     const Replacement decision = policy_.decide(j, t, replica_, jobs_, pool_,

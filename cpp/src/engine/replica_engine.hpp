@@ -42,6 +42,7 @@ private:
     void end_checkpoint(std::uint32_t j, double t);
     void begin_start(std::uint32_t j, double t);
     void begin_compute(std::uint32_t j, double t);
+    void plan_drain_checkpoint(std::uint32_t j, double t);
     void complete(std::uint32_t j, double t);
     double interrupt(std::uint32_t j, double t);
     void charge_restart_churn(std::uint32_t j, double overhead);
@@ -58,6 +59,10 @@ private:
                 std::uint32_t source, double t, double drawn, double detect, std::int32_t blamed_job);
     void fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level);
     void return_to_service(std::uint32_t n, double t);
+    // planned maintenance
+    void begin_maintenance(std::uint32_t k, double t);
+    void planned_stop(std::uint32_t j, double t);
+    void reschedule_touched_nodes();
     // recovery
     void recover(std::uint32_t j, double t);
     std::int32_t cancel_deferred_preemption(std::uint32_t v);
