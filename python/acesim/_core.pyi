@@ -144,7 +144,7 @@ def simulate(
     priority: npt.NDArray[np.int32],
     job_failures: int | list[int],
     causes: list[tuple[float, int, bool, int]],
-    fleet: tuple[Any, ...] | None,
+    fleet: dict[str, Any] | None,
     policy: tuple[Any, ...] | None,
     gpus_per_node: int,
     replicas: int,

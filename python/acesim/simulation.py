@@ -326,7 +326,7 @@ def simulate(
     gpus, work, interval, rule, init, save, load, submit, priority = _job_columns(job_list, index)
 
     cause_spec = [(c.share, index(c.detect), c.node_down, c.nodes) for c in cause_list]
-    fleet_spec = None
+    fleet_spec: dict[str, Any] | None = None
     if fleet is not None:
         node_failures = fleet.node_failures
         # A replayed trace drives the process; its model's mean feeds each
