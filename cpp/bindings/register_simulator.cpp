@@ -127,12 +127,13 @@ void register_simulator(py::module_& m) {
                          priority, submit, end, wall, productive, wasted, ckpt_stall, overhead, detection,
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
-                         expected_waste, completed);
-    PYBIND11_NUMPY_DTYPE(
-        FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
-        quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
-        wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
-        recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours);
+                         expected_waste, completed, status);
+    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions,
+                         checkpoints, quarantines, quarantined_nodes, spare_uses, events, makespan, ettr,
+                         gpu_hours, productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours,
+                         overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
+                         recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours,
+                         down_node_hours, retired_nodes, spare_idle_node_hours);
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
                          inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
@@ -154,7 +155,15 @@ void register_simulator(py::module_& m) {
         .value("DONE", EventKind::Done)
         .value("HORIZON", EventKind::Horizon)
         .value("PREEMPTED", EventKind::Preempted)
-        .value("WAITING", EventKind::Waiting);
+        .value("WAITING", EventKind::Waiting)
+        .value("UNPLACEABLE", EventKind::Unplaceable);
+
+    py::enum_<JobStatus>(m, "JobStatus")
+        .value("DONE", JobStatus::Done)
+        .value("RUNNING", JobStatus::Running)
+        .value("QUEUED", JobStatus::Queued)
+        .value("NOT_SUBMITTED", JobStatus::NotSubmitted)
+        .value("UNPLACEABLE", JobStatus::Unplaceable);
 
     // The read-only view a Python failure policy receives (same fields as the C ABI).
     py::class_<acesim_failure_view>(m, "FailureView")
@@ -210,7 +219,8 @@ void register_simulator(py::module_& m) {
             SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
                                            load, submit, priority, job_failures, causes);
             if (!fleet.is_none()) {
-                // (nodes, spares, repair, node_failures, per-node laws, lemon_fraction, lemon_factor)
+                // (nodes, spares, repair, node_failures, per-node laws, lemon_fraction, lemon_factor,
+                //  repair pipeline or None)
                 auto t = fleet.cast<py::tuple>();
                 FleetSpec& f = in.fleet;
                 f.enabled = true;
@@ -222,6 +232,14 @@ void register_simulator(py::module_& m) {
                     f.node_failure_laws.push_back(index_or_none(law));
                 f.lemon_fraction = t[5].cast<double>();
                 f.lemon_factor = t[6].cast<double>();
+                if (t.size() > 7 && !t[7].is_none()) {
+                    // A repair pipeline: ([(duration law, escalate, fix), ...], misdiagnosis)
+                    auto pipeline = t[7].cast<py::tuple>();
+                    for (const auto& [law, escalate, fix] :
+                         pipeline[0].cast<std::vector<std::tuple<std::int64_t, double, double>>>())
+                        f.repair_stages.push_back(RepairStageSpec{index_or_none(law), escalate, fix});
+                    f.misdiagnosis = pipeline[1].cast<double>();
+                }
             }
             if (!policy.is_none()) {
                 // (replacement, preemption, grace, quarantine or None, on_failure or None,

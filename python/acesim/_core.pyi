@@ -126,6 +126,15 @@ class EventKind:
     HORIZON: EventKind
     PREEMPTED: EventKind
     WAITING: EventKind
+    UNPLACEABLE: EventKind
+
+class JobStatus:
+    def __int__(self) -> int: ...
+    DONE: JobStatus
+    RUNNING: JobStatus
+    QUEUED: JobStatus
+    NOT_SUBMITTED: JobStatus
+    UNPLACEABLE: JobStatus
 
 def simulate(
     distributions: list[Distribution],

@@ -10,7 +10,8 @@ identical to the original's. :mod:`copy` uses the same table, so
 
 Covered: every built-in :class:`~acesim.Distribution`, :class:`~acesim.Job`,
 :class:`~acesim.JobArray`, :class:`~acesim.Cause`, :class:`~acesim.NodeTrace`,
-:class:`~acesim.Fleet`, :class:`~acesim.Quarantine` and :class:`~acesim.Policy`.
+:class:`~acesim.Fleet`, :class:`~acesim.Repair`, :class:`~acesim.RepairStage`,
+:class:`~acesim.Quarantine` and :class:`~acesim.Policy`.
 A Python ``on_failure`` callable of a policy pickles by reference (a
 module-level function) with :mod:`pickle`; a :class:`~acesim.CompiledPolicy`
 refuses to pickle (a function address means nothing in another process).
@@ -39,6 +40,7 @@ from .distributions import (
 from .fleet import Cause, Fleet, NodeTrace
 from .job import RULE_CODES, Job, JobArray
 from .policy import Policy, Quarantine
+from .repair import Repair, RepairStage
 
 __all__: list[str] = []
 
@@ -92,6 +94,8 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "lemon_factor",
     ),
     Quarantine: ("failures", "window", "duration"),
+    RepairStage: ("duration", "escalate", "fix"),
+    Repair: ("stages", "misdiagnosis"),
     Policy: ("replacement", "preemption", "quarantine", "on_failure", "preemption_grace", "place"),
 }
 
@@ -212,6 +216,14 @@ def _fleet(f: Fleet) -> Reduced:
     )
 
 
+def _repair_stage(s: RepairStage) -> Reduced:
+    return _call(RepairStage, s.duration, s.escalate, s.fix)
+
+
+def _repair(r: Repair) -> Reduced:
+    return _call(Repair, list(r.stages), r.misdiagnosis)
+
+
 def _quarantine(q: Quarantine) -> Reduced:
     return _call(Quarantine, q.failures, q.window, q.duration)
 
@@ -240,4 +252,6 @@ copyreg.pickle(Cause, _cause)
 copyreg.pickle(NodeTrace, _node_trace)
 copyreg.pickle(Fleet, _fleet)
 copyreg.pickle(Quarantine, _quarantine)
+copyreg.pickle(RepairStage, _repair_stage)
+copyreg.pickle(Repair, _repair)
 copyreg.pickle(Policy, _policy)

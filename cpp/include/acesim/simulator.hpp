@@ -56,6 +56,14 @@ enum class Preemption : std::uint32_t {
     CheckpointAware = 1,  ///< least lost work first; waits for a victim's checkpoint within the grace
 };
 
+/// One stage of a repair pipeline (automatic remediation, manual repair,
+/// vendor RMA, ...).
+struct RepairStageSpec {
+    std::uint32_t duration = kNoDistribution;  ///< the stage's duration law
+    double escalate = 0.0;                     ///< probability of going on to the next stage (0 for the last)
+    double fix = 0.0;  ///< probability a node leaving after this stage returns healthy (a lemon cured)
+};
+
 /// The nodes, their failure processes and repair.
 struct FleetSpec {
     bool enabled = false;  ///< false: replacements always available
@@ -66,10 +74,12 @@ struct FleetSpec {
     std::vector<std::uint32_t> node_failure_laws;   ///< optional per-node laws (overrides node_failures)
     double lemon_fraction = 0.0;                    ///< share of nodes with a higher failure rate
     double lemon_factor = 1.0;                      ///< their rate multiplier
+    std::vector<RepairStageSpec> repair_stages;     ///< a repair pipeline (replaces `repair` when not empty)
+    double misdiagnosis = 0.0;  ///< probability another node of the failed job goes to repair
 };
 
 /// Quarantine: a node with `failures` failures within `window` leaves
-/// service for `duration`.
+/// service for `duration` (infinite: retired for good).
 struct QuarantineSpec {
     bool enabled = false;
     std::uint32_t failures = 3;

@@ -1,7 +1,8 @@
 // The node pool of one replica: node health, the job-node links, the free
 // pools (by free GPU count) and the hot spares, node failure processes,
-// repair, quarantine and WAIT_REPAIR reservations. It reports what is due
-// and changes node state when told; it never calls jobs or the heap.
+// repair (through the repair model: a law or a pipeline, misdiagnosis),
+// quarantine and retirement, and WAIT_REPAIR reservations. It reports what
+// is due and changes node state when told; it never calls jobs or the heap.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "acesim/simulator.hpp"
 #include "draws.hpp"
 #include "plans.hpp"
+#include "repair.hpp"
 
 namespace acesim {
 
@@ -58,6 +60,10 @@ struct NodeState {
     std::vector<std::uint32_t> jobs;      ///< jobs placed on it
     std::vector<std::uint32_t> reserved;  ///< WAIT_REPAIR jobs waiting for it
     std::vector<double> recent;           ///< failure times inside the quarantine window
+    bool retired = false;                 ///< quarantined for good: never returns
+    bool cure_on_return = false;          ///< its repair fixed it: a lemon returns healthy
+    std::uint32_t diagnoses = 0;          ///< misdiagnosis decisions drawn with it as the faulty node
+    double spare_since = 0.0;             ///< when it last entered the hot-spare pool
 };
 
 /// Node-level totals of one replica, for the fleet rollup.
@@ -68,6 +74,8 @@ struct NodeTotals {
     std::uint32_t spare_uses = 0;
     double quarantined_node_hours = 0.0;
     double down_node_hours = 0.0;
+    std::uint32_t retired_nodes = 0;
+    double spare_idle_node_hours = 0.0;
 };
 
 class NodePool {
@@ -111,8 +119,11 @@ public:
     void reserve(std::uint32_t j, std::uint32_t m) {
         nodes_[m].reserved.push_back(j);
         ++reserved_[j];
+        leave_spares(m);
         pool_remove(m);
     }
+    /// Job j no longer waits for any node.
+    void unreserve_all(std::uint32_t j);
 
     // --- free capacity -------------------------------------------------------
     /// Takes the nodes a recovering job lacks, hot spares first, all or nothing.
@@ -152,8 +163,16 @@ public:
     /// After a failure of n at t: a node still in service draws its next gap
     /// (a renewal in wall-clock time); one out of service draws it when it returns.
     void renew(std::uint32_t n, double t, const ReplicaDraws& draws);
-    /// A repair time for node m (0 without a repair law).
-    double repair_time(std::uint32_t m, const ReplicaDraws& draws);
+    /// Node m, in service, goes to repair at t: out of service for `detect`
+    /// plus its repair (a law's draw or a pipeline walk); a repair that
+    /// fixes it cures a lemon when it returns.
+    void send_to_repair(std::uint32_t m, double t, double detect, const ReplicaDraws& draws);
+    /// The node that goes to repair for a failure of `faulty` that
+    /// interrupted job j: with the fleet's misdiagnosis probability, one of
+    /// j's other nodes (uniformly among those in service outside the struck
+    /// block [first, last)); `faulty` itself otherwise, or when j has none.
+    std::uint32_t diagnosed(std::uint32_t faulty, std::uint32_t j, std::uint32_t first, std::uint32_t last,
+                            const ReplicaDraws& draws);
     /// One failure event counted on node m.
     void count_failure() { ++totals_.node_failures; }
     /// Node m, in service, leaves it at t for repair until `until`. Its
@@ -164,8 +183,23 @@ public:
         const NodeState& node = nodes_[m];
         return !node.in_service && !(node.quarantined_until > t);
     }
-    /// Counts a failure of m toward quarantine; true when m was quarantined.
+    /// Counts a failure of m toward quarantine; true when m was quarantined
+    /// (retired for good when the quarantine's duration is infinite).
     bool note_failure_for_quarantine(std::uint32_t m, double t);
+    /// Nodes retired for good.
+    std::uint32_t retired() const { return totals_.retired_nodes; }
+    /// Whether a job of `nodes` nodes can never start again: retired nodes
+    /// never return; every other node does (from repair, from a quarantine).
+    /// A start from the queue never takes the hot spares, which are refilled
+    /// first; a recovering job may take them.
+    bool can_never_place(std::uint32_t nodes, bool from_queue) const {
+        const std::uint32_t alive = fleet_.nodes - totals_.retired_nodes;
+        const std::uint32_t usable = from_queue ? (alive > fleet_.spares ? alive - fleet_.spares : 0) : alive;
+        return nodes > usable;
+    }
+    /// The pool's clock: the time of the event being handled (for the
+    /// hot-spare node-hours).
+    void at(double t) { now_ = t; }
     /// Node n is back in service at t, with a fresh failure draw (repaired
     /// as good as new); returns the WAIT_REPAIR jobs that waited for it (in
     /// reservation order), for the caller to re-attach.
@@ -200,14 +234,27 @@ private:
     /// Puts a node where it belongs: spare pool (refilled first), the pool
     /// of its free GPU count, or none (out of service, reserved or full).
     void repool(std::uint32_t n) {
-        pool_remove(n);
         NodeState& node = nodes_[n];
-        if (!node.in_service || !node.reserved.empty() || node.free_gpus == 0) return;
-        if (node.free_gpus == gpn_ && node.jobs.empty() && pools_[spare_pool_].size() < fleet_.spares) {
-            pool_add(n, spare_pool_);
-        } else {
-            pool_add(n, node.free_gpus);
+        const bool was_spare = node.pool == static_cast<std::int32_t>(spare_pool_);
+        pool_remove(n);
+        if (node.in_service && node.reserved.empty() && node.free_gpus > 0) {
+            if (node.free_gpus == gpn_ && node.jobs.empty() && pools_[spare_pool_].size() < fleet_.spares) {
+                pool_add(n, spare_pool_);
+            } else {
+                pool_add(n, node.free_gpus);
+            }
         }
+        // A spare put back in the spare pool stays in it: its stint goes on.
+        const bool spare = node.pool == static_cast<std::int32_t>(spare_pool_);
+        if (spare && !was_spare) node.spare_since = now_;
+        if (was_spare && !spare) count_spare_stint(node, now_);
+    }
+    /// Node n leaves the hot-spare pool now (if it is in it).
+    void leave_spares(std::uint32_t n) {
+        if (nodes_[n].pool == static_cast<std::int32_t>(spare_pool_)) count_spare_stint(nodes_[n], now_);
+    }
+    void count_spare_stint(const NodeState& node, double end) {
+        totals_.spare_idle_node_hours += (end - node.spare_since) / 3600.0;
     }
     double gap(std::uint32_t n, const ReplicaDraws& draws);
     void leave_service(std::uint32_t m, double t);
@@ -217,6 +264,7 @@ private:
     const FleetSpec& fleet_;
     const QuarantineSpec& quarantine_;
     std::uint32_t gpn_;
+    RepairModel repair_;
     const std::vector<JobPlan>& plans_;
     std::vector<NodeState> nodes_;
     std::vector<std::vector<std::uint32_t>> pools_;
@@ -225,6 +273,8 @@ private:
     std::vector<NodeList> held_;
     std::vector<std::uint32_t> reserved_;
     NodeTotals totals_;
+    double now_ = 0.0;
+    std::vector<std::uint32_t> candidates_;  ///< scratch: misdiagnosis candidates
 };
 
 }  // namespace acesim
