@@ -533,7 +533,7 @@ bool ReplicaEngine::give_up_if_unplaceable(std::uint32_t j, double t) {
 void ReplicaEngine::give_up_unplaceable(double t) {
     // Jobs in detection are judged when they recover, pending ones when
     // they are submitted, running ones when they next need nodes.
-    if (!pool_.can_never_place(widest_, false) && !pool_.can_never_place(widest_, true)) return;
+    if (!pool_.can_never_place(widest_, true)) return;  // the stricter rule: nobody is stranded
     bool any = false;
     for (std::uint32_t j = 0; j < jobs_.size(); ++j) any = give_up_if_unplaceable(j, t) || any;
     if (any) dispatch(t);
