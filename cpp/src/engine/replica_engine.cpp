@@ -274,7 +274,8 @@ void ReplicaEngine::handle_node(std::uint32_t n, double t) {
         strike(ledger_.next_failure_event(), n, static_cast<std::int32_t>(n), cause, 1u, t, drawn, detect,
                -1);
         // A node the failure left in service (its cause does not take it to
-        // repair) keeps its renewal process: the next gap counts from now.
+        // repair, or another node was repaired in its place) keeps its
+        // renewal process: the next gap counts from now.
         pool_.renew(n, t, draws_);
     } else if (pool_.return_due(n, t)) {
         return_to_service(n, t);
