@@ -51,6 +51,18 @@ SCENARIOS = textwrap.dedent(
                                causes=ace.LLAMA3_CAUSES, replicas=2, seed=runs, horizon=20 * day)
             assert res.fleet["planned_interruptions"].min() > 0
             runs += 1
+    # A repair pipeline with misdiagnosis, and retirement (unplaceable jobs).
+    stages = [ace.RepairStage(ace.Exponential(600.0), escalate=0.5, fix=0.3),
+              ace.RepairStage(ace.Constant(ace.DAY), fix=1.0)]
+    pipeline = ace.Fleet(24, spares=2, repair=ace.Repair(stages, misdiagnosis=0.3),
+                         node_failures=ace.Exponential(2 * ace.DAY),
+                         lemon_fraction=0.2, lemon_factor=10.0)
+    for replacement in ace.Replacement:
+        policy = ace.Policy(replacement, quarantine=ace.Quarantine(2, 3 * ace.DAY, float("inf")))
+        res = ace.simulate(jobs, fleet=pipeline, policy=policy, causes=ace.LLAMA3_CAUSES,
+                           replicas=4, seed=runs, horizon=20 * ace.DAY)
+        assert res.fleet["retired_nodes"].min() > 0
+        runs += 1
     print("ok", runs)
     """
 )
@@ -96,4 +108,4 @@ def test_debug_build_checks_every_run(tmp_path: Path) -> None:
         [sys.executable, "-c", SCENARIOS, str(package.parent)], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split() == ["ok", "24"]
+    assert out.stdout.split() == ["ok", "28"]

@@ -135,13 +135,13 @@ void register_simulator(py::module_& m) {
                          priority, submit, end, wall, productive, wasted, ckpt_stall, overhead, detection,
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
-                         expected_waste, completed, planned_interruptions);
-    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions,
-                         checkpoints, quarantines, quarantined_nodes, spare_uses, events, makespan, ettr,
-                         gpu_hours, productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours,
-                         overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
-                         recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours,
-                         down_node_hours, planned_interruptions, maintenance_node_hours);
+                         expected_waste, completed, planned_interruptions, status);
+    PYBIND11_NUMPY_DTYPE(
+        FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
+        quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
+        wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
+        recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours,
+        planned_interruptions, maintenance_node_hours, retired_nodes, spare_idle_node_hours);
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
                          inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
@@ -164,7 +164,15 @@ void register_simulator(py::module_& m) {
         .value("HORIZON", EventKind::Horizon)
         .value("PREEMPTED", EventKind::Preempted)
         .value("WAITING", EventKind::Waiting)
-        .value("MAINTENANCE", EventKind::Maintenance);
+        .value("MAINTENANCE", EventKind::Maintenance)
+        .value("UNPLACEABLE", EventKind::Unplaceable);
+
+    py::enum_<JobStatus>(m, "JobStatus")
+        .value("DONE", JobStatus::Done)
+        .value("RUNNING", JobStatus::Running)
+        .value("QUEUED", JobStatus::Queued)
+        .value("NOT_SUBMITTED", JobStatus::NotSubmitted)
+        .value("UNPLACEABLE", JobStatus::Unplaceable);
 
     // The read-only view a Python failure policy receives (same fields as the C ABI).
     py::class_<acesim_failure_view>(m, "FailureView")
@@ -253,6 +261,13 @@ void register_simulator(py::module_& m) {
                      d["maintenance"]
                          .cast<std::vector<std::tuple<double, double, std::vector<std::uint32_t>>>>())
                     f.maintenance.push_back(MaintenanceWindow{start, duration, std::move(nodes)});
+                if (!d["repair_stages"].is_none()) {
+                    // A repair pipeline: [(duration law, escalate, fix), ...] and its misdiagnosis
+                    for (const auto& [law, escalate, fix] :
+                         d["repair_stages"].cast<std::vector<std::tuple<std::int64_t, double, double>>>())
+                        f.repair_stages.push_back(RepairStageSpec{index_or_none(law), escalate, fix});
+                    f.misdiagnosis = d["misdiagnosis"].cast<double>();
+                }
             }
             if (!policy.is_none()) {
                 // (replacement, preemption, grace, quarantine or None, on_failure or None,

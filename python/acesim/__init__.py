@@ -38,9 +38,11 @@ from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
 from .job import Job, JobArray
 from .optimize import OptimalInterval, optimal_interval
 from .policy import FailureView, Policy, Preemption, Quarantine, Replacement
+from .repair import Repair, RepairStage
 from .simulation import (
     PURPOSES,
     BatchResult,
+    JobStatus,
     SimulationResult,
     batch_simulate,
     job_stream,
@@ -84,6 +86,7 @@ __all__ = [
     "Gamma",
     "Job",
     "JobArray",
+    "JobStatus",
     "LogNormal",
     "Mixture",
     "NodeTrace",
@@ -91,6 +94,8 @@ __all__ = [
     "Policy",
     "Preemption",
     "Quarantine",
+    "Repair",
+    "RepairStage",
     "Replacement",
     "Replay",
     "ScaleAware",

@@ -130,6 +130,15 @@ class EventKind:
     PREEMPTED: EventKind
     WAITING: EventKind
     MAINTENANCE: EventKind
+    UNPLACEABLE: EventKind
+
+class JobStatus:
+    def __int__(self) -> int: ...
+    DONE: JobStatus
+    RUNNING: JobStatus
+    QUEUED: JobStatus
+    NOT_SUBMITTED: JobStatus
+    UNPLACEABLE: JobStatus
 
 def simulate(
     distributions: list[Distribution],

@@ -10,7 +10,8 @@ identical to the original's. :mod:`copy` uses the same table, so
 
 Covered: every built-in :class:`~acesim.Distribution`, :class:`~acesim.Job`,
 :class:`~acesim.JobArray`, :class:`~acesim.Cause`, :class:`~acesim.NodeTrace`,
-:class:`~acesim.Fleet`, :class:`~acesim.Quarantine` and :class:`~acesim.Policy`.
+:class:`~acesim.Fleet`, :class:`~acesim.Repair`, :class:`~acesim.RepairStage`,
+:class:`~acesim.Quarantine` and :class:`~acesim.Policy`.
 A Python ``on_failure`` callable of a policy pickles by reference (a
 module-level function) with :mod:`pickle`; a :class:`~acesim.CompiledPolicy`
 refuses to pickle (a function address means nothing in another process).
@@ -39,6 +40,7 @@ from .distributions import (
 from .fleet import Cause, Fleet, NodeTrace
 from .job import RULE_CODES, Job, JobArray
 from .policy import Policy, Quarantine
+from .repair import Repair, RepairStage
 
 __all__: list[str] = []
 
@@ -213,3 +215,5 @@ copyreg.pickle(NodeTrace, _node_trace)
 copyreg.pickle(Fleet, _by_attributes)
 copyreg.pickle(Quarantine, _by_attributes)
 copyreg.pickle(Policy, _by_attributes)
+copyreg.pickle(RepairStage, _by_attributes)
+copyreg.pickle(Repair, _by_attributes)

@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from ._validation import finite, integer, real
 from .distributions import Constant, Distribution, Exponential, Replay, as_distribution
+from .repair import Repair
 from .units import HOUR, MINUTE
 
 __all__ = ["LLAMA3_CAUSES", "LLAMA3_INTERRUPTIONS", "Cause", "Fleet", "NodeTrace"]
@@ -342,7 +343,9 @@ def _maintenance(windows: Any, nodes: int) -> tuple[tuple[float, float, tuple[in
 class Fleet:
     """``nodes`` nodes of ``gpus_per_node`` GPUs. ``spares`` healthy nodes are
     held back as hot spares for re-placement. ``repair`` is the repair-time
-    law of a failed node. ``node_failures`` is each node's inter-failure law
+    law of a failed node (a lemon stays a lemon), or a :class:`Repair`
+    pipeline of stages with escalation, fix and misdiagnosis
+    probabilities. ``node_failures`` is each node's inter-failure law
     in wall-clock time (a renewal process per node, busy or idle), or a
     :class:`NodeTrace`; a ``lemon_fraction`` of the nodes fail
     ``lemon_factor`` times as often.
@@ -408,7 +411,7 @@ class Fleet:
     nodes: int
     gpus_per_node: int
     spares: int
-    repair: Distribution
+    repair: Distribution | Repair
     node_failures: Distribution | NodeTrace | None
     lemon_fraction: float
     lemon_factor: float
@@ -422,7 +425,7 @@ class Fleet:
         nodes: int,
         gpus_per_node: int = 8,
         spares: int = 0,
-        repair: Distribution | float | None = None,
+        repair: Distribution | Repair | float | None = None,
         node_failures: Distribution | NodeTrace | None = None,
         lemon_fraction: float = 0.0,
         lemon_factor: float = 1.0,
@@ -440,7 +443,11 @@ class Fleet:
         object.__setattr__(
             self,
             "repair",
-            Exponential(HOUR) if repair is None else as_distribution("repair", repair),
+            Exponential(HOUR)
+            if repair is None
+            else repair
+            if isinstance(repair, Repair)
+            else as_distribution("repair", repair),
         )
         if isinstance(node_failures, NodeTrace):
             if node_failures.nodes != nodes_:

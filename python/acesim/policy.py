@@ -50,7 +50,19 @@ class Preemption(enum.IntEnum):
 @dataclass(frozen=True, init=False)
 class Quarantine:
     """A node with ``failures`` failures within ``window`` seconds is removed
-    from service for ``duration`` seconds (lemon-node handling)."""
+    from service for ``duration`` seconds (lemon-node handling).
+
+    ``duration=math.inf`` retires the node for good: it never returns
+    (``res.fleet["retired_nodes"]``; its quarantined node-hours run to the
+    end of the simulated span). A job that retirement leaves with fewer
+    nodes than it needs can never start again: its row is closed then with
+    ``status`` :attr:`acesim.JobStatus.UNPLACEABLE` (never a hang or an
+    infinite wall).
+
+    >>> import math
+    >>> Quarantine(failures=2, window=DAY, duration=math.inf).duration
+    inf
+    """
 
     failures: int
     window: float
@@ -64,7 +76,8 @@ class Quarantine:
         )
         w = float("inf") if window == float("inf") else non_negative("window", window)
         object.__setattr__(self, "window", w)
-        object.__setattr__(self, "duration", non_negative("duration", duration))
+        d = float("inf") if duration == float("inf") else non_negative("duration", duration)
+        object.__setattr__(self, "duration", d)
 
 
 #: What a Python failure policy receives: a read-only view with the fields of

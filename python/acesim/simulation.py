@@ -4,6 +4,7 @@ one per failure in the trace)."""
 
 from __future__ import annotations
 
+import enum
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -20,10 +21,12 @@ from .distributions import Distribution
 from .fleet import NODE_CLOCKS, Fleet, NodeTrace, _cause_list
 from .job import RULE_CODES, Job, JobArray
 from .policy import Policy
+from .repair import Repair
 
 __all__ = [
     "PURPOSES",
     "BatchResult",
+    "JobStatus",
     "SimulationResult",
     "batch_simulate",
     "job_stream",
@@ -58,6 +61,34 @@ def job_stream(job: int, purpose: str) -> int:
     )
 
 
+class JobStatus(enum.IntEnum):
+    """Where a job stands at the end of a run: the ``status`` column of
+    ``res.jobs``.
+
+    An unplaceable job's row is closed at the moment it became unplaceable,
+    as a row is at the horizon: ``end`` is that moment, ``wall`` is finite,
+    the time it waited is in ``queue_wait`` (before its first start) or
+    ``recovery_wait``, its progress is its last checkpoint, and the buckets
+    add up to ``wall``. The run does not wait for it: it ends when every
+    other job is done (or at the horizon).
+    """
+
+    #: finished (``completed`` is true)
+    DONE = 0
+    #: holds its nodes at the horizon (starting, computing, writing a
+    #: checkpoint, or in detection after a fault)
+    RUNNING = 1
+    #: waiting at the horizon: in the queue, or waiting for nodes after a
+    #: failure or a preemption
+    QUEUED = 2
+    #: submitted after the horizon
+    NOT_SUBMITTED = 3
+    #: can never start again: retirement (``Quarantine(duration=math.inf)``)
+    #: left fewer nodes than it needs (not counting the hot spares for a
+    #: start from the queue); its row is closed then
+    UNPLACEABLE = 4
+
+
 @dataclass(frozen=True)
 class SimulationResult:
     """Results of :func:`simulate`.
@@ -65,7 +96,10 @@ class SimulationResult:
     ``jobs``: one row per replica x job (fields ``replica job gpus wall
     productive wasted ckpt_stall overhead detection queue_wait recovery_wait
     failures preemptions checkpoints ettr gpu_hours_lost churn_gpu_hours
-    completed`` and more); ``fleet``: one row per replica; ``trace``: every
+    completed status`` and more; ``status`` is a :class:`JobStatus`);
+    ``fleet``: one row per replica (with ``retired_nodes`` and
+    ``spare_idle_node_hours``, the node-hours spent in the hot-spare pool up
+    to the end of the simulated span); ``trace``: every
     failure (``replica time job node cause inter_failure``); ``events``: the
     event log when ``record_events`` was on (else empty).
     """
@@ -340,7 +374,7 @@ def simulate(
         fleet_spec = dict(
             nodes=fleet.nodes,
             spares=fleet.spares,
-            repair=index(fleet.repair),
+            repair=-1 if isinstance(fleet.repair, Repair) else index(fleet.repair),
             node_failures=index(single),
             node_failure_laws=laws,
             lemon_fraction=fleet.lemon_fraction,
@@ -356,6 +390,12 @@ def simulate(
             maintenance=[
                 (start, duration, list(nodes)) for start, duration, nodes in fleet.maintenance
             ],
+            repair_stages=(
+                [(index(s.duration), s.escalate, s.fix) for s in fleet.repair.stages]
+                if isinstance(fleet.repair, Repair)
+                else None
+            ),
+            misdiagnosis=fleet.repair.misdiagnosis if isinstance(fleet.repair, Repair) else 0.0,
         )
     policy_spec = None if policy is None else policy._core_spec()
 

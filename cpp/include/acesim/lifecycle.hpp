@@ -134,6 +134,23 @@ ACESIM_HD bool holds_hardware(Phase p) {
     return p == Phase::Starting || p == Phase::Computing || p == Phase::Saving;
 }
 
+/// A row's status when it is closed in `phase` at the horizon: a job that
+/// holds its nodes (in detection too) is running; one waiting for nodes
+/// counts as queued.
+ACESIM_HD JobStatus status_at_close(Phase phase) {
+    switch (phase) {
+        case Phase::Done:
+            return JobStatus::Done;
+        case Phase::Pending:
+            return JobStatus::NotSubmitted;
+        case Phase::Queued:
+        case Phase::Waiting:
+            return JobStatus::Queued;
+        default:
+            return JobStatus::Running;
+    }
+}
+
 /// Closes an unfinished job's row at t (the horizon): nothing is lost yet, so
 /// compute since the last checkpoint is productive and a write in progress
 /// is ckpt_stall. `started`: a queued job waits for a restart, not its
@@ -168,6 +185,7 @@ ACESIM_HD double close_at(const Lifecycle& s, JobRecord& rec, bool started, doub
             break;
     }
     rec.end = t;
+    rec.status = static_cast<std::uint32_t>(status_at_close(s.phase));
     return progress;
 }
 

@@ -129,6 +129,10 @@ enum class Purpose : std::uint32_t {
     Detect = 6,   ///< detection latency
     Repair = 7,   ///< node repair time
     Lemon = 8,    ///< whether a node is a lemon (one draw per node)
+    /// Repair-pipeline decisions of a node (escalation, fix, misdiagnosis):
+    /// sub-block 0 of draw d is its d-th misdiagnosis decision, sub-block
+    /// 1 + s of draw k is stage s of its k-th pipeline repair (see repair.hpp).
+    RepairOutcome = 9,
 };
 
 constexpr std::uint32_t kMaxEntityId = (1u << 24) - 1;

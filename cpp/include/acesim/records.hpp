@@ -7,6 +7,15 @@
 
 namespace acesim {
 
+/// Where a job stands at the end of the run (the row's `status`).
+enum class JobStatus : std::uint32_t {
+    Done = 0,          ///< finished
+    Running = 1,       ///< holds its nodes at the horizon (starting, computing, writing or in detection)
+    Queued = 2,        ///< waiting at the horizon: queued, or waiting for nodes after a failure
+    NotSubmitted = 3,  ///< submitted after the horizon
+    Unplaceable = 4,   ///< retirement left too few nodes for it ever to start again; closed then
+};
+
 /// One row per replica x job. The buckets productive + wasted + ckpt_stall +
 /// overhead + detection + queue_wait + recovery_wait add up to wall.
 struct JobRecord {
@@ -40,6 +49,7 @@ struct JobRecord {
     double expected_waste;       ///< 1 - expected_ettr for the interval used
     bool completed;
     std::uint32_t planned_interruptions;  ///< stops for planned maintenance (not in failures)
+    std::uint32_t status;                 ///< JobStatus
 };
 
 /// One row per replica: the fleet rollup.
@@ -71,6 +81,8 @@ struct FleetRecord {
     double down_node_hours;               ///< capacity under repair
     std::uint32_t planned_interruptions;  ///< job stops for planned maintenance
     double maintenance_node_hours;        ///< capacity in planned maintenance
+    std::uint32_t retired_nodes;          ///< nodes retired for good (a quarantine of infinite duration)
+    double spare_idle_node_hours;         ///< node-hours in the hot-spare pool
 };
 
 /// One row per job (or idle node) hit by a failure event.
@@ -103,6 +115,7 @@ enum class EventKind : std::uint32_t {
     Preempted = 9,
     Waiting = 10,
     Maintenance = 11,  ///< stopped for planned maintenance
+    Unplaceable = 12,  ///< the job can never start again (its row closes)
 };
 
 /// One row per event when record_events is on.

@@ -75,6 +75,14 @@ struct MaintenanceWindow {
     std::vector<std::uint32_t> nodes;
 };
 
+/// One stage of a repair pipeline (automatic remediation, manual repair,
+/// vendor RMA, ...).
+struct RepairStageSpec {
+    std::uint32_t duration = kNoDistribution;  ///< the stage's duration law
+    double escalate = 0.0;                     ///< probability of going on to the next stage (0 for the last)
+    double fix = 0.0;  ///< probability a node leaving after this stage returns healthy (a lemon cured)
+};
+
 /// The nodes, their failure processes and repair.
 struct FleetSpec {
     bool enabled = false;  ///< false: replacements always available
@@ -97,13 +105,15 @@ struct FleetSpec {
     /// process restarts.
     bool node_failure_times = false;
     std::vector<std::uint32_t> node_failure_reported;  ///< per node, with node_failure_times
-    NodeClock node_clock = NodeClock::Wall;         ///< what drives the node failure processes
-    std::vector<RateWindow> rate_windows;           ///< time-varying failure intensity
-    std::vector<MaintenanceWindow> maintenance;     ///< planned drains
+    NodeClock node_clock = NodeClock::Wall;            ///< what drives the node failure processes
+    std::vector<RateWindow> rate_windows;              ///< time-varying failure intensity
+    std::vector<MaintenanceWindow> maintenance;        ///< planned drains
+    std::vector<RepairStageSpec> repair_stages;  ///< a repair pipeline (replaces `repair` when not empty)
+    double misdiagnosis = 0.0;  ///< probability another node of the failed job goes to repair
 };
 
 /// Quarantine: a node with `failures` failures within `window` leaves
-/// service for `duration`.
+/// service for `duration` (infinite: retired for good).
 struct QuarantineSpec {
     bool enabled = false;
     std::uint32_t failures = 3;

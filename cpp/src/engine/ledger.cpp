@@ -36,6 +36,8 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
     fleet.quarantined_node_hours = nodes.quarantined_node_hours;
     fleet.down_node_hours = nodes.down_node_hours;
     fleet.maintenance_node_hours = nodes.maintenance_node_hours;
+    fleet.retired_nodes = nodes.retired_nodes;
+    fleet.spare_idle_node_hours = nodes.spare_idle_node_hours;
     double makespan = 0.0;
     for (std::uint32_t j = 0; j < jobs.size(); ++j) {
         JobState& job = jobs[j];

@@ -12,7 +12,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std::uint32_t gpus_per_node,
                    const std::vector<JobPlan>& plans)
-    : fleet_(fleet), quarantine_(quarantine), gpn_(gpus_per_node), plans_(plans) {
+    : fleet_(fleet),
+      quarantine_(quarantine),
+      gpn_(gpus_per_node),
+      repair_(fleet, gpus_per_node),
+      plans_(plans) {
     held_.resize(plans.size());
     reserved_.assign(plans.size(), 0);
     if (!fleet.enabled) return;
@@ -63,6 +67,7 @@ void NodePool::init(const ReplicaDraws& draws) {
         }
         // The last `spares` nodes start as hot spares.
         pool_add(n, n >= fleet_.nodes - fleet_.spares ? spare_pool_ : gpn_);
+        node.spare_since = 0.0;  // the spares' stints start with the run
         start_process(n, 0.0, draws, true);
     }
 }
@@ -132,10 +137,25 @@ void NodePool::busy_changed(std::uint32_t n) {
     touched_.push_back(n);
 }
 
-double NodePool::repair_time(std::uint32_t m, const ReplicaDraws& draws) {
-    if (fleet_.repair == kNoDistribution) return 0.0;
-    return draws.law(EntityKind::Node, m, Purpose::Repair, fleet_.repair, nodes_[m].draws,
-                     static_cast<double>(gpn_));
+void NodePool::send_to_repair(std::uint32_t m, double t, double detect, const ReplicaDraws& draws) {
+    const RepairOutcome outcome = repair_.repair(m, draws, nodes_[m].draws);
+    nodes_[m].cure_on_return = outcome.fixed;
+    take_down(m, t, t + detect + outcome.duration);
+}
+
+std::uint32_t NodePool::diagnosed(std::uint32_t faulty, std::uint32_t j, std::uint32_t first,
+                                  std::uint32_t last, const ReplicaDraws& draws) {
+    if (!repair_.misdiagnoses()) return faulty;
+    candidates_.clear();
+    for (std::uint32_t n : held_[j]) {  // in the order the job took them
+        if (n != faulty && nodes_[n].in_service && (n < first || n >= last)) candidates_.push_back(n);
+    }
+    // A one-node job (or one whose other nodes are all struck) cannot be
+    // misdiagnosed: no draw.
+    if (candidates_.empty()) return faulty;
+    const auto others = static_cast<std::uint32_t>(candidates_.size());
+    const std::uint32_t pick = repair_.diagnose(faulty, others, draws, nodes_[faulty].diagnoses);
+    return pick < others ? candidates_[pick] : faulty;
 }
 
 void NodePool::leave_service(std::uint32_t m, double t) {
@@ -144,7 +164,18 @@ void NodePool::leave_service(std::uint32_t m, double t) {
         node.in_service = false;
         node.out_since = t;
         node.next_failure = kInf;  // no failure process out of service
+        leave_spares(m);
         pool_remove(m);
+    }
+}
+
+void NodePool::unreserve_all(std::uint32_t j) {
+    if (reserved_[j] == 0) return;
+    for (NodeState& node : nodes_) {
+        auto it = std::find(node.reserved.begin(), node.reserved.end(), j);
+        if (it == node.reserved.end()) continue;
+        node.reserved.erase(it);
+        --reserved_[j];
     }
 }
 
@@ -169,7 +200,11 @@ bool NodePool::note_failure_for_quarantine(std::uint32_t m, double t) {
         node.ever_quarantined = true;
         ++totals_.quarantined_nodes;
     }
-    node.quarantined_until = t + q.duration;
+    node.quarantined_until = t + q.duration;  // inf: retired for good
+    if (!(node.quarantined_until < kInf) && !node.retired) {
+        node.retired = true;
+        ++totals_.retired_nodes;
+    }
     leave_service(m, t);
     return true;
 }
@@ -185,8 +220,10 @@ void NodePool::count_out_of_service_hours(const NodeState& node, double end) {
 }
 
 void NodePool::close(double end) {
-    for (const NodeState& node : nodes_)
+    for (const NodeState& node : nodes_) {
         if (!node.in_service) count_out_of_service_hours(node, end);
+        if (node.pool == static_cast<std::int32_t>(spare_pool_)) count_spare_stint(node, end);
+    }
     // Planned windows are known in advance: each counts its span cut at the end.
     for (const MaintenanceWindow& w : fleet_.maintenance) {
         if (!(w.start < end)) continue;
@@ -216,6 +253,10 @@ std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n, double t
     NodeState& node = nodes_[n];
     count_out_of_service_hours(node, t);
     node.in_service = true;
+    if (node.cure_on_return) {
+        node.lemon = false;  // fails at the normal rate from now on
+        node.cure_on_return = false;
+    }
     start_process(n, t, draws, false);
     std::vector<std::uint32_t> reserved = std::move(node.reserved);
     node.reserved.clear();
@@ -315,6 +356,7 @@ void NodePool::count_out_of_service(double t, std::uint32_t& down, std::uint32_t
 void NodePool::check_invariants() const {
     if (!fleet_.enabled) return;
     std::vector<std::uint32_t> used(nodes_.size(), 0);
+    std::uint32_t retired = 0;
     for (std::uint32_t j = 0; j < held_.size(); ++j) {
         for (std::uint32_t n : held_[j]) {
             const auto& on = nodes_[n].jobs;
@@ -370,7 +412,21 @@ void NodePool::check_invariants() const {
         }
         if (node.maintained_until > now_ && node.in_service)
             throw std::logic_error("invariant: node " + std::to_string(n) + " in service during maintenance");
+        if (node.retired && (node.in_service || node.quarantined_until < kInf || !node.reserved.empty()))
+            throw std::logic_error("invariant: retired node " + std::to_string(n) + " is back or reserved");
+        if (node.cure_on_return && node.in_service)
+            throw std::logic_error("invariant: node " + std::to_string(n) +
+                                   " in service with a pending cure");
+        if (node.pool == static_cast<std::int32_t>(spare_pool_) && node.spare_since > now_)
+            throw std::logic_error("invariant: hot spare " + std::to_string(n) +
+                                   " entered the pool in the future");
+        retired += node.retired ? 1u : 0u;
     }
+    if (retired != totals_.retired_nodes) throw std::logic_error("invariant: retired node count");
+    std::vector<std::uint32_t> waits(held_.size(), 0);
+    for (const NodeState& node : nodes_)
+        for (std::uint32_t j : node.reserved) ++waits[j];
+    if (waits != reserved_) throw std::logic_error("invariant: reservation counts");
     if (!touched_.empty()) throw std::logic_error("invariant: node events left to reschedule");
 }
 

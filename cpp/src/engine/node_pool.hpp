@@ -1,7 +1,8 @@
 // The node pool of one replica: node health, the job-node links, the free
 // pools (by free GPU count) and the hot spares, node failure processes (on
-// wall-clock or busy time, under a time-varying intensity), repair,
-// quarantine, planned maintenance and WAIT_REPAIR reservations. It reports
+// wall-clock or busy time, under a time-varying intensity), repair (through
+// the repair model: a law or a pipeline, misdiagnosis), quarantine and
+// retirement, planned maintenance and WAIT_REPAIR reservations. It reports
 // what is due and changes node state when told; it never calls jobs or the
 // heap.
 #pragma once
@@ -15,6 +16,7 @@
 #include "draws.hpp"
 #include "intensity.hpp"
 #include "plans.hpp"
+#include "repair.hpp"
 
 namespace acesim {
 
@@ -72,6 +74,10 @@ struct NodeState {
     double fail_left = std::numeric_limits<double>::infinity();
     double clock_since = 0.0;
     std::uint32_t next_window = 0;  ///< its first maintenance window not yet begun
+    bool retired = false;           ///< quarantined for good: never returns
+    bool cure_on_return = false;    ///< its repair fixed it: a lemon returns healthy
+    std::uint32_t diagnoses = 0;    ///< misdiagnosis decisions drawn with it as the faulty node
+    double spare_since = 0.0;       ///< when it last entered the hot-spare pool
 };
 
 /// Node-level totals of one replica, for the fleet rollup.
@@ -83,6 +89,8 @@ struct NodeTotals {
     double quarantined_node_hours = 0.0;
     double down_node_hours = 0.0;
     double maintenance_node_hours = 0.0;
+    std::uint32_t retired_nodes = 0;
+    double spare_idle_node_hours = 0.0;
 };
 
 class NodePool {
@@ -128,8 +136,11 @@ public:
     void reserve(std::uint32_t j, std::uint32_t m) {
         nodes_[m].reserved.push_back(j);
         ++reserved_[j];
+        leave_spares(m);
         pool_remove(m);
     }
+    /// Job j no longer waits for any node.
+    void unreserve_all(std::uint32_t j);
 
     // --- free capacity -------------------------------------------------------
     /// Takes the nodes a recovering job lacks, all or nothing: hot spares
@@ -193,14 +204,22 @@ public:
     /// After a failure of n at t: a node still in service draws its next gap
     /// (a renewal in wall-clock time); one out of service draws it when it returns.
     void renew(std::uint32_t n, double t, const ReplicaDraws& draws);
-    /// A repair time for node m (0 without a repair law).
-    double repair_time(std::uint32_t m, const ReplicaDraws& draws);
     /// A failure event strikes node m at t.
     void count_failure(std::uint32_t m, double t) {
         ++totals_.node_failures;
         ++nodes_[m].failures;
         nodes_[m].last_failure = t;
     }
+    /// Node m, in service, goes to repair at t: out of service for `detect`
+    /// plus its repair (a law's draw or a pipeline walk); a repair that
+    /// fixes it cures a lemon when it returns.
+    void send_to_repair(std::uint32_t m, double t, double detect, const ReplicaDraws& draws);
+    /// The node that goes to repair for a failure of `faulty` that
+    /// interrupted job j: with the fleet's misdiagnosis probability, one of
+    /// j's other nodes (uniformly among those in service outside the struck
+    /// block [first, last)); `faulty` itself otherwise, or when j has none.
+    std::uint32_t diagnosed(std::uint32_t faulty, std::uint32_t j, std::uint32_t first, std::uint32_t last,
+                            const ReplicaDraws& draws);
     /// Node m, in service, leaves it at t for repair until `until`. Its
     /// failure process stops until it returns.
     void take_down(std::uint32_t m, double t, double until);
@@ -209,8 +228,23 @@ public:
         const NodeState& node = nodes_[m];
         return !node.in_service && !(node.quarantined_until > t);
     }
-    /// Counts a failure of m toward quarantine; true when m was quarantined.
+    /// Counts a failure of m toward quarantine; true when m was quarantined
+    /// (retired for good when the quarantine's duration is infinite).
     bool note_failure_for_quarantine(std::uint32_t m, double t);
+    /// Nodes retired for good.
+    std::uint32_t retired() const { return totals_.retired_nodes; }
+    /// Whether a job of `nodes` nodes can never start again: retired nodes
+    /// never return; every other node does (from repair, from a quarantine).
+    /// A start from the queue never takes the hot spares, which are refilled
+    /// first; a recovering job may take them.
+    bool can_never_place(std::uint32_t nodes, bool from_queue) const {
+        const std::uint32_t alive = fleet_.nodes - totals_.retired_nodes;
+        const std::uint32_t usable = from_queue ? (alive > fleet_.spares ? alive - fleet_.spares : 0) : alive;
+        return nodes > usable;
+    }
+    /// The pool's clock: the time of the event being handled (for the
+    /// hot-spare node-hours).
+    void at(double t) { now_ = t; }
     /// Node n is back in service at t, with a fresh failure draw (repaired
     /// as good as new); returns the WAIT_REPAIR jobs that waited for it (in
     /// reservation order), for the caller to re-attach.
@@ -262,14 +296,27 @@ private:
     /// Puts a node where it belongs: spare pool (refilled first), the pool
     /// of its free GPU count, or none (out of service, reserved or full).
     void repool(std::uint32_t n) {
-        pool_remove(n);
         NodeState& node = nodes_[n];
-        if (!node.in_service || !node.reserved.empty() || node.free_gpus == 0) return;
-        if (node.free_gpus == gpn_ && node.jobs.empty() && pools_[spare_pool_].size() < fleet_.spares) {
-            pool_add(n, spare_pool_);
-        } else {
-            pool_add(n, node.free_gpus);
+        const bool was_spare = node.pool == static_cast<std::int32_t>(spare_pool_);
+        pool_remove(n);
+        if (node.in_service && node.reserved.empty() && node.free_gpus > 0) {
+            if (node.free_gpus == gpn_ && node.jobs.empty() && pools_[spare_pool_].size() < fleet_.spares) {
+                pool_add(n, spare_pool_);
+            } else {
+                pool_add(n, node.free_gpus);
+            }
         }
+        // A spare put back in the spare pool stays in it: its stint goes on.
+        const bool spare = node.pool == static_cast<std::int32_t>(spare_pool_);
+        if (spare && !was_spare) node.spare_since = now_;
+        if (was_spare && !spare) count_spare_stint(node, now_);
+    }
+    /// Node n leaves the hot-spare pool now (if it is in it).
+    void leave_spares(std::uint32_t n) {
+        if (nodes_[n].pool == static_cast<std::int32_t>(spare_pool_)) count_spare_stint(nodes_[n], now_);
+    }
+    void count_spare_stint(const NodeState& node, double end) {
+        totals_.spare_idle_node_hours += (end - node.spare_since) / 3600.0;
     }
     /// Node n's failure process (re)starts or renews at t: draws its next
     /// gap (or, for a replayed trace, its next recorded time at or after t).
@@ -298,6 +345,7 @@ private:
     const FleetSpec& fleet_;
     const QuarantineSpec& quarantine_;
     std::uint32_t gpn_;
+    RepairModel repair_;
     const std::vector<JobPlan>& plans_;
     std::vector<NodeState> nodes_;
     std::vector<std::vector<std::uint32_t>> pools_;
@@ -314,6 +362,7 @@ private:
     std::vector<double> drain_times_;
     std::vector<std::vector<Drain>> drains_;
     std::vector<std::vector<double>> node_drains_;  ///< per node: its window starts, ascending
+    std::vector<std::uint32_t> candidates_;         ///< scratch: misdiagnosis candidates
 };
 
 }  // namespace acesim

@@ -118,13 +118,24 @@ void validate(const SimulationInput& in) {
                                                                  std::to_string(n) +
                                                                  " overlap (or list it twice)");
         }
+        for (std::size_t s = 0; s < f.repair_stages.size(); ++s) {
+            const RepairStageSpec& stage = f.repair_stages[s];
+            const std::string name = "fleet.repair.stages[" + std::to_string(s) + "]";
+            require(stage.duration < nd, name + ".duration: bad distribution index");
+            require(stage.escalate >= 0.0 && stage.escalate <= 1.0, name + ".escalate must be in [0, 1]");
+            require(stage.fix >= 0.0 && stage.fix <= 1.0, name + ".fix must be in [0, 1]");
+            require(s + 1 < f.repair_stages.size() || stage.escalate == 0.0,
+                    name + ".escalate must be 0: the last stage cannot escalate");
+        }
+        require(f.misdiagnosis >= 0.0 && f.misdiagnosis <= 1.0,
+                "fleet.repair.misdiagnosis must be in [0, 1]");
     }
     const QuarantineSpec& q = in.policy.quarantine;
     if (q.enabled) {
         require(q.failures >= 1, "quarantine.failures must be >= 1");
         require(!std::isnan(q.window) && q.window >= 0.0, "quarantine.window must be >= 0");
-        require(std::isfinite(q.duration) && q.duration >= 0.0,
-                "quarantine.duration must be finite and >= 0");
+        require(!std::isnan(q.duration) && q.duration >= 0.0,
+                "quarantine.duration must be >= 0 (math.inf: retire for good)");
     }
     require(std::isfinite(in.policy.preemption_grace) && in.policy.preemption_grace >= 0.0,
             "policy.preemption_grace must be finite and >= 0");

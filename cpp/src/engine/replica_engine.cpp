@@ -30,7 +30,9 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
       pool_(in.fleet, in.policy.quarantine, in.gpus_per_node, plans.jobs),
       scheduler_(in.jobs),
       policy_(in.policy, in.jobs, plans, in.gpus_per_node),
-      ledger_(out, replica, in.record_events) {}
+      ledger_(out, replica, in.record_events) {
+    for (const JobPlan& p : plans.jobs) widest_ = std::max(widest_, p.nodes);
+}
 
 void ReplicaEngine::run() {
     pool_.init(draws_);
@@ -52,7 +54,8 @@ void ReplicaEngine::run() {
         job.life.phase_end = spec.submit;
         renew_failure_clock(j);
     }
-    // Node failure processes never end: the run ends when every job has.
+    // Node failure processes never end: the run ends when every job is done
+    // (or closed as unplaceable).
     DueEvent e;
     while (jobs_done_ < n && kernel_.next(e)) {
         pool_.set_now(e.time);
@@ -128,6 +131,7 @@ void ReplicaEngine::on_phase_end(std::uint32_t j, double t) {
         case Phase::Pending:
             log(j, EventKind::Submit, t);
             enqueue(j, t);
+            give_up_if_unplaceable(j, t);
             dispatch(t);
             break;
         case Phase::Starting: {
@@ -309,7 +313,8 @@ void ReplicaEngine::handle_node(std::uint32_t n, double t) {
         strike(ledger_.next_failure_event(), n, static_cast<std::int32_t>(n), cause, 1u, t, drawn, detect,
                -1);
         // A node the failure left in service (its cause does not take it to
-        // repair) keeps its renewal process: the next gap counts from now.
+        // repair, or another node was repaired in its place) keeps its
+        // renewal process: the next gap counts from now.
         pool_.renew(n, t, draws_);
     } else if (pool_.return_due(n, t)) {
         return_to_service(n, t);
@@ -339,28 +344,50 @@ void ReplicaEngine::strike(std::uint32_t event, std::uint32_t node, std::int32_t
         return true;
     };
     if (blamed_job >= 0) hit_job(static_cast<std::uint32_t>(blamed_job), node);
+    bool retired = false;
     for (std::uint32_t m = first; m < last; ++m) {
         if (!pool_.node(m).in_service) continue;  // a node out of service cannot fail
         pool_.count_failure(m, t);
         const std::vector<std::uint32_t> on = pool_.node(m).jobs;  // fault() may detach
         bool interrupted = false;
-        for (std::uint32_t j : on) interrupted = hit_job(j, m) || interrupted;
+        std::int32_t failed = -1;  // the job whose failure the diagnosis follows
+        for (std::uint32_t j : on) {
+            const bool hit = hit_job(j, m);
+            if (hit && failed < 0) failed = static_cast<std::int32_t>(j);
+            interrupted = hit || interrupted;
+        }
+        if (m == node && blamed_job >= 0) failed = blamed_job;
         if (!interrupted)
             ledger_.trace(event, -1, static_cast<std::int32_t>(m), origin, cause, source, t, drawn);
+        // The node that goes to repair: m, or under misdiagnosis another node
+        // of the failed job (m then stays in service, still faulty).
+        std::uint32_t repaired = m;
         if (down) {
-            pool_.take_down(m, t, t + detect + pool_.repair_time(m, draws_));
-            kernel_.schedule_node(m, pool_.next_event(m));
+            if (failed >= 0)
+                repaired = pool_.diagnosed(m, static_cast<std::uint32_t>(failed), first, last, draws_);
+            if (repaired != m) {
+                // Pulling a node for repair interrupts every job on it.
+                for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(repaired).jobs))
+                    hit_job(j, repaired);
+            }
+            pool_.send_to_repair(repaired, t, detect, draws_);
+            kernel_.schedule_node(repaired, pool_.next_event(repaired));
         }
-        if (pool_.note_failure_for_quarantine(m, t)) kernel_.schedule_node(m, pool_.next_event(m));
+        // Quarantine counts the failure against the node diagnosed.
+        if (pool_.note_failure_for_quarantine(repaired, t)) {
+            kernel_.schedule_node(repaired, pool_.next_event(repaired));
+            retired = retired || pool_.node(repaired).retired;
+        }
         // A job that was waiting while holding this node now lacks it.
-        if (pool_.node(m).in_service) continue;
-        for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(m).jobs)) {
+        if (pool_.node(repaired).in_service) continue;
+        for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(repaired).jobs)) {
             if (jobs_[j].phase() != Phase::Waiting) continue;
-            pool_.detach(j, m);
-            if (jobs_[j].decision == Replacement::WaitRepair && pool_.under_repair_only(m, t))
-                pool_.reserve(j, m);
+            pool_.detach(j, repaired);
+            if (jobs_[j].decision == Replacement::WaitRepair && pool_.under_repair_only(repaired, t))
+                pool_.reserve(j, repaired);
         }
     }
+    if (retired) give_up_unplaceable(t);
 }
 
 void ReplicaEngine::fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level) {
@@ -396,6 +423,7 @@ void ReplicaEngine::return_to_service(std::uint32_t n, double t) {
             begin_start(j, t);
         } else if (pool_.reserved(j) == 0 && job.phase() == Phase::Waiting && !scheduler_.waiting(j)) {
             scheduler_.wait(j);
+            give_up_if_unplaceable(j, t);
         }
     }
     pool_.settle(n);
@@ -511,6 +539,7 @@ void ReplicaEngine::recover(std::uint32_t j, double t) {
     if (decision == Replacement::Requeue) {
         pool_.release_all(j);
         enqueue(j, t);
+        give_up_if_unplaceable(j, t);
         dispatch(t);
         return;
     }
@@ -526,6 +555,7 @@ void ReplicaEngine::recover(std::uint32_t j, double t) {
     }
     if (pool_.reserved(j) > 0) {
         log(j, EventKind::Waiting, t);
+        if (give_up_if_unplaceable(j, t)) dispatch(t);
         return;  // return_to_service restarts it, or queues it for the rest
     }
     if (place(j, true)) {
@@ -533,7 +563,7 @@ void ReplicaEngine::recover(std::uint32_t j, double t) {
         return;
     }
     wait_for_nodes(j, t);
-    if (decision == Replacement::PreemptLower) preempt_lower(j, t);
+    if (!give_up_if_unplaceable(j, t) && decision == Replacement::PreemptLower) preempt_lower(j, t);
     dispatch(t);
 }
 
@@ -584,6 +614,7 @@ void ReplicaEngine::preempt(std::uint32_t v, std::uint32_t by, double t) {
     log(v, EventKind::Preempted, t);
     pool_.release_all(v);
     enqueue(v, t);
+    give_up_if_unplaceable(v, t);
     // The preemptor takes the freed nodes before anyone else.
     JobState& job = jobs_[by];
     if (job.phase() == Phase::Waiting && scheduler_.waiting(by) && pool_.reserved(by) == 0 &&
@@ -593,12 +624,53 @@ void ReplicaEngine::preempt(std::uint32_t v, std::uint32_t by, double t) {
     }
 }
 
+// --- unplaceable jobs ----------------------------------------------------------
+
+bool ReplicaEngine::give_up_if_unplaceable(std::uint32_t j, double t) {
+    if (!pool_.enabled() || pool_.retired() == 0) return false;
+    const Phase phase = jobs_[j].phase();
+    if (phase != Phase::Queued && phase != Phase::Waiting) return false;
+    if (!pool_.can_never_place(plans_.jobs[j].nodes, phase == Phase::Queued)) return false;
+    abandon(j, t);
+    return true;
+}
+
+void ReplicaEngine::give_up_unplaceable(double t) {
+    // Jobs in detection are judged when they recover, pending ones when
+    // they are submitted, running ones when they next need nodes.
+    if (!pool_.can_never_place(widest_, true)) return;  // the stricter rule: nobody is stranded
+    bool any = false;
+    for (std::uint32_t j = 0; j < jobs_.size(); ++j) any = give_up_if_unplaceable(j, t) || any;
+    if (any) dispatch(t);
+}
+
+void ReplicaEngine::abandon(std::uint32_t j, double t) {
+    // The row is closed now, as at a horizon (the wait so far is queue or
+    // recovery wait), so its wall is finite and its buckets add up.
+    JobState& job = jobs_[j];
+    scheduler_.drop(j);
+    pool_.unreserve_all(j);
+    pool_.release_all(j);
+    kernel_.invalidate_job(j);
+    close_at(job.life, *job.rec, job.started, t);
+    job.rec->status = static_cast<std::uint32_t>(JobStatus::Unplaceable);
+    job.life.phase = Phase::Done;
+    ++jobs_done_;
+    log(j, EventKind::Unplaceable, t);
+}
+
 void ReplicaEngine::check_invariants() const {
     if (!pool_.enabled()) return;
     pool_.check_invariants();
     for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
         if (jobs_[j].phase() == Phase::Done && !pool_.nodes_of(j).empty())
             throw std::logic_error("invariant: finished job still holds nodes");
+        if (jobs_[j].phase() == Phase::Done && (scheduler_.queued(j) || scheduler_.waiting(j)))
+            throw std::logic_error("invariant: finished job " + std::to_string(j) + " is still scheduled");
+        if (jobs_[j].rec->status == static_cast<std::uint32_t>(JobStatus::Unplaceable) &&
+            !pool_.can_never_place(plans_.jobs[j].nodes, false) &&
+            !pool_.can_never_place(plans_.jobs[j].nodes, true))
+            throw std::logic_error("invariant: job " + std::to_string(j) + " closed as unplaceable but fits");
     }
 }
 

@@ -70,6 +70,10 @@ private:
     void preempt_lower(std::uint32_t j, double t);
     void preempt(std::uint32_t v, std::uint32_t by, double t);
     bool place_outside(std::uint32_t j, bool recovering);
+    // unplaceable jobs (retirement left too few nodes)
+    bool give_up_if_unplaceable(std::uint32_t j, double t);
+    void give_up_unplaceable(double t);
+    void abandon(std::uint32_t j, double t);
     void dispatch(double t) { scheduler_.dispatch(t, *this); }
     void check_invariants() const;
 
@@ -87,7 +91,8 @@ private:
     std::vector<JobState> jobs_;
     std::vector<std::uint32_t> hit_;
     PlacementCandidates candidates_;
-    std::size_t jobs_done_ = 0;
+    std::size_t jobs_done_ = 0;  ///< done, or closed as unplaceable
+    std::uint32_t widest_ = 0;   ///< the most nodes any job needs
 };
 
 }  // namespace acesim

@@ -35,6 +35,12 @@ public:
         waiting_.erase(key(j));
         where_[j] = kNowhere;
     }
+    /// Job j leaves the queue or the waiting set for good.
+    void drop(std::uint32_t j) {
+        if (where_[j] == kQueue) queue_.erase(key(j));
+        if (where_[j] == kWaiting) waiting_.erase(key(j));
+        where_[j] = kNowhere;
+    }
     bool waiting(std::uint32_t j) const { return where_[j] == kWaiting; }
     bool queued(std::uint32_t j) const { return where_[j] == kQueue; }
 
