@@ -23,10 +23,19 @@ import pytest
 RECORD = Path(__file__).with_name("data") / "recorded_results.json"
 
 
+#: Fields added after the hashes were recorded. They are hashed only where
+#: they are not zero (their value when the feature is off), so the recorded
+#: hashes still prove every other number unchanged, and a default that moved
+#: one of these fields would still change a hash.
+ADDED_FIELDS = frozenset({"cold_spare_uses"})
+
+
 def _digest(array: np.ndarray) -> str:
     h = hashlib.sha256()
     for name in array.dtype.names or ():
         if name.startswith("pad"):
+            continue
+        if name in ADDED_FIELDS and not np.any(array[name]):
             continue
         h.update(name.encode())
         h.update(np.ascontiguousarray(array[name]).tobytes())

@@ -134,11 +134,12 @@ void register_simulator(py::module_& m) {
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
                          expected_waste, completed);
-    PYBIND11_NUMPY_DTYPE(
-        FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
-        quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
-        wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
-        recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours);
+    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions,
+                         checkpoints, quarantines, quarantined_nodes, spare_uses, events, makespan, ettr,
+                         gpu_hours, productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours,
+                         overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
+                         recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours,
+                         down_node_hours, cold_spare_uses, pad_cold_);
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
                          inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
@@ -236,6 +237,10 @@ void register_simulator(py::module_& m) {
                     for (std::int64_t law : t[8].cast<std::vector<std::int64_t>>())
                         f.node_failure_reported.push_back(index_or_none(law));
                 }
+                if (t.size() > 10) {  // (..., cold_spares, cold_spare_delay)
+                    f.cold_spares = t[9].cast<std::uint32_t>();
+                    f.cold_spare_delay = index_or_none(t[10].cast<std::int64_t>());
+                }
             }
             if (!policy.is_none()) {
                 // (replacement, preemption, grace, quarantine or None, on_failure or None,
@@ -252,6 +257,7 @@ void register_simulator(py::module_& m) {
                 }
                 if (!t[4].is_none()) p.on_failure = python_decision(t[4]);
                 if (t.size() > 7 && !t[7].is_none()) p.place = python_placement(t[7]);
+                if (t.size() > 8) p.replacement_delay = index_or_none(t[8].cast<std::int64_t>());  // or -1
                 const auto address = t[5].cast<std::uintptr_t>();
                 if (address != 0) {
                     p.compiled = reinterpret_cast<acesim_failure_policy_fn>(address);

@@ -352,8 +352,10 @@ def simulate(
                 if isinstance(node_failures, NodeTrace) and node_failures.exact_times
                 else None
             ),
+            fleet.cold_spares,
+            index(fleet.cold_spare_delay),
         )
-    policy_spec = None if policy is None else policy._core_spec()
+    policy_spec = None if policy is None else policy._core_spec(index)
 
     raw = _core.simulate(
         table.compiled,

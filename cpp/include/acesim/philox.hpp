@@ -129,6 +129,7 @@ enum class Purpose : std::uint32_t {
     Detect = 6,   ///< detection latency
     Repair = 7,   ///< node repair time
     Lemon = 8,    ///< whether a node is a lemon (one draw per node)
+    Replace = 9,  ///< re-placement delays: a cold spare's acquisition (node), host selection (job)
 };
 
 constexpr std::uint32_t kMaxEntityId = (1u << 24) - 1;

@@ -68,6 +68,8 @@ struct FleetRecord {
     double churn_gpu_hours;
     double quarantined_node_hours;  ///< capacity given up to quarantine
     double down_node_hours;         ///< capacity under repair
+    std::uint32_t cold_spare_uses;  ///< cold spares acquired by recovering jobs (acquisitions completed)
+    std::uint32_t pad_cold_;
 };
 
 /// One row per job (or idle node) hit by a failure event.

@@ -29,6 +29,9 @@ struct JobState {
     DrawCounters draws = {};
     JobRecord* rec = nullptr;  ///< the job's output row, filled in place
 
+    bool replaced = false;   ///< took a new node since its last start: a re-placement delay is due
+    bool replacing = false;  ///< waiting out that delay (phase Waiting, all its nodes held)
+
     Phase phase() const { return life.phase; }
     bool running() const { return holds_hardware(life.phase); }
 };

@@ -35,6 +35,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
     fleet.spare_uses = nodes.spare_uses;
     fleet.quarantined_node_hours = nodes.quarantined_node_hours;
     fleet.down_node_hours = nodes.down_node_hours;
+    fleet.cold_spare_uses = nodes.cold_spare_uses;
     double makespan = 0.0;
     for (std::uint32_t j = 0; j < jobs.size(); ++j) {
         JobState& job = jobs[j];
