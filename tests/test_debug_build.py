@@ -63,6 +63,21 @@ SCENARIOS = textwrap.dedent(
                            replicas=4, seed=runs, horizon=20 * ace.DAY)
         assert res.fleet["retired_nodes"].min() > 0
         runs += 1
+    # Cold spares and the re-placement delay, with a busy clock, maintenance,
+    # the pipeline and retirement.
+    cold = ace.Fleet(24, spares=2, cold_spares=4, cold_spare_delay=ace.Exponential(2 * ace.HOUR),
+                     repair=ace.Repair(stages, misdiagnosis=0.3),
+                     node_failures=ace.Exponential(2 * ace.DAY), node_clock="busy",
+                     maintenance=[(2 * ace.DAY, 4 * ace.HOUR, range(16, 22))])
+    uses = 0
+    for replacement in ace.Replacement:
+        policy = ace.Policy(replacement, quarantine=ace.Quarantine(2, 3 * ace.DAY, float("inf")),
+                            replacement_delay=ace.Exponential(900.0))
+        res = ace.simulate(jobs, fleet=cold, policy=policy, causes=ace.LLAMA3_CAUSES,
+                           replicas=4, seed=runs, horizon=20 * ace.DAY)
+        uses += int(res.fleet["cold_spare_uses"].sum())
+        runs += 1
+    assert uses > 0
     print("ok", runs)
     """
 )
@@ -108,4 +123,4 @@ def test_debug_build_checks_every_run(tmp_path: Path) -> None:
         [sys.executable, "-c", SCENARIOS, str(package.parent)], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split() == ["ok", "28"]
+    assert out.stdout.split() == ["ok", "32"]

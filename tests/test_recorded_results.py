@@ -35,6 +35,7 @@ ADDED = {
         "spare_idle_node_hours",
         "planned_interruptions",
         "maintenance_node_hours",
+        "cold_spare_uses",
     ),
 }
 

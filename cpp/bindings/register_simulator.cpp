@@ -141,7 +141,7 @@ void register_simulator(py::module_& m) {
         quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
         wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
         recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours,
-        planned_interruptions, maintenance_node_hours, retired_nodes, spare_idle_node_hours);
+        planned_interruptions, maintenance_node_hours, retired_nodes, spare_idle_node_hours, cold_spare_uses);
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
                          inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
@@ -268,10 +268,13 @@ void register_simulator(py::module_& m) {
                         f.repair_stages.push_back(RepairStageSpec{index_or_none(law), escalate, fix});
                     f.misdiagnosis = d["misdiagnosis"].cast<double>();
                 }
+                f.cold_spares = d["cold_spares"].cast<std::uint32_t>();
+                f.cold_spare_delay = index_or_none(d["cold_spare_delay"].cast<std::int64_t>());
             }
             if (!policy.is_none()) {
                 // (replacement, preemption, grace, quarantine or None, on_failure or None,
-                //  compiled address, compiled user data)
+                //  compiled address, compiled user data, place or None,
+                //  replacement_delay index or -1): Policy._core_spec builds it
                 auto t = policy.cast<py::tuple>();
                 PolicySpec& p = in.policy;
                 p.replacement = static_cast<Replacement>(t[0].cast<std::uint32_t>());
@@ -284,6 +287,7 @@ void register_simulator(py::module_& m) {
                 }
                 if (!t[4].is_none()) p.on_failure = python_decision(t[4]);
                 if (t.size() > 7 && !t[7].is_none()) p.place = python_placement(t[7]);
+                if (t.size() > 8) p.replacement_delay = index_or_none(t[8].cast<std::int64_t>());
                 const auto address = t[5].cast<std::uintptr_t>();
                 if (address != 0) {
                     p.compiled = reinterpret_cast<acesim_failure_policy_fn>(address);

@@ -406,7 +406,45 @@ class Fleet:
     ``cause`` -1). Drained nodes stay open to placement until ``start``.
     ``maintenance_node_hours`` in the fleet rollup is the windows'
     node-hours up to the end of the simulated span (a node repaired during
-    its window counts in both figures)."""
+    its window counts in both figures).
+
+    Cold spares: ``cold_spares`` nodes are a second reserve, reachable only
+    after an acquisition delay (borrowed from a lower tier, or provisioned)
+    drawn from ``cold_spare_delay`` (a Distribution or seconds; required when
+    ``cold_spares > 0``). They are counted in ``nodes``: the last ``spares``
+    nodes start as hot spares and the ``cold_spares`` before them are the
+    cold spares, so jobs can use ``nodes - spares - cold_spares`` nodes. A
+    cold spare never serves a start from the queue. Like a hot spare it is a
+    node of the fleet with its own failure process (with
+    ``node_clock="busy"`` it runs only while a job is placed on the node:
+    not while the cold spare is idle or in acquisition), its repairs,
+    quarantine and maintenance windows.
+
+    - A recovering job takes, all or nothing, hot spares first, then free
+      nodes, then cold spares, and only then (PREEMPT_LOWER) victims' nodes.
+      Each cold spare it takes is in acquisition for a draw of
+      ``cold_spare_delay`` from that node's own stream (a purpose of its
+      own: no other draw moves); the job keeps its other nodes and waits
+      (``recovery_wait``) until every one has arrived. Any number of cold
+      spares may be in acquisition at once.
+    - A node that becomes available during the acquisition (a repaired node
+      back, a node freed by another job, a hot spare refilled) is taken
+      instead: the acquisition that would end last is cancelled and its node
+      is an idle cold spare again (no use counted).
+    - A cold spare that fails (or is quarantined, or drained for
+      maintenance) during its acquisition leaves service; the acquisition is
+      cancelled and the job looks for another node.
+    - A cold spare is borrowed: once its job releases it (the job ends or
+      moves on) or it returns from repair, it goes back to the cold reserve,
+      never to the hot spares or the free pool, and the fleet's own nodes
+      never become cold. (Hot spares are a count: any whole free node refills
+      them.) While borrowed it is an ordinary node (GPUs a smaller job leaves
+      free on it may serve other jobs).
+    - Retirement: a job in the queue can never use the cold spares, a
+      recovering job can; a job is closed as unplaceable when the nodes left
+      that it may use are too few.
+    - ``res.fleet["cold_spare_uses"]`` counts completed acquisitions.
+    """
 
     nodes: int
     gpus_per_node: int
@@ -419,6 +457,8 @@ class Fleet:
     node_clock: str
     rate_windows: tuple[tuple[float, float, float], ...]
     maintenance: tuple[tuple[float, float, tuple[int, ...]], ...]
+    cold_spares: int
+    cold_spare_delay: Distribution | None
 
     def __init__(
         self,
@@ -433,6 +473,8 @@ class Fleet:
         node_clock: str = "wall",
         rate_windows: Sequence[tuple[float, float, float]] = (),
         maintenance: Sequence[tuple[float, float, Any]] = (),
+        cold_spares: int = 0,
+        cold_spare_delay: Distribution | float | None = None,
     ) -> None:
         nodes_ = integer("nodes", nodes, minimum=1, maximum=2**24)
         object.__setattr__(self, "nodes", nodes_)
@@ -482,6 +524,23 @@ class Fleet:
         object.__setattr__(self, "node_clock", node_clock)
         object.__setattr__(self, "rate_windows", _rate_windows(rate_windows))
         object.__setattr__(self, "maintenance", _maintenance(maintenance, nodes_))
+        cold = integer("cold_spares", cold_spares, minimum=0, maximum=nodes_ - 1)
+        if self.spares + cold >= nodes_:
+            raise ValueError(
+                "cold_spares: spares + cold_spares must be smaller than nodes "
+                f"({self.spares} + {cold} >= {nodes_})"
+            )
+        delay = (
+            None
+            if cold_spare_delay is None
+            else as_distribution("cold_spare_delay", cold_spare_delay)
+        )
+        if cold > 0 and delay is None:
+            raise ValueError("cold_spare_delay is required when cold_spares > 0")
+        if delay is not None and not 0.0 <= delay.mean() < math.inf:
+            raise ValueError(f"cold_spare_delay must have a finite mean >= 0, got {delay.mean()!r}")
+        object.__setattr__(self, "cold_spares", cold)
+        object.__setattr__(self, "cold_spare_delay", delay)
 
     @property
     def gpus(self) -> int:

@@ -13,12 +13,14 @@ enums, a Python callable, or a compiled callback.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ._validation import finite, integer, non_negative
 from .compiled import CompiledPolicy
+from .distributions import Distribution, as_distribution
 from .units import DAY
 
 __all__ = ["FailureView", "PlacementView", "Policy", "Preemption", "Quarantine", "Replacement"]
@@ -119,7 +121,27 @@ class Policy:
     raises ``ValueError``. The built-in re-placement takes hot spares first,
     then free nodes, each time the node healthy longest (earliest last
     failure, then the lowest id); a start from the queue takes the free nodes
-    as they come (best fit for a job smaller than a node).
+    as they come (best fit for a job smaller than a node). Cold spares
+    (``Fleet(cold_spares=...)``) are never candidates: when the nodes
+    available now are not enough, the built-in choice acquires them.
+
+    ``replacement_delay`` (optional; a Distribution or seconds) is a
+    host-selection / rescheduling delay paid once per re-placement, separate
+    from init + load. A re-placement is a recovery after a failure (or a
+    planned maintenance stop) that takes at least one node the job did not
+    hold: a hot spare, a free node, a cold spare or a preempted victim's
+    node. The delay is drawn from the job's own
+    stream once the job has all its nodes, and runs before init + load, the
+    job holding its nodes (idle) meanwhile; it counts as ``recovery_wait``,
+    so the accounting identity is unchanged. It is not paid for a restart in
+    place (no node went down), under WAIT_REPAIR when the job gets its own
+    node back, nor by a start from the queue (a first start, REQUEUE, a
+    preempted victim: ``init`` is where scheduling latency lives). A node
+    taken from the free pool is a new placement even when it is the job's own
+    node back. If a node the job holds goes down during the delay, the job
+    waits for nodes again and pays a fresh delay once it has them. Without a
+    fleet (replacements always available) every recovery from a fault that
+    takes its node down pays it.
     """
 
     replacement: Replacement
@@ -128,6 +150,7 @@ class Policy:
     on_failure: FailurePolicy | CompiledPolicy | None
     preemption_grace: float
     place: PlacementPolicy | None
+    replacement_delay: Distribution | None
 
     def __init__(
         self,
@@ -137,6 +160,7 @@ class Policy:
         on_failure: FailurePolicy | CompiledPolicy | None = None,
         preemption_grace: float = 0.0,
         place: PlacementPolicy | None = None,
+        replacement_delay: Distribution | float | None = None,
     ) -> None:
         object.__setattr__(self, "replacement", _enum("replacement", Replacement, replacement))
         object.__setattr__(self, "preemption", _enum("preemption", Preemption, preemption))
@@ -159,8 +183,21 @@ class Policy:
         if place is not None and not callable(place):
             raise TypeError(f"place must be a callable or None, got {type(place).__name__}")
         object.__setattr__(self, "place", place)
+        delay = (
+            None
+            if replacement_delay is None
+            else as_distribution("replacement_delay", replacement_delay)
+        )
+        if delay is not None and not 0.0 <= delay.mean() < math.inf:
+            raise ValueError(
+                f"replacement_delay must have a finite mean >= 0, got {delay.mean()!r}"
+            )
+        object.__setattr__(self, "replacement_delay", delay)
 
-    def _core_spec(self) -> tuple[Any, ...]:
+    def _core_spec(self, index: Callable[[Any], int]) -> tuple[Any, ...]:
+        """The core's policy tuple (read by position in the bindings);
+        ``index`` maps a distribution to its index in the run's table (-1 for
+        None), as for the fleet's laws."""
         q = self.quarantine
         compiled = self.on_failure if isinstance(self.on_failure, CompiledPolicy) else None
         python = None if compiled is not None else self.on_failure
@@ -173,6 +210,7 @@ class Policy:
             0 if compiled is None else compiled.address,
             0 if compiled is None else compiled.user_data,
             self.place,
+            index(self.replacement_delay),
         )
 
 

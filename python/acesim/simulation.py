@@ -396,8 +396,10 @@ def simulate(
                 else None
             ),
             misdiagnosis=fleet.repair.misdiagnosis if isinstance(fleet.repair, Repair) else 0.0,
+            cold_spares=fleet.cold_spares,
+            cold_spare_delay=index(fleet.cold_spare_delay),
         )
-    policy_spec = None if policy is None else policy._core_spec()
+    policy_spec = None if policy is None else policy._core_spec(index)
 
     raw = _core.simulate(
         table.compiled,

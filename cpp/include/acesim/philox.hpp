@@ -133,6 +133,7 @@ enum class Purpose : std::uint32_t {
     /// sub-block 0 of draw d is its d-th misdiagnosis decision, sub-block
     /// 1 + s of draw k is stage s of its k-th pipeline repair (see repair.hpp).
     RepairOutcome = 9,
+    Replace = 10,  ///< re-placement delays: a cold spare's acquisition (node), host selection (job)
 };
 
 constexpr std::uint32_t kMaxEntityId = (1u << 24) - 1;

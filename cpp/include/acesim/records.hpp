@@ -83,6 +83,7 @@ struct FleetRecord {
     double maintenance_node_hours;        ///< capacity in planned maintenance
     std::uint32_t retired_nodes;          ///< nodes retired for good (a quarantine of infinite duration)
     double spare_idle_node_hours;         ///< node-hours in the hot-spare pool
+    std::uint32_t cold_spare_uses;  ///< cold spares acquired by recovering jobs (acquisitions completed)
 };
 
 /// One row per job (or idle node) hit by a failure event.

@@ -110,6 +110,11 @@ struct FleetSpec {
     std::vector<MaintenanceWindow> maintenance;        ///< planned drains
     std::vector<RepairStageSpec> repair_stages;  ///< a repair pipeline (replaces `repair` when not empty)
     double misdiagnosis = 0.0;  ///< probability another node of the failed job goes to repair
+
+    /// Cold spares: the `cold_spares` nodes before the hot spares, reachable
+    /// only after an acquisition delay drawn from `cold_spare_delay`.
+    std::uint32_t cold_spares = 0;
+    std::uint32_t cold_spare_delay = kNoDistribution;
 };
 
 /// Quarantine: a node with `failures` failures within `window` leaves
@@ -161,6 +166,9 @@ struct PolicySpec {
     PlacementDecision place;                      ///< optional: an outside scheduler chooses the nodes
     acesim_failure_policy_fn compiled = nullptr;  ///< optional compiled decision (no GIL)
     void* compiled_user_data = nullptr;
+    /// A host-selection / rescheduling delay paid once per re-placement
+    /// (a recovery that takes a node the job did not hold); none: no delay.
+    std::uint32_t replacement_delay = kNoDistribution;
 };
 
 /// Everything one simulate() call needs.

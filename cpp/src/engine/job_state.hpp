@@ -32,6 +32,9 @@ struct JobState {
     double drain_by = std::numeric_limits<double>::infinity();
     bool planned_stop = false;  ///< recovering from a planned stop, not a fault
 
+    bool replaced = false;   ///< took a new node since its last start: a re-placement delay is due
+    bool replacing = false;  ///< waiting out that delay (phase Waiting, all its nodes held)
+
     Phase phase() const { return life.phase; }
     bool running() const { return holds_hardware(life.phase); }
 };

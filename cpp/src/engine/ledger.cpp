@@ -38,6 +38,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
     fleet.maintenance_node_hours = nodes.maintenance_node_hours;
     fleet.retired_nodes = nodes.retired_nodes;
     fleet.spare_idle_node_hours = nodes.spare_idle_node_hours;
+    fleet.cold_spare_uses = nodes.cold_spare_uses;
     double makespan = 0.0;
     for (std::uint32_t j = 0; j < jobs.size(); ++j) {
         JobState& job = jobs[j];

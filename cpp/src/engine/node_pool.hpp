@@ -1,10 +1,10 @@
 // The node pool of one replica: node health, the job-node links, the free
-// pools (by free GPU count) and the hot spares, node failure processes (on
-// wall-clock or busy time, under a time-varying intensity), repair (through
-// the repair model: a law or a pipeline, misdiagnosis), quarantine and
-// retirement, planned maintenance and WAIT_REPAIR reservations. It reports
-// what is due and changes node state when told; it never calls jobs or the
-// heap.
+// pools (by free GPU count), the hot spares and the cold spares (with their
+// acquisitions in flight), node failure processes (on wall-clock or busy
+// time, under a time-varying intensity), repair (through the repair model:
+// a law or a pipeline, misdiagnosis), quarantine and retirement, planned
+// maintenance and WAIT_REPAIR reservations. It reports what is due and
+// changes node state when told; it never calls jobs or the heap.
 #pragma once
 
 #include <algorithm>
@@ -78,6 +78,10 @@ struct NodeState {
     bool cure_on_return = false;    ///< its repair fixed it: a lemon returns healthy
     std::uint32_t diagnoses = 0;    ///< misdiagnosis decisions drawn with it as the faulty node
     double spare_since = 0.0;       ///< when it last entered the hot-spare pool
+
+    bool cold = false;                ///< a cold spare (borrowed): idle, it waits in the cold reserve
+    std::int32_t acquiring_for = -1;  ///< in acquisition for this job (-1: none)
+    double acquired_at = std::numeric_limits<double>::infinity();  ///< when that acquisition ends
 };
 
 /// Node-level totals of one replica, for the fleet rollup.
@@ -91,6 +95,7 @@ struct NodeTotals {
     double maintenance_node_hours = 0.0;
     std::uint32_t retired_nodes = 0;
     double spare_idle_node_hours = 0.0;
+    std::uint32_t cold_spare_uses = 0;
 };
 
 class NodePool {
@@ -111,8 +116,12 @@ public:
     const NodeList& nodes_of(std::uint32_t j) const { return held_[j]; }
     /// WAIT_REPAIR nodes job j waits for.
     std::uint32_t reserved(std::uint32_t j) const { return reserved_[j]; }
-    /// Nodes job j lacks (neither held nor reserved).
-    std::uint32_t missing(std::uint32_t j) const { return plans_[j].nodes - held_[j].size() - reserved_[j]; }
+    /// Cold spares in acquisition for job j.
+    std::uint32_t acquiring(std::uint32_t j) const { return acquiring_[j]; }
+    /// Nodes job j lacks (neither held, nor reserved, nor in acquisition).
+    std::uint32_t missing(std::uint32_t j) const {
+        return plans_[j].nodes - held_[j].size() - reserved_[j] - acquiring_[j];
+    }
     void attach(std::uint32_t j, std::uint32_t n) {
         NodeState& node = nodes_[n];
         node.jobs.push_back(j);
@@ -141,13 +150,22 @@ public:
     }
     /// Job j no longer waits for any node.
     void unreserve_all(std::uint32_t j);
+    /// Cancels the acquisitions in flight for job j (its cold spares go back
+    /// to the cold reserve).
+    void cancel_acquisitions(std::uint32_t j);
 
     // --- free capacity -------------------------------------------------------
     /// Takes the nodes a recovering job lacks, all or nothing: hot spares
-    /// first, then free nodes (best fit for a job smaller than a node),
-    /// each time the node healthy longest (earliest last failure, then the
-    /// lowest id): never the one just back from repair when another will do.
-    bool take_for_recovery(std::uint32_t j);
+    /// first, then free nodes (best fit for a job smaller than a node), then
+    /// cold spares, each time the node healthy longest (earliest last
+    /// failure, then the lowest id): never the one just back from repair
+    /// when another will do. A cold spare is acquired after a draw of the
+    /// cold-spare delay from its own stream (the job waits for it). Then
+    /// trades acquisitions still in flight for nodes available now,
+    /// cancelling the acquisitions that would end last. True when the job
+    /// holds every node it needs. Nodes whose next event changed
+    /// (acquisitions begun or cancelled) join touched().
+    bool take_for_recovery(std::uint32_t j, const ReplicaDraws& draws);
     /// The built-in choice among free nodes for a start from the queue (never
     /// the spares): best fit for a job smaller than a node, whole free nodes
     /// otherwise; all or nothing.
@@ -166,13 +184,16 @@ public:
             if (!pools_[k].empty()) return true;
         return false;
     }
-    /// Nodes a recovering job j could take now (whole free nodes and hot
-    /// spares for a whole-node job; a smaller job needs one node that fits).
+    /// Nodes a recovering job j could take now or acquire (whole free nodes,
+    /// hot and idle cold spares for a whole-node job; a smaller job needs one
+    /// node that fits).
     std::uint32_t free_for_recovery(std::uint32_t j) const {
-        return plans_[j].gpus_per_node == gpn_ ? free_whole_nodes() + free_spares() : 0;
+        return plans_[j].gpus_per_node == gpn_ ? free_whole_nodes() + free_spares() + free_cold_spares() : 0;
     }
     std::uint32_t free_whole_nodes() const { return static_cast<std::uint32_t>(pools_[gpn_].size()); }
     std::uint32_t free_spares() const { return static_cast<std::uint32_t>(pools_[spare_pool_].size()); }
+    /// Idle cold spares (not in acquisition).
+    std::uint32_t free_cold_spares() const { return static_cast<std::uint32_t>(pools_[cold_pool_].size()); }
 
     // --- failures, repair, quarantine --------------------------------------
     /// The wall time of the event being handled (busy clocks pause and
@@ -188,16 +209,23 @@ public:
         const NodeState& node = nodes_[n];
         return std::max(std::max(node.down_until, node.quarantined_until), node.maintained_until);
     }
-    /// Wall time of node n's next event (a failure while in service, its
-    /// return while out; inf: none).
+    /// Wall time of node n's next event (a failure or the end of its
+    /// acquisition while in service, its return while out; inf: none).
     double next_event(std::uint32_t n) const {
         const NodeState& node = nodes_[n];
-        return node.in_service ? node.next_failure : return_time(n);
+        return node.in_service ? std::min(node.next_failure, node.acquired_at) : return_time(n);
     }
     bool failure_due(std::uint32_t n, double t) const {
         return nodes_[n].in_service && nodes_[n].next_failure <= t;
     }
     bool return_due(std::uint32_t n, double t) const { return !nodes_[n].in_service && t >= return_time(n); }
+    bool acquisition_due(std::uint32_t n, double t) const {
+        const NodeState& node = nodes_[n];
+        return node.in_service && node.acquiring_for >= 0 && node.acquired_at <= t;
+    }
+    /// Cold spare n's acquisition ends: it joins the job it was acquired
+    /// for, which is returned.
+    std::uint32_t finish_acquisition(std::uint32_t n);
     /// Node n's failure process fires: returns the draw that fired. The
     /// process waits for renew() (the failure may take the node out of service).
     double fire(std::uint32_t n);
@@ -221,7 +249,8 @@ public:
     std::uint32_t diagnosed(std::uint32_t faulty, std::uint32_t j, std::uint32_t first, std::uint32_t last,
                             const ReplicaDraws& draws);
     /// Node m, in service, leaves it at t for repair until `until`. Its
-    /// failure process stops until it returns.
+    /// failure process stops until it returns; an acquisition of it in
+    /// flight is cancelled.
     void take_down(std::uint32_t m, double t, double until);
     /// Node m is under repair (not quarantined): WAIT_REPAIR waits for it.
     bool under_repair_only(std::uint32_t m, double t) const {
@@ -236,11 +265,12 @@ public:
     /// Whether a job of `nodes` nodes can never start again: retired nodes
     /// never return; every other node does (from repair, from a quarantine).
     /// A start from the queue never takes the hot spares, which are refilled
-    /// first; a recovering job may take them.
+    /// first, nor the cold spares; a recovering job may take both.
     bool can_never_place(std::uint32_t nodes, bool from_queue) const {
         const std::uint32_t alive = fleet_.nodes - totals_.retired_nodes;
-        const std::uint32_t usable = from_queue ? (alive > fleet_.spares ? alive - fleet_.spares : 0) : alive;
-        return nodes > usable;
+        if (!from_queue) return nodes > alive;
+        const std::uint32_t own = alive - (fleet_.cold_spares - retired_cold_);  // the fleet's own nodes
+        return nodes > (own > fleet_.spares ? own - fleet_.spares : 0);
     }
     /// The pool's clock: the time of the event being handled (for the
     /// hot-spare node-hours).
@@ -275,6 +305,8 @@ public:
 
     /// Throws std::logic_error when the pools, links or GPU counts disagree.
     void check_invariants() const;
+    /// The cold-spare part of those checks, for node n.
+    void check_cold(std::uint32_t n) const;
 
 private:
     void pool_add(std::uint32_t n, std::uint32_t p) {
@@ -293,14 +325,20 @@ private:
         pool.pop_back();
         node.pool = -1;
     }
-    /// Puts a node where it belongs: spare pool (refilled first), the pool
-    /// of its free GPU count, or none (out of service, reserved or full).
+    /// Puts a node where it belongs: a whole free cold spare back in the
+    /// cold reserve (it is borrowed: it never becomes a hot spare or a free
+    /// node), another whole free node in the hot spares while they are
+    /// short, else the pool of its free GPU count, or none (out of service,
+    /// reserved, in acquisition or full).
     void repool(std::uint32_t n) {
         NodeState& node = nodes_[n];
         const bool was_spare = node.pool == static_cast<std::int32_t>(spare_pool_);
         pool_remove(n);
-        if (node.in_service && node.reserved.empty() && node.free_gpus > 0) {
-            if (node.free_gpus == gpn_ && node.jobs.empty() && pools_[spare_pool_].size() < fleet_.spares) {
+        if (node.in_service && node.reserved.empty() && node.free_gpus > 0 && node.acquiring_for < 0) {
+            const bool whole = node.free_gpus == gpn_ && node.jobs.empty();
+            if (whole && node.cold) {
+                pool_add(n, cold_pool_);
+            } else if (whole && pools_[spare_pool_].size() < fleet_.spares) {
                 pool_add(n, spare_pool_);
             } else {
                 pool_add(n, node.free_gpus);
@@ -321,6 +359,13 @@ private:
     /// Node n's failure process (re)starts or renews at t: draws its next
     /// gap (or, for a replayed trace, its next recorded time at or after t).
     void start_process(std::uint32_t n, double t, const ReplicaDraws& draws, bool first);
+    /// Job j acquires cold spare n now (at once for a zero delay).
+    void acquire(std::uint32_t j, std::uint32_t n, const ReplicaDraws& draws);
+    /// Ends cold spare n's acquisition without its job.
+    void drop_acquisition(std::uint32_t n);
+    /// The node job j would take at once (best fit, then a hot spare, then a
+    /// whole free node, each the healthiest of its pool), or -1.
+    std::int64_t available_now(std::uint32_t j) const;
     /// Node n's next inter-failure gap; `first`: the one from t = 0.
     double gap(std::uint32_t n, const ReplicaDraws& draws, bool first);
     /// The node of a pool healthy longest (earliest last failure, then lowest id).
@@ -350,6 +395,7 @@ private:
     std::vector<NodeState> nodes_;
     std::vector<std::vector<std::uint32_t>> pools_;
     std::uint32_t spare_pool_ = 0;
+    std::uint32_t cold_pool_ = 0;
     std::vector<std::uint32_t> slots_;
     std::vector<NodeList> held_;
     std::vector<std::uint32_t> reserved_;
@@ -363,6 +409,9 @@ private:
     std::vector<std::vector<Drain>> drains_;
     std::vector<std::vector<double>> node_drains_;  ///< per node: its window starts, ascending
     std::vector<std::uint32_t> candidates_;         ///< scratch: misdiagnosis candidates
+    std::vector<std::uint32_t> acquiring_;          ///< per job: cold spares in acquisition for it
+    std::vector<std::uint32_t> acquisitions_;       ///< cold spares in acquisition
+    std::uint32_t retired_cold_ = 0;                ///< cold spares retired for good
 };
 
 }  // namespace acesim

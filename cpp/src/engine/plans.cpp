@@ -129,6 +129,17 @@ void validate(const SimulationInput& in) {
         }
         require(f.misdiagnosis >= 0.0 && f.misdiagnosis <= 1.0,
                 "fleet.repair.misdiagnosis must be in [0, 1]");
+        require(static_cast<std::uint64_t>(f.spares) + f.cold_spares < f.nodes,
+                "fleet.cold_spares: spares + cold_spares must be smaller than fleet.nodes");
+        require(f.cold_spare_delay == kNoDistribution || f.cold_spare_delay < nd,
+                "fleet.cold_spare_delay: bad distribution index");
+        require(f.cold_spares == 0 || f.cold_spare_delay != kNoDistribution,
+                "fleet.cold_spare_delay is required when fleet.cold_spares > 0");
+        if (f.cold_spare_delay != kNoDistribution) {
+            const double mean = in.distributions[f.cold_spare_delay].mean(in.gpus_per_node);
+            require(std::isfinite(mean) && mean >= 0.0,
+                    "fleet.cold_spare_delay must have a finite mean >= 0");
+        }
     }
     const QuarantineSpec& q = in.policy.quarantine;
     if (q.enabled) {
@@ -139,7 +150,13 @@ void validate(const SimulationInput& in) {
     }
     require(std::isfinite(in.policy.preemption_grace) && in.policy.preemption_grace >= 0.0,
             "policy.preemption_grace must be finite and >= 0");
-    const std::uint64_t usable_nodes = f.enabled ? f.nodes - f.spares : 0;
+    const std::uint32_t delay = in.policy.replacement_delay;
+    require(delay == kNoDistribution || delay < nd, "policy.replacement_delay: bad distribution index");
+    if (delay != kNoDistribution) {
+        const double mean = in.distributions[delay].mean(1.0);
+        require(std::isfinite(mean) && mean >= 0.0, "policy.replacement_delay must have a finite mean >= 0");
+    }
+    const std::uint64_t usable_nodes = f.enabled ? f.nodes - f.spares - f.cold_spares : 0;
     for (std::size_t j = 0; j < in.jobs.size(); ++j) {
         const JobSpec& s = in.jobs[j];
         require_that(s.gpus >= 1, [&] { return job_field(j, "gpus") + " must be >= 1"; });
@@ -158,7 +175,7 @@ void validate(const SimulationInput& in) {
                 (static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) / in.gpus_per_node;
             require_that(need <= usable_nodes, [&] {
                 return job_field(j, "gpus") + " needs " + std::to_string(need) + " nodes; the fleet has " +
-                       std::to_string(usable_nodes) + " besides its spares";
+                       std::to_string(usable_nodes) + " besides its spares (hot and cold)";
             });
         }
     }

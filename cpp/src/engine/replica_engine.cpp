@@ -166,8 +166,14 @@ void ReplicaEngine::on_phase_end(std::uint32_t j, double t) {
             }
             recover(j, t);
             break;
-        case Phase::Queued:
         case Phase::Waiting:
+            // A wait's only timed end: its re-placement delay is over.
+            if (job.replacing) {
+                job.replacing = false;
+                begin_start(j, t);
+            }
+            break;
+        case Phase::Queued:
         case Phase::Done:
             break;  // no timed end
     }
@@ -219,6 +225,7 @@ void ReplicaEngine::begin_start(std::uint32_t j, double t) {
     const double init = draw_job(j, Purpose::Init, spec.init);
     const double load = draw_job(j, Purpose::Load, spec.load);
     acesim::begin_start(job.life, t, init, load);
+    job.replaced = false;
     job.run_start = t;
     job.clock.hold(t);
     log(j, EventKind::StartBegin, t);
@@ -318,6 +325,8 @@ void ReplicaEngine::handle_node(std::uint32_t n, double t) {
         pool_.renew(n, t, draws_);
     } else if (pool_.return_due(n, t)) {
         return_to_service(n, t);
+    } else if (pool_.acquisition_due(n, t)) {
+        finish_acquisition(n, t);
     }
     kernel_.schedule_node(n, pool_.next_event(n));
 }
@@ -345,9 +354,11 @@ void ReplicaEngine::strike(std::uint32_t event, std::uint32_t node, std::int32_t
     };
     if (blamed_job >= 0) hit_job(static_cast<std::uint32_t>(blamed_job), node);
     bool retired = false;
+    bool redispatch = false;  // a waiting job lost a cold spare on its way, or its re-placement delay
     for (std::uint32_t m = first; m < last; ++m) {
         if (!pool_.node(m).in_service) continue;  // a node out of service cannot fail
         pool_.count_failure(m, t);
+        const bool acquiring = pool_.node(m).acquiring_for >= 0;
         const std::vector<std::uint32_t> on = pool_.node(m).jobs;  // fault() may detach
         bool interrupted = false;
         std::int32_t failed = -1;  // the job whose failure the diagnosis follows
@@ -378,16 +389,27 @@ void ReplicaEngine::strike(std::uint32_t event, std::uint32_t node, std::int32_t
             kernel_.schedule_node(repaired, pool_.next_event(repaired));
             retired = retired || pool_.node(repaired).retired;
         }
+        // A cold spare out of service is no longer on its way: its job, still
+        // waiting, looks for another node.
+        if (acquiring && !pool_.node(m).in_service) redispatch = true;
         // A job that was waiting while holding this node now lacks it.
         if (pool_.node(repaired).in_service) continue;
         for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(repaired).jobs)) {
-            if (jobs_[j].phase() != Phase::Waiting) continue;
-            pool_.detach(j, repaired);
-            if (jobs_[j].decision == Replacement::WaitRepair && pool_.under_repair_only(repaired, t))
-                pool_.reserve(j, repaired);
+            if (jobs_[j].phase() == Phase::Waiting) redispatch = lose_held_node(j, repaired, t) || redispatch;
         }
     }
     if (retired) give_up_unplaceable(t);
+    if (redispatch) dispatch(t);
+}
+
+bool ReplicaEngine::lose_held_node(std::uint32_t j, std::uint32_t m, double t) {
+    // Job j was waiting while holding node m, out of service now: it lacks it.
+    JobState& job = jobs_[j];
+    pool_.detach(j, m);
+    if (job.decision == Replacement::WaitRepair && pool_.under_repair_only(m, t)) pool_.reserve(j, m);
+    if (!job.replacing) return false;
+    cancel_replacement_delay(j);
+    return true;
 }
 
 void ReplicaEngine::fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level) {
@@ -418,9 +440,9 @@ void ReplicaEngine::return_to_service(std::uint32_t n, double t) {
     for (std::uint32_t j : pool_.return_to_service(n, t, draws_)) {
         JobState& job = jobs_[j];
         pool_.attach(j, n);
-        if (pool_.reserved(j) == 0 && pool_.missing(j) == 0 && job.phase() == Phase::Waiting) {
+        if (ready(j) && job.phase() == Phase::Waiting) {
             if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
-            begin_start(j, t);
+            resume(j, t);  // its own node back: a re-placement only if it took others
         } else if (pool_.reserved(j) == 0 && job.phase() == Phase::Waiting && !scheduler_.waiting(j)) {
             scheduler_.wait(j);
             give_up_if_unplaceable(j, t);
@@ -434,7 +456,10 @@ void ReplicaEngine::return_to_service(std::uint32_t n, double t) {
 
 void ReplicaEngine::begin_maintenance(std::uint32_t k, double t) {
     const std::vector<NodePool::Drain>& drains = pool_.maintenance_at(k);
+    bool redispatch = false;  // a waiting job lost a cold spare on its way, or its re-placement delay
     for (const NodePool::Drain& d : drains) {
+        // A cold spare drained during its acquisition is no longer on its way.
+        redispatch = pool_.node(d.node).acquiring_for >= 0 || redispatch;
         pool_.begin_maintenance(d.node, t, d.until);
         kernel_.schedule_node(d.node, pool_.next_event(d.node));
     }
@@ -447,13 +472,11 @@ void ReplicaEngine::begin_maintenance(std::uint32_t k, double t) {
             if (job.running()) {
                 planned_stop(j, t);
             } else if (job.phase() == Phase::Waiting) {
-                // A job waiting while holding this node now lacks it.
-                pool_.detach(j, m);
-                if (job.decision == Replacement::WaitRepair && pool_.under_repair_only(m, t))
-                    pool_.reserve(j, m);
+                redispatch = lose_held_node(j, m, t) || redispatch;
             }
         }
     }
+    if (redispatch) dispatch(t);
 }
 
 void ReplicaEngine::planned_stop(std::uint32_t j, double t) {
@@ -482,24 +505,77 @@ void ReplicaEngine::reschedule_touched_nodes() {
 
 bool ReplicaEngine::place(std::uint32_t j, bool recovering) {
     if (!pool_.enabled()) return true;
-    if (pool_.missing(j) == 0) return true;
-    if (in_.policy.place) return place_outside(j, recovering);
-    return recovering ? pool_.take_for_recovery(j) : pool_.take_free(j);
+    if (pool_.missing(j) == 0 && pool_.acquiring(j) == 0) return true;
+    if (recovering) return take_for_recovery(j);
+    if (in_.policy.place) {
+        const int chosen = place_outside(j, false);
+        if (chosen >= 0) return chosen == 1 || pool_.take_free(j);
+        return false;
+    }
+    return pool_.take_free(j);
 }
 
-bool ReplicaEngine::place_outside(std::uint32_t j, bool recovering) {
+bool ReplicaEngine::take_for_recovery(std::uint32_t j) {
+    const std::uint32_t before = pool_.nodes_of(j).size() + pool_.acquiring(j);
+    // The place callback chooses among the nodes available now; cold spares
+    // (and trading acquisitions in flight) are the built-in choice.
+    const int chosen =
+        in_.policy.place && pool_.acquiring(j) == 0 && pool_.missing(j) > 0 ? place_outside(j, true) : 0;
+    bool ready = chosen == 1;
+    // Nodes whose next event changed are rescheduled after the event.
+    if (chosen != 1) ready = pool_.take_for_recovery(j, draws_);
+    if (pool_.nodes_of(j).size() + pool_.acquiring(j) > before) jobs_[j].replaced = true;
+    return ready;
+}
+
+void ReplicaEngine::resume(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    if (job.replaced && in_.policy.replacement_delay != kNoDistribution) {
+        // Host selection / rescheduling: once per re-placement, before init + load.
+        const double delay = draw_job(j, Purpose::Replace, in_.policy.replacement_delay);
+        job.replaced = false;
+        if (delay > 0.0) {
+            job.replacing = true;
+            job.life.phase_end = t + delay;
+            schedule_job(j);
+            return;
+        }
+    }
+    begin_start(j, t);
+}
+
+void ReplicaEngine::cancel_replacement_delay(std::uint32_t j) {
+    // A node it holds went down during the delay: it waits for nodes again
+    // and pays a fresh delay once it has them.
+    JobState& job = jobs_[j];
+    job.replacing = false;
+    job.replaced = true;
+    kernel_.invalidate_job(j);
+    if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
+}
+
+void ReplicaEngine::finish_acquisition(std::uint32_t n, double t) {
+    const std::uint32_t j = pool_.finish_acquisition(n);
+    if (ready(j)) {
+        if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
+        resume(j, t);
+        return;
+    }
+    dispatch(t);  // it still lacks a node (one it held went down meanwhile)
+}
+
+int ReplicaEngine::place_outside(std::uint32_t j, bool recovering) {
     const std::uint32_t need = pool_.missing(j);
     const double t = kernel_.now();
     pool_.candidates(j, recovering, t, candidates_);
     const std::vector<std::uint32_t>& nodes = candidates_.nodes;
     // Cannot start now, whoever chooses (a smaller job needs one node that fits).
-    if (nodes.size() < need) return false;
+    if (nodes.size() < need) return -1;
     const PlacementView view{
         t,         replica_, j, in_.jobs[j].gpus, in_.jobs[j].priority, need, plans_.jobs[j].gpus_per_node,
         recovering};
     std::vector<std::uint32_t> chosen;
-    if (!in_.policy.place(view, candidates_, chosen))
-        return recovering ? pool_.take_for_recovery(j) : pool_.take_free(j);
+    if (!in_.policy.place(view, candidates_, chosen)) return 0;
     if (chosen.size() != need)
         throw std::invalid_argument("place returned " + std::to_string(chosen.size()) + " nodes for job " +
                                     std::to_string(j) + "; it needs " + std::to_string(need));
@@ -513,12 +589,22 @@ bool ReplicaEngine::place_outside(std::uint32_t j, bool recovering) {
                                         " (or is given twice)");
     }
     for (std::uint32_t n : chosen) pool_.take_chosen(j, n);
-    return true;
+    return 1;
 }
 
 void ReplicaEngine::recover(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     if (!pool_.enabled()) {
+        // Replacements are always available: a fault that takes its node
+        // down re-places the job (on a node it did not hold).
+        const CauseSpec* cause = draws_.cause_spec(job.cause);
+        if (in_.policy.replacement_delay != kNoDistribution && (cause == nullptr || cause->node_down)) {
+            job.replaced = true;
+            job.life.phase = Phase::Waiting;
+            job.life.phase_start = t;
+            resume(j, t);
+            return;
+        }
         begin_start(j, t);
         return;
     }
@@ -559,7 +645,7 @@ void ReplicaEngine::recover(std::uint32_t j, double t) {
         return;  // return_to_service restarts it, or queues it for the rest
     }
     if (place(j, true)) {
-        begin_start(j, t);
+        resume(j, t);
         return;
     }
     wait_for_nodes(j, t);
@@ -582,7 +668,7 @@ void ReplicaEngine::retry_preemption(std::int32_t by, double t) {
     if (jobs_[j].phase() != Phase::Waiting || !scheduler_.waiting(j) || pool_.reserved(j) > 0) return;
     if (place(j, true)) {
         scheduler_.stop_waiting(j);
-        begin_start(j, t);
+        resume(j, t);
     } else {
         preempt_lower(j, t);
     }
@@ -620,7 +706,7 @@ void ReplicaEngine::preempt(std::uint32_t v, std::uint32_t by, double t) {
     if (job.phase() == Phase::Waiting && scheduler_.waiting(by) && pool_.reserved(by) == 0 &&
         place(by, true)) {
         scheduler_.stop_waiting(by);
-        begin_start(by, t);
+        resume(by, t);
     }
 }
 
@@ -650,8 +736,11 @@ void ReplicaEngine::abandon(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     scheduler_.drop(j);
     pool_.unreserve_all(j);
+    pool_.cancel_acquisitions(j);
     pool_.release_all(j);
     kernel_.invalidate_job(j);
+    job.replacing = false;
+    job.replaced = false;
     close_at(job.life, *job.rec, job.started, t);
     job.rec->status = static_cast<std::uint32_t>(JobStatus::Unplaceable);
     job.life.phase = Phase::Done;
@@ -671,6 +760,13 @@ void ReplicaEngine::check_invariants() const {
             !pool_.can_never_place(plans_.jobs[j].nodes, false) &&
             !pool_.can_never_place(plans_.jobs[j].nodes, true))
             throw std::logic_error("invariant: job " + std::to_string(j) + " closed as unplaceable but fits");
+        const JobState& job = jobs_[j];
+        if (pool_.acquiring(j) > 0 && (job.phase() != Phase::Waiting || job.replacing))
+            throw std::logic_error("invariant: job " + std::to_string(j) +
+                                   " has cold spares on their way but does not wait for them");
+        if (job.replacing && (job.phase() != Phase::Waiting || !ready(j) || scheduler_.waiting(j)))
+            throw std::logic_error("invariant: job " + std::to_string(j) +
+                                   " pays a re-placement delay without all its nodes");
     }
 }
 

@@ -31,8 +31,17 @@ public:
 
     // --- the scheduler's host (see Scheduler::dispatch) ----------------------
     std::uint32_t reserved(std::uint32_t j) const { return pool_.reserved(j); }
+    std::uint32_t acquiring(std::uint32_t j) const { return pool_.acquiring(j); }
     bool place(std::uint32_t j, bool recovering);
-    void start(std::uint32_t j, double t) { begin_start(j, t); }
+    /// A recovering job that has its nodes resumes (after its re-placement
+    /// delay); a job from the queue starts.
+    void start(std::uint32_t j, double t) {
+        if (jobs_[j].phase() == Phase::Waiting) {
+            resume(j, t);
+        } else {
+            begin_start(j, t);
+        }
+    }
     bool capacity_left() const { return !pool_.enabled() || pool_.capacity_left(); }
 
 private:
@@ -59,6 +68,9 @@ private:
                 std::uint32_t source, double t, double drawn, double detect, std::int32_t blamed_job);
     void fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level);
     void return_to_service(std::uint32_t n, double t);
+    /// Job j, waiting, held node m, now out of service; true when that
+    /// cancelled its re-placement delay (it waits for nodes again).
+    bool lose_held_node(std::uint32_t j, std::uint32_t m, double t);
     // planned maintenance
     void begin_maintenance(std::uint32_t k, double t);
     void planned_stop(std::uint32_t j, double t);
@@ -69,7 +81,16 @@ private:
     void retry_preemption(std::int32_t by, double t);
     void preempt_lower(std::uint32_t j, double t);
     void preempt(std::uint32_t v, std::uint32_t by, double t);
-    bool place_outside(std::uint32_t j, bool recovering);
+    /// The place callback's choice: 1 placed, 0 declined (built-in choice),
+    /// -1 not enough nodes available now.
+    int place_outside(std::uint32_t j, bool recovering);
+    bool take_for_recovery(std::uint32_t j);
+    void resume(std::uint32_t j, double t);
+    void cancel_replacement_delay(std::uint32_t j);
+    void finish_acquisition(std::uint32_t n, double t);
+    bool ready(std::uint32_t j) const {
+        return pool_.reserved(j) == 0 && pool_.acquiring(j) == 0 && pool_.missing(j) == 0;
+    }
     // unplaceable jobs (retirement left too few nodes)
     bool give_up_if_unplaceable(std::uint32_t j, double t);
     void give_up_unplaceable(double t);

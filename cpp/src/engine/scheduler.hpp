@@ -51,6 +51,7 @@ public:
     /// low-priority jobs cannot starve a large high-priority one.
     ///
     /// Host: `reserved(j)` (nodes it waits for under WAIT_REPAIR),
+    /// `acquiring(j)` (cold spares on their way to it: it holds nothing back),
     /// `place(j, recovering)` (takes the nodes j lacks, all or nothing),
     /// `start(j, t)`, `capacity_left()`. A start may dispatch again; that
     /// call is folded into this loop.
@@ -71,7 +72,8 @@ public:
                     where_[j] = kNowhere;
                     host.start(j, t);
                 } else {
-                    if (host.reserved(j) == 0) blocked = std::max<std::int64_t>(blocked, jobs_[j].priority);
+                    if (host.reserved(j) == 0 && host.acquiring(j) == 0)
+                        blocked = std::max<std::int64_t>(blocked, jobs_[j].priority);
                     ++it;
                 }
             }
