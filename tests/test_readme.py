@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -38,3 +40,20 @@ def test_readme_examples_run(monkeypatch: pytest.MonkeyPatch) -> None:
         )
         exec(compile(code, "README.md", "exec"), namespace)
     assert os.getcwd() == str(ROOT)
+
+
+def test_readme_policy_table_is_what_the_example_prints() -> None:
+    """The policy table the README quotes is the output of the command shown
+    beside it (``python examples/policies.py``), to the last digit."""
+    text = (ROOT / "README.md").read_text()
+    marker = "`python examples/policies.py`"
+    assert marker in text
+    quoted = re.search(r"```\n(.*?)```", text[text.index(marker) :], flags=re.S)
+    assert quoted is not None
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "policies.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout == quoted[1]
