@@ -1,0 +1,231 @@
+#include "failure_routing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "job_transitions.hpp"
+#include "recovery_actions.hpp"
+
+namespace acesim {
+void FailureRouting::job_level_failure(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const double drawn = job.fail_draw;
+    const std::uint32_t span = pool_.enabled() ? pool_.nodes_of(j).size() : plans_.jobs[j].nodes;
+    const auto local = static_cast<std::uint32_t>(
+        bounded_index(draws_.bits(EntityKind::Job, j, Purpose::Blame, job.draws), std::max(span, 1u)));
+    const std::int32_t cause = draws_.cause(EntityKind::Job, j, job.draws);
+    const double detect =
+        draws_.detect(cause, EntityKind::Job, j, job.draws, static_cast<double>(in_.jobs[j].gpus));
+    const std::uint32_t event = ledger_.next_failure_event();
+    if (!pool_.enabled()) {
+        ledger_.trace(event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(local), -1, cause, 0u, t,
+                      drawn);
+        fault(j, t, detect, cause, true);
+        return;
+    }
+    const std::uint32_t blamed = pool_.nodes_of(j)[local];
+    strike(event, blamed, -1, cause, 0u, t, drawn, detect, static_cast<std::int32_t>(j));
+}
+
+void FailureRouting::handle_node(std::uint32_t n, double t) {
+    if (pool_.failure_due(n, t)) {
+        const double drawn = pool_.fire(n);
+        const std::int32_t cause = draws_.cause(EntityKind::Node, n, pool_.counters(n));
+        const double detect = draws_.detect(cause, EntityKind::Node, n, pool_.counters(n),
+                                            static_cast<double>(in_.gpus_per_node));
+        strike(ledger_.next_failure_event(), n, static_cast<std::int32_t>(n), cause, 1u, t, drawn, detect,
+               -1);
+        // A node the failure left in service (its cause does not take it to
+        // repair, or another node was repaired in its place) keeps its
+        // renewal process: the next gap counts from now.
+        pool_.renew(n, t, draws_);
+    } else if (pool_.return_due(n, t)) {
+        return_to_service(n, t);
+    } else if (pool_.acquisition_due(n, t)) {
+        finish_acquisition(n, t);
+    }
+    kernel_.schedule_node(n, pool_.next_event(n));
+}
+
+void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_t origin, std::int32_t cause,
+                            std::uint32_t source, double t, double drawn, double detect,
+                            std::int32_t blamed_job) {
+    const CauseSpec* spec = draws_.cause_spec(cause);
+    const bool down = spec ? spec->node_down : true;
+    const std::uint32_t width = spec ? std::max(spec->nodes, 1u) : 1u;
+    const std::uint32_t first = (node / width) * width;
+    const std::uint32_t last = std::min(first + width, in_.fleet.nodes);
+    hit_.clear();
+    // One trace row per job the event interrupts (counted in its failures),
+    // and one row with job -1 for each struck node none of whose jobs it
+    // interrupts (idle, or its jobs were already down).
+    auto hit_job = [&](std::uint32_t j, std::uint32_t m) {
+        if (std::find(hit_.begin(), hit_.end(), j) != hit_.end()) return true;
+        if (!jobs_[j].running()) return false;
+        hit_.push_back(j);
+        ledger_.trace(event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(m), origin, cause,
+                      source, t, drawn);
+        fault(j, t, detect, cause, static_cast<std::int32_t>(j) == blamed_job);
+        return true;
+    };
+    if (blamed_job >= 0) hit_job(static_cast<std::uint32_t>(blamed_job), node);
+    bool retired = false;
+    bool redispatch = false;  // a waiting job lost a cold spare on its way, or its re-placement delay
+    for (std::uint32_t m = first; m < last; ++m) {
+        if (!pool_.node(m).in_service) continue;  // a node out of service cannot fail
+        pool_.count_failure(m, t);
+        const bool acquiring = pool_.node(m).acquiring_for >= 0;
+        const std::vector<std::uint32_t> on = pool_.node(m).jobs;  // fault() may detach
+        bool interrupted = false;
+        std::int32_t failed = -1;  // the job whose failure the diagnosis follows
+        for (std::uint32_t j : on) {
+            const bool hit = hit_job(j, m);
+            if (hit && failed < 0) failed = static_cast<std::int32_t>(j);
+            interrupted = hit || interrupted;
+        }
+        if (m == node && blamed_job >= 0) failed = blamed_job;
+        if (!interrupted)
+            ledger_.trace(event, -1, static_cast<std::int32_t>(m), origin, cause, source, t, drawn);
+        // The node that goes to repair: m, or under misdiagnosis another node
+        // of the failed job (m then stays in service, still faulty).
+        std::uint32_t repaired = m;
+        if (down) {
+            if (failed >= 0)
+                repaired = pool_.diagnosed(m, static_cast<std::uint32_t>(failed), first, last, draws_);
+            if (repaired != m) {
+                // Pulling a node for repair interrupts every job on it.
+                for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(repaired).jobs))
+                    hit_job(j, repaired);
+            }
+            pool_.send_to_repair(repaired, t, detect, draws_);
+            kernel_.schedule_node(repaired, pool_.next_event(repaired));
+        }
+        // Quarantine counts the failure against the node diagnosed.
+        if (pool_.note_failure_for_quarantine(repaired, t)) {
+            kernel_.schedule_node(repaired, pool_.next_event(repaired));
+            retired = retired || pool_.node(repaired).retired;
+        }
+        // A cold spare out of service is no longer on its way: its job, still
+        // waiting, looks for another node.
+        if (acquiring && !pool_.node(m).in_service) redispatch = true;
+        // A job that was waiting while holding this node now lacks it.
+        if (pool_.node(repaired).in_service) continue;
+        for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(repaired).jobs)) {
+            if (jobs_[j].phase() == Phase::Waiting) redispatch = lose_held_node(j, repaired, t) || redispatch;
+        }
+    }
+    if (retired) recovery_->give_up_unplaceable(t);
+    if (redispatch) recovery_->dispatch(t);
+}
+
+bool FailureRouting::lose_held_node(std::uint32_t j, std::uint32_t m, double t) {
+    // Job j was waiting while holding node m, out of service now: it lacks it.
+    JobState& job = jobs_[j];
+    pool_.detach(j, m);
+    if (job.decision == Replacement::WaitRepair && pool_.under_repair_only(m, t)) pool_.reserve(j, m);
+    if (!job.replacing) return false;
+    recovery_->cancel_replacement_delay(j);
+    return true;
+}
+
+void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level) {
+    JobState& job = jobs_[j];
+    if (!job.running()) return;  // detecting already, waiting, queued or done
+    const std::int32_t preemptor = recovery_->cancel_deferred_preemption(j);
+    job.lost_work = lifecycle_->interrupt(j, t);
+    job.cause = cause;
+    ++job.rec->failures;
+    lifecycle_->log(j, EventKind::Failure, t);
+    // The sources are independent: only a job-level failure renews the
+    // job-level process; after a node-level one its held-time clock goes on.
+    if (job_level) lifecycle_->renew_failure_clock(j);
+    job.fault_time = t;
+    job.life.phase = Phase::Detecting;
+    job.life.phase_start = t;
+    job.life.phase_end = t + detect;
+    if (detect == 0.0 && !pool_.enabled()) {
+        lifecycle_->on_phase_end(j, t);  // seen at once and nothing to wait for
+    } else {
+        lifecycle_->schedule_job(j);
+    }
+    recovery_->retry_preemption(preemptor, t);  // j is no longer a candidate: it is down
+}
+
+void FailureRouting::return_to_service(std::uint32_t n, double t) {
+    // WAIT_REPAIR jobs get their node back first.
+    for (std::uint32_t j : pool_.return_to_service(n, t, draws_)) {
+        JobState& job = jobs_[j];
+        pool_.attach(j, n);
+        if (recovery_->ready(j) && job.phase() == Phase::Waiting) {
+            if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
+            recovery_->resume(j, t);  // its own node back: a re-placement only if it took others
+        } else if (pool_.reserved(j) == 0 && job.phase() == Phase::Waiting && !scheduler_.waiting(j)) {
+            scheduler_.wait(j);
+            recovery_->give_up_if_unplaceable(j, t);
+        }
+    }
+    pool_.settle(n);
+    recovery_->dispatch(t);
+}
+
+void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
+    const std::vector<NodePool::Drain>& drains = pool_.maintenance_at(k);
+    bool redispatch = false;  // a waiting job lost a cold spare on its way, or its re-placement delay
+    for (const NodePool::Drain& d : drains) {
+        // A cold spare drained during its acquisition is no longer on its way.
+        redispatch = pool_.node(d.node).acquiring_for >= 0 || redispatch;
+        pool_.begin_maintenance(d.node, t, d.until);
+        kernel_.schedule_node(d.node, pool_.next_event(d.node));
+    }
+    // Every node of the windows has left service before any job recovers,
+    // so none is re-placed onto a node drained at the same time.
+    for (const NodePool::Drain& d : drains) {
+        const std::uint32_t m = d.node;
+        for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(m).jobs)) {
+            JobState& job = jobs_[j];
+            if (job.running()) {
+                planned_stop(j, t);
+            } else if (job.phase() == Phase::Waiting) {
+                redispatch = lose_held_node(j, m, t) || redispatch;
+            }
+        }
+    }
+    if (redispatch) recovery_->dispatch(t);
+}
+
+void FailureRouting::planned_stop(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    recovery_->cancel_deferred_preemption(j);
+    job.lost_work = lifecycle_->interrupt(j, t);
+    job.cause = -1;
+    ++job.rec->planned_interruptions;
+    lifecycle_->log(j, EventKind::Maintenance, t);
+    job.fault_time = t;
+    job.planned_stop = true;
+    // It recovers under the re-placement policy as after a failure seen at
+    // once (once every node of the window is out).
+    job.life.phase = Phase::Detecting;
+    job.life.phase_start = t;
+    job.life.phase_end = t;
+    lifecycle_->schedule_job(j);
+}
+
+void FailureRouting::reschedule_touched_nodes() {
+    for (std::uint32_t n : pool_.touched()) kernel_.schedule_node(n, pool_.next_event(n));
+    pool_.clear_touched();
+}
+
+void FailureRouting::finish_acquisition(std::uint32_t n, double t) {
+    const std::uint32_t j = pool_.finish_acquisition(n);
+    if (recovery_->ready(j)) {
+        if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
+        recovery_->resume(j, t);
+        return;
+    }
+    recovery_->dispatch(t);  // it still lacks a node (one it held went down meanwhile)
+}
+
+}  // namespace acesim

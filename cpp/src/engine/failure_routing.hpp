@@ -1,0 +1,42 @@
+// Where failures and node returns go: job-level failures (blamed on a node
+// of the job), node failure events (a block of nodes for multi-node causes,
+// misdiagnosis), the faults they cause in jobs, nodes coming back from
+// repair, quarantine or maintenance, planned maintenance starts, and cold
+// spares arriving.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "replica_state.hpp"
+
+namespace acesim {
+
+class FailureRouting : public ReplicaParts {
+public:
+    using ReplicaParts::ReplicaParts;
+
+    void job_level_failure(std::uint32_t j, double t);
+    void handle_node(std::uint32_t n, double t);
+    /// One failure event on `node` (and its block for multi-node causes):
+    /// every running job on the struck nodes faults; nodes go to repair.
+    void strike(std::uint32_t event, std::uint32_t node, std::int32_t origin, std::int32_t cause,
+                std::uint32_t source, double t, double drawn, double detect, std::int32_t blamed_job);
+    /// A job's hardware faulted at t: progress rolls back now; it notices
+    /// after `detect` seconds.
+    void fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level);
+    void return_to_service(std::uint32_t n, double t);
+    /// Job j, waiting, held node m, now out of service; true when that
+    /// cancelled its re-placement delay (it waits for nodes again).
+    bool lose_held_node(std::uint32_t j, std::uint32_t m, double t);
+    void begin_maintenance(std::uint32_t k, double t);
+    void planned_stop(std::uint32_t j, double t);
+    /// Reschedules the nodes whose next event moved (busy clocks, acquisitions).
+    void reschedule_touched_nodes();
+    void finish_acquisition(std::uint32_t n, double t);
+
+private:
+    std::vector<std::uint32_t> hit_;  ///< jobs one event has interrupted
+};
+
+}  // namespace acesim

@@ -1,0 +1,223 @@
+#include "job_transitions.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "failure_routing.hpp"
+#include "recovery_actions.hpp"
+
+namespace acesim {
+namespace {
+constexpr double kSecondsPerHour = 3600.0;
+}  // namespace
+
+double JobTransitions::draw_job(std::uint32_t j, Purpose purpose, std::uint32_t dist) {
+    return draws_.law(EntityKind::Job, j, purpose, dist, jobs_[j].draws,
+                      static_cast<double>(in_.jobs[j].gpus));
+}
+
+void JobTransitions::renew_failure_clock(std::uint32_t j) {
+    JobState& job = jobs_[j];
+    const std::uint32_t law = job_failure_law(in_, j);
+    job.fail_draw =
+        law == kNoDistribution ? std::numeric_limits<double>::infinity() : draw_job(j, Purpose::Failure, law);
+    job.clock.fail_left = job.fail_draw;
+}
+
+void JobTransitions::schedule_job(std::uint32_t j) {
+    const JobState& job = jobs_[j];
+    kernel_.schedule_job(j, job.clock.next(job.life.phase_end));
+}
+
+void JobTransitions::enqueue(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    job.life.phase = Phase::Queued;
+    job.life.phase_start = t;
+    scheduler_.enqueue(j);
+}
+
+void JobTransitions::wait_for_nodes(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    job.life.phase = Phase::Waiting;
+    job.life.phase_start = t;
+    scheduler_.wait(j);
+    log(j, EventKind::Waiting, t);
+}
+
+void JobTransitions::handle_job(std::uint32_t j) {
+    JobState& job = jobs_[j];
+    if (job.clock.strikes_before(job.life.phase_end)) {
+        failures_->job_level_failure(j, job.clock.fail_at);
+    } else {
+        on_phase_end(j, job.life.phase_end);
+    }
+}
+
+void JobTransitions::on_phase_end(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    switch (job.life.phase) {
+        case Phase::Pending:
+            log(j, EventKind::Submit, t);
+            enqueue(j, t);
+            recovery_->give_up_if_unplaceable(j, t);
+            recovery_->dispatch(t);
+            break;
+        case Phase::Starting: {
+            const double overhead = t - job.life.phase_start;
+            end_start(job.life, *job.rec, t);
+            charge_restart_churn(j, overhead);
+            begin_compute(j, t);
+            break;
+        }
+        case Phase::Computing: {
+            const double save = draw_job(j, Purpose::Save, in_.jobs[j].save);
+            begin_save(job.life, t, save);
+            if (job.drain_by < job.life.phase_end && save <= plans_.of(j).save_mean) {
+                // A drain checkpoint that takes no longer than the mean ends
+                // by the maintenance start (whatever the rounding of the start).
+                job.life.phase_end = job.drain_by;
+            }
+            job.drain_by = std::numeric_limits<double>::infinity();
+            log(j, EventKind::CheckpointBegin, t);
+            schedule_job(j);
+            break;
+        }
+        case Phase::Saving:
+            end_checkpoint(j, t);
+            break;
+        case Phase::Detecting:
+            job.rec->detection += t - job.life.phase_start;
+            if (job.planned_stop) {
+                job.planned_stop = false;  // nothing to detect: it was planned
+            } else {
+                log(j, EventKind::Detected, t);
+            }
+            recovery_->recover(j, t);
+            break;
+        case Phase::Waiting:
+            // A wait's only timed end: its re-placement delay is over.
+            if (job.replacing) {
+                job.replacing = false;
+                begin_start(j, t);
+            }
+            break;
+        case Phase::Queued:
+        case Phase::Done:
+            break;  // no timed end
+    }
+}
+
+void JobTransitions::end_checkpoint(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const bool done = end_save(job.life, *job.rec, in_.jobs[j].work, t);
+    log(j, EventKind::CheckpointEnd, t);
+    if (done) {
+        const std::int32_t by = recovery_->cancel_deferred_preemption(j);
+        complete(j, t);
+        recovery_->retry_preemption(by, t);  // the finished job's nodes went to dispatch
+    } else if (job.preempt_for >= 0) {
+        const auto by = static_cast<std::uint32_t>(recovery_->cancel_deferred_preemption(j));
+        if (jobs_[by].phase() == Phase::Waiting && scheduler_.waiting(by)) {
+            // At its checkpoint nothing is lost: the write is done and no
+            // compute has started.
+            job.life.phase = Phase::Computing;
+            job.life.phase_start = t;
+            recovery_->preempt(j, by, t);
+            // Free nodes it counted on may have gone to others meanwhile.
+            if (jobs_[by].pledged == 0) recovery_->retry_preemption(static_cast<std::int32_t>(by), t);
+            recovery_->dispatch(t);
+        } else {
+            begin_compute(j, t);  // the preemptor no longer needs the nodes
+        }
+    } else {
+        begin_compute(j, t);
+    }
+}
+
+void JobTransitions::begin_start(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    if (!job.started) {
+        job.started = true;
+        job.rec->queue_wait += t - job.life.phase_start;
+    } else {
+        if (job.life.phase == Phase::Waiting || job.life.phase == Phase::Queued)
+            job.rec->recovery_wait += t - job.life.phase_start;
+        ++job.rec->restarts;
+    }
+    const JobSpec& spec = in_.jobs[j];
+    if (spec.rule == IntervalRule::Adaptive) {
+        const JobProfile& profile = plans_.of(j);
+        job.life.interval = adaptive_interval(profile.mtbf, spec.work, profile.save_mean, job.clock.held_time,
+                                              job.rec->failures, plans_.jobs[j].interval);
+    }
+    const double init = draw_job(j, Purpose::Init, spec.init);
+    const double load = draw_job(j, Purpose::Load, spec.load);
+    acesim::begin_start(job.life, t, init, load);
+    job.replaced = false;
+    job.run_start = t;
+    job.clock.hold(t);
+    log(j, EventKind::StartBegin, t);
+    schedule_job(j);
+}
+
+void JobTransitions::begin_compute(std::uint32_t j, double t) {
+    acesim::begin_compute(jobs_[j].life, in_.jobs[j].work, t);
+    if (pool_.has_maintenance()) plan_drain_checkpoint(j, t);
+    log(j, EventKind::ComputeBegin, t);
+    schedule_job(j);
+}
+
+void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
+    // A node of the job enters maintenance at `start`: the job checkpoints
+    // at start - (mean save), so that a write of the mean ends by the start.
+    // Its segment ends there (an extra checkpoint) when that falls inside
+    // this compute phase; otherwise nothing changes (a regular checkpoint
+    // comes first, or it is too late and the job loses its work since the
+    // last checkpoint when it is stopped).
+    JobState& job = jobs_[j];
+    const double start = pool_.next_drain(j);
+    const double at = start - plans_.of(j).save_mean;
+    if (!(t < at && at <= job.life.phase_end)) return;
+    if (at < job.life.phase_end) {
+        job.life.boundary = job.life.committed + (at - t);
+        job.life.phase_end = at;
+    }
+    job.drain_by = start;
+}
+
+void JobTransitions::complete(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    job.clock.unhold(t);
+    job.life.phase = Phase::Done;
+    ++jobs_done_;
+    job.rec->completed = true;
+    job.rec->end = t;
+    log(j, EventKind::Done, t);
+    if (pool_.enabled()) {
+        pool_.release_all(j);
+        recovery_->dispatch(t);
+    }
+}
+
+double JobTransitions::interrupt(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const double overhead = t - job.life.phase_start;
+    const bool starting = job.life.phase == Phase::Starting;
+    const double lost = acesim::interrupt(job.life, *job.rec, t);
+    if (starting) charge_restart_churn(j, overhead);
+    job.clock.unhold(t);
+    job.drain_by = std::numeric_limits<double>::infinity();
+    return lost;
+}
+
+void JobTransitions::charge_restart_churn(std::uint32_t j, double overhead) {
+    JobState& job = jobs_[j];
+    if (job.churn_owner < 0) return;
+    jobs_[job.churn_owner].rec->churn_gpu_hours += in_.jobs[j].gpus * overhead / kSecondsPerHour;
+    job.churn_owner = -1;
+}
+
+}  // namespace acesim

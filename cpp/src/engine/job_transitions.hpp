@@ -1,0 +1,40 @@
+// A job's lifecycle as events drive it: phase ends, checkpoints, starts,
+// completion, interruption and its accounting, the job-level failure clock
+// and the drain checkpoints of planned maintenance. The arithmetic itself is
+// lifecycle.hpp's (shared with the batch path); this part adds the draws,
+// the event log and the scheduling of each job's next event.
+#pragma once
+
+#include <cstdint>
+
+#include "replica_state.hpp"
+
+namespace acesim {
+
+class JobTransitions : public ReplicaParts {
+public:
+    using ReplicaParts::ReplicaParts;
+
+    /// Job j's event is due: a job-level failure or the end of its phase.
+    void handle_job(std::uint32_t j);
+    void on_phase_end(std::uint32_t j, double t);
+    void end_checkpoint(std::uint32_t j, double t);
+    void begin_start(std::uint32_t j, double t);
+    void begin_compute(std::uint32_t j, double t);
+    /// Planned maintenance ahead on j's nodes: end its segment early so that
+    /// an extra checkpoint's write ends by the window's start.
+    void plan_drain_checkpoint(std::uint32_t j, double t);
+    void complete(std::uint32_t j, double t);
+    /// Ends the current phase early (failure or preemption); returns the
+    /// compute it rolls back.
+    double interrupt(std::uint32_t j, double t);
+    void charge_restart_churn(std::uint32_t j, double overhead);
+    void schedule_job(std::uint32_t j);
+    void enqueue(std::uint32_t j, double t);
+    void wait_for_nodes(std::uint32_t j, double t);
+    void log(std::uint32_t j, EventKind kind, double t) { ledger_.log(j, kind, t, jobs_[j].life.committed); }
+    void renew_failure_clock(std::uint32_t j);
+    double draw_job(std::uint32_t j, Purpose purpose, std::uint32_t dist);
+};
+
+}  // namespace acesim

@@ -1,0 +1,258 @@
+#include "recovery_actions.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "failure_routing.hpp"
+#include "job_transitions.hpp"
+
+namespace acesim {
+namespace {
+constexpr double kSecondsPerHour = 3600.0;
+}  // namespace
+
+bool RecoveryActions::place(std::uint32_t j, bool recovering) {
+    if (!pool_.enabled()) return true;
+    if (pool_.missing(j) == 0 && pool_.acquiring(j) == 0) return true;
+    if (recovering) return take_for_recovery(j);
+    if (in_.policy.place) {
+        const int chosen = place_outside(j, false);
+        if (chosen >= 0) return chosen == 1 || pool_.take_free(j);
+        return false;
+    }
+    return pool_.take_free(j);
+}
+
+bool RecoveryActions::take_for_recovery(std::uint32_t j) {
+    const std::uint32_t before = pool_.nodes_of(j).size() + pool_.acquiring(j);
+    // The place callback chooses among the nodes available now; cold spares
+    // (and trading acquisitions in flight) are the built-in choice.
+    const int chosen =
+        in_.policy.place && pool_.acquiring(j) == 0 && pool_.missing(j) > 0 ? place_outside(j, true) : 0;
+    bool ready = chosen == 1;
+    // Nodes whose next event changed are rescheduled after the event.
+    if (chosen != 1) ready = pool_.take_for_recovery(j, draws_);
+    if (pool_.nodes_of(j).size() + pool_.acquiring(j) > before) jobs_[j].replaced = true;
+    return ready;
+}
+
+void RecoveryActions::resume(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    if (job.replaced && in_.policy.replacement_delay != kNoDistribution) {
+        // Host selection / rescheduling: once per re-placement, before init + load.
+        const double delay = lifecycle_->draw_job(j, Purpose::Replace, in_.policy.replacement_delay);
+        job.replaced = false;
+        if (delay > 0.0) {
+            job.replacing = true;
+            job.life.phase_end = t + delay;
+            lifecycle_->schedule_job(j);
+            return;
+        }
+    }
+    lifecycle_->begin_start(j, t);
+}
+
+void RecoveryActions::cancel_replacement_delay(std::uint32_t j) {
+    // A node it holds went down during the delay: it waits for nodes again
+    // and pays a fresh delay once it has them.
+    JobState& job = jobs_[j];
+    job.replacing = false;
+    job.replaced = true;
+    kernel_.invalidate_job(j);
+    if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
+}
+
+int RecoveryActions::place_outside(std::uint32_t j, bool recovering) {
+    const std::uint32_t need = pool_.missing(j);
+    const double t = kernel_.now();
+    pool_.candidates(j, recovering, t, candidates_);
+    const std::vector<std::uint32_t>& nodes = candidates_.nodes;
+    // Cannot start now, whoever chooses (a smaller job needs one node that fits).
+    if (nodes.size() < need) return -1;
+    const PlacementView view{
+        t,         replica_, j, in_.jobs[j].gpus, in_.jobs[j].priority, need, plans_.jobs[j].gpus_per_node,
+        recovering};
+    std::vector<std::uint32_t> chosen;
+    if (!in_.policy.place(view, candidates_, chosen)) return 0;
+    if (chosen.size() != need)
+        throw std::invalid_argument("place returned " + std::to_string(chosen.size()) + " nodes for job " +
+                                    std::to_string(j) + "; it needs " + std::to_string(need));
+    std::vector<std::uint32_t> sorted = chosen;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t k = 0; k < sorted.size(); ++k) {
+        const bool known = std::binary_search(nodes.begin(), nodes.end(), sorted[k]);
+        if (!known || (k > 0 && sorted[k] == sorted[k - 1]))
+            throw std::invalid_argument("place returned node " + std::to_string(sorted[k]) +
+                                        ", which is not a free node that fits job " + std::to_string(j) +
+                                        " (or is given twice)");
+    }
+    for (std::uint32_t n : chosen) pool_.take_chosen(j, n);
+    return 1;
+}
+
+void RecoveryActions::recover(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    if (!pool_.enabled()) {
+        // Replacements are always available: a fault that takes its node
+        // down re-places the job (on a node it did not hold).
+        const CauseSpec* cause = draws_.cause_spec(job.cause);
+        if (in_.policy.replacement_delay != kNoDistribution && (cause == nullptr || cause->node_down)) {
+            job.replaced = true;
+            job.life.phase = Phase::Waiting;
+            job.life.phase_start = t;
+            resume(j, t);
+            return;
+        }
+        lifecycle_->begin_start(j, t);
+        return;
+    }
+    std::vector<std::uint32_t> failed;
+    double repair_remaining = 0.0;
+    for (std::uint32_t n : pool_.nodes_of(j)) {
+        const NodeState& node = pool_.node(n);
+        if (!node.in_service) {
+            failed.push_back(n);
+            repair_remaining = std::max(repair_remaining, pool_.return_time(n) - t);
+        }
+    }
+    const Replacement decision = policy_.decide(j, t, replica_, jobs_, pool_,
+                                                static_cast<std::uint32_t>(failed.size()), repair_remaining);
+    job.decision = decision;
+    job.life.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
+    job.life.phase_start = t;
+    if (decision == Replacement::Requeue) {
+        pool_.release_all(j);
+        lifecycle_->enqueue(j, t);
+        give_up_if_unplaceable(j, t);
+        dispatch(t);
+        return;
+    }
+    if (failed.empty()) {
+        lifecycle_->begin_start(j, t);  // nothing went down (a software fault): restart in place
+        return;
+    }
+    // WAIT_REPAIR waits for nodes under repair; a quarantined node is
+    // replaced like under SPARES.
+    for (std::uint32_t n : failed) {
+        pool_.detach(j, n);
+        if (decision == Replacement::WaitRepair && pool_.under_repair_only(n, t)) pool_.reserve(j, n);
+    }
+    if (pool_.reserved(j) > 0) {
+        lifecycle_->log(j, EventKind::Waiting, t);
+        if (give_up_if_unplaceable(j, t)) dispatch(t);
+        return;  // return_to_service restarts it, or queues it for the rest
+    }
+    if (place(j, true)) {
+        resume(j, t);
+        return;
+    }
+    lifecycle_->wait_for_nodes(j, t);
+    if (!give_up_if_unplaceable(j, t) && decision == Replacement::PreemptLower) preempt_lower(j, t);
+    dispatch(t);
+}
+
+std::int32_t RecoveryActions::cancel_deferred_preemption(std::uint32_t v) {
+    JobState& victim = jobs_[v];
+    const std::int32_t by = victim.preempt_for;
+    if (by < 0) return -1;
+    jobs_[by].pledged -= plans_.jobs[v].nodes;
+    victim.preempt_for = -1;
+    return by;
+}
+
+void RecoveryActions::retry_preemption(std::int32_t by, double t) {
+    if (by < 0) return;
+    const auto j = static_cast<std::uint32_t>(by);
+    if (jobs_[j].phase() != Phase::Waiting || !scheduler_.waiting(j) || pool_.reserved(j) > 0) return;
+    if (place(j, true)) {
+        scheduler_.stop_waiting(j);
+        resume(j, t);
+    } else {
+        preempt_lower(j, t);
+    }
+}
+
+void RecoveryActions::preempt_lower(std::uint32_t j, double t) {
+    // Victims for the nodes still lacking after the free ones the job may
+    // take now and those that deferred victims will give.
+    const std::uint32_t missing = pool_.missing(j);
+    const std::uint32_t covered = pool_.free_for_recovery(j) + jobs_[j].pledged;
+    if (missing <= covered) return;
+    for (const Victim& v : policy_.victims(j, t, missing - covered, jobs_)) {
+        if (v.defer) {
+            jobs_[v.job].preempt_for = static_cast<std::int32_t>(j);
+            jobs_[j].pledged += plans_.jobs[v.job].nodes;
+        } else {
+            preempt(v.job, j, t);
+        }
+    }
+}
+
+void RecoveryActions::preempt(std::uint32_t v, std::uint32_t by, double t) {
+    JobState& victim = jobs_[v];
+    const double lost = lifecycle_->interrupt(v, t);
+    jobs_[by].rec->churn_gpu_hours += in_.jobs[v].gpus * lost / kSecondsPerHour;
+    victim.churn_owner = static_cast<std::int32_t>(by);
+    ++victim.rec->preemptions;
+    kernel_.invalidate_job(v);  // its pending phase end is void
+    lifecycle_->log(v, EventKind::Preempted, t);
+    pool_.release_all(v);
+    lifecycle_->enqueue(v, t);
+    give_up_if_unplaceable(v, t);
+    // The preemptor takes the freed nodes before anyone else.
+    JobState& job = jobs_[by];
+    if (job.phase() == Phase::Waiting && scheduler_.waiting(by) && pool_.reserved(by) == 0 &&
+        place(by, true)) {
+        scheduler_.stop_waiting(by);
+        resume(by, t);
+    }
+}
+
+bool RecoveryActions::give_up_if_unplaceable(std::uint32_t j, double t) {
+    if (!pool_.enabled() || pool_.retired() == 0) return false;
+    const Phase phase = jobs_[j].phase();
+    if (phase != Phase::Queued && phase != Phase::Waiting) return false;
+    if (!pool_.can_never_place(plans_.jobs[j].nodes, phase == Phase::Queued)) return false;
+    abandon(j, t);
+    return true;
+}
+
+void RecoveryActions::give_up_unplaceable(double t) {
+    // Jobs in detection are judged when they recover, pending ones when
+    // they are submitted, running ones when they next need nodes.
+    if (!pool_.can_never_place(widest_, true)) return;  // the stricter rule: nobody is stranded
+    bool any = false;
+    for (std::uint32_t j = 0; j < jobs_.size(); ++j) any = give_up_if_unplaceable(j, t) || any;
+    if (any) dispatch(t);
+}
+
+void RecoveryActions::abandon(std::uint32_t j, double t) {
+    // The row is closed now, as at a horizon (the wait so far is queue or
+    // recovery wait), so its wall is finite and its buckets add up.
+    JobState& job = jobs_[j];
+    scheduler_.drop(j);
+    pool_.unreserve_all(j);
+    pool_.cancel_acquisitions(j);
+    pool_.release_all(j);
+    kernel_.invalidate_job(j);
+    job.replacing = false;
+    job.replaced = false;
+    close_at(job.life, *job.rec, job.started, t);
+    job.rec->status = static_cast<std::uint32_t>(JobStatus::Unplaceable);
+    job.life.phase = Phase::Done;
+    ++jobs_done_;
+    lifecycle_->log(j, EventKind::Unplaceable, t);
+}
+
+void RecoveryActions::start(std::uint32_t j, double t) {
+    if (jobs_[j].phase() == Phase::Waiting) {
+        resume(j, t);
+    } else {
+        lifecycle_->begin_start(j, t);
+    }
+}
+
+}  // namespace acesim

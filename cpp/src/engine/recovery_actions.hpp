@@ -1,0 +1,59 @@
+// What happens after a failure is detected: the recovery policy's decision
+// carried out (restart in place, hot/free/cold spares, WAIT_REPAIR,
+// PREEMPT_LOWER with deferred victims, REQUEUE), placement (built-in or the
+// outside callback, every choice checked), re-placement delays, jobs that
+// retirement left unplaceable, and the scheduler's host (dispatch).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "replica_state.hpp"
+
+namespace acesim {
+
+class RecoveryActions : public ReplicaParts {
+public:
+    explicit RecoveryActions(ReplicaState& s) : ReplicaParts(s) {
+        for (const JobPlan& p : plans_.jobs) widest_ = std::max(widest_, p.nodes);
+    }
+
+    // --- the scheduler's host (see Scheduler::dispatch) ----------------------
+    std::uint32_t reserved(std::uint32_t j) const { return pool_.reserved(j); }
+    std::uint32_t acquiring(std::uint32_t j) const { return pool_.acquiring(j); }
+    bool place(std::uint32_t j, bool recovering);
+    /// A recovering job that has its nodes resumes (after its re-placement
+    /// delay); a job from the queue starts.
+    void start(std::uint32_t j, double t);
+    bool capacity_left() const { return !pool_.enabled() || pool_.capacity_left(); }
+    void dispatch(double t) { scheduler_.dispatch(t, *this); }
+
+    /// Job j's fault was detected at t: the policy decides and it is carried out.
+    void recover(std::uint32_t j, double t);
+    /// A victim marked for preemption at its next checkpoint no longer is;
+    /// returns its preemptor (-1: none).
+    std::int32_t cancel_deferred_preemption(std::uint32_t v);
+    /// After a deferred preemption fell through: the preemptor looks again.
+    void retry_preemption(std::int32_t by, double t);
+    void preempt_lower(std::uint32_t j, double t);
+    void preempt(std::uint32_t v, std::uint32_t by, double t);
+    /// The place callback's choice: 1 placed, 0 declined (built-in choice),
+    /// -1 not enough nodes available now.
+    int place_outside(std::uint32_t j, bool recovering);
+    bool take_for_recovery(std::uint32_t j);
+    void resume(std::uint32_t j, double t);
+    void cancel_replacement_delay(std::uint32_t j);
+    bool ready(std::uint32_t j) const {
+        return pool_.reserved(j) == 0 && pool_.acquiring(j) == 0 && pool_.missing(j) == 0;
+    }
+    // unplaceable jobs (retirement left too few nodes)
+    bool give_up_if_unplaceable(std::uint32_t j, double t);
+    void give_up_unplaceable(double t);
+    void abandon(std::uint32_t j, double t);
+
+private:
+    PlacementCandidates candidates_;
+    std::uint32_t widest_ = 0;  ///< the most nodes any job needs
+};
+
+}  // namespace acesim

@@ -1,0 +1,88 @@
+// The state of one replica that the engine's parts share: the input, the
+// random streams, the event kernel, the node pool, the scheduler, the
+// recovery policy, the ledger and every job's state. The parts
+// (JobTransitions, FailureRouting, RecoveryActions) each see it through
+// ReplicaParts and call one another through it; only ReplicaEngine runs the
+// event loop.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "acesim/distributions.hpp"
+#include "acesim/simulator.hpp"
+#include "draws.hpp"
+#include "job_state.hpp"
+#include "kernel.hpp"
+#include "ledger.hpp"
+#include "node_pool.hpp"
+#include "plans.hpp"
+#include "recovery_policy.hpp"
+#include "scheduler.hpp"
+
+namespace acesim {
+
+struct ReplicaState {
+    ReplicaState(const SimulationInput& in, const Plans& plans, const std::vector<DistributionView>& views,
+                 std::uint32_t replica, std::uint64_t max_events, JobRecord* rows, SimulationOutput& out);
+
+    const SimulationInput& in_;
+    const Plans& plans_;
+    std::uint32_t replica_;
+    JobRecord* rows_;
+    const bool checking_;  ///< check the bookkeeping after every event
+    ReplicaDraws draws_;
+    EventKernel kernel_;
+    NodePool pool_;
+    Scheduler scheduler_;
+    RecoveryPolicy policy_;
+    Ledger ledger_;
+    std::vector<JobState> jobs_;
+    std::size_t jobs_done_ = 0;  ///< done, or closed as unplaceable
+};
+
+class JobTransitions;
+class FailureRouting;
+class RecoveryActions;
+
+/// What each part of the engine works with: the replica's state (by
+/// reference, under the same names) and the other parts.
+struct ReplicaParts {
+    explicit ReplicaParts(ReplicaState& s)
+        : in_(s.in_),
+          plans_(s.plans_),
+          replica_(s.replica_),
+          checking_(s.checking_),
+          draws_(s.draws_),
+          kernel_(s.kernel_),
+          pool_(s.pool_),
+          scheduler_(s.scheduler_),
+          policy_(s.policy_),
+          ledger_(s.ledger_),
+          jobs_(s.jobs_),
+          jobs_done_(s.jobs_done_) {}
+
+    void wire(JobTransitions* lifecycle, FailureRouting* failures, RecoveryActions* recovery) {
+        lifecycle_ = lifecycle;
+        failures_ = failures;
+        recovery_ = recovery;
+    }
+
+    const SimulationInput& in_;
+    const Plans& plans_;
+    const std::uint32_t replica_;
+    const bool checking_;
+    ReplicaDraws& draws_;
+    EventKernel& kernel_;
+    NodePool& pool_;
+    Scheduler& scheduler_;
+    RecoveryPolicy& policy_;
+    Ledger& ledger_;
+    std::vector<JobState>& jobs_;
+    std::size_t& jobs_done_;
+    JobTransitions* lifecycle_ = nullptr;
+    FailureRouting* failures_ = nullptr;
+    RecoveryActions* recovery_ = nullptr;
+};
+
+}  // namespace acesim
