@@ -16,17 +16,12 @@ NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std
       quarantine_(quarantine),
       gpn_(gpus_per_node),
       repair_(fleet, gpus_per_node),
-      plans_(plans) {
+      plans_(plans),
+      processes_(fleet, gpus_per_node) {
     held_.resize(plans.size());
     reserved_.assign(plans.size(), 0);
     acquiring_.assign(plans.size(), 0);
     if (!fleet.enabled) return;
-    busy_clock_ = fleet.node_clock == NodeClock::Busy;
-    if (!fleet.rate_windows.empty()) {
-        std::vector<Intensity::Window> windows;
-        for (const RateWindow& w : fleet.rate_windows) windows.push_back({w.start, w.end, w.factor});
-        intensity_ = Intensity(windows);
-    }
     if (!fleet.maintenance.empty()) {
         // Windows grouped by start time (in input order within a group).
         for (const MaintenanceWindow& w : fleet.maintenance) drain_times_.push_back(w.start);
@@ -57,6 +52,7 @@ NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std
 void NodePool::init(const ReplicaDraws& draws) {
     if (!fleet_.enabled) return;
     nodes_.resize(fleet_.nodes);
+    processes_.resize(fleet_.nodes);
     pools_.assign(gpn_ + 3, {});
     spare_pool_ = gpn_ + 1;
     cold_pool_ = gpn_ + 2;
@@ -78,69 +74,10 @@ void NodePool::init(const ReplicaDraws& draws) {
     }
 }
 
-double NodePool::gap(std::uint32_t n, const ReplicaDraws& draws, bool first) {
-    const std::uint32_t law =
-        fleet_.node_failure_laws.empty() ? fleet_.node_failures : fleet_.node_failure_laws[n];
-    if (law == kNoDistribution) return kInf;
-    const double gpus = static_cast<double>(gpn_);
-    // Per-node laws (a replayed trace) are taken as they are, from t = 0.
-    const bool replayed = !fleet_.node_failure_laws.empty();
-    const double x =
-        first && fleet_.stationary_start && !replayed
-            ? draws.forward_recurrence(EntityKind::Node, n, Purpose::Failure, law, nodes_[n].draws, gpus)
-            : draws.law(EntityKind::Node, n, Purpose::Failure, law, nodes_[n].draws, gpus);
-    return nodes_[n].lemon && !replayed ? x / fleet_.lemon_factor : x;
-}
-
-void NodePool::start_process(std::uint32_t n, double t, const ReplicaDraws& draws, bool first) {
-    NodeState& node = nodes_[n];
-    if (!fleet_.node_failure_times) {
-        node.fail_draw = gap(n, draws, first);
-        arm(n, t, node.fail_draw);
-        return;
-    }
-    // Recorded times: the next one at or after t; those that fell while the
-    // node was out of service are skipped.
-    const std::uint32_t times = fleet_.node_failure_laws[n];
-    const std::uint32_t reported = fleet_.node_failure_reported[n];
-    const double gpus = static_cast<double>(gpn_);
-    node.next_failure = kInf;
-    node.fail_draw = kInf;
-    if (times == kNoDistribution) return;
-    do {
-        node.next_failure = draws.law(EntityKind::Node, n, Purpose::Failure, times, node.draws, gpus);
-        node.fail_draw = reported == kNoDistribution
-                             ? kInf
-                             : draws.law(EntityKind::Node, n, Purpose::Repair, reported, node.replayed, gpus);
-    } while (node.next_failure < t);
-}
-
-double NodePool::fire(std::uint32_t n) {
-    NodeState& node = nodes_[n];
-    const double drawn = node.fail_draw;
-    node.next_failure = kInf;  // the next gap is drawn once the failure's effects are known
-    return drawn;
-}
-
 void NodePool::renew(std::uint32_t n, double t, const ReplicaDraws& draws) {
     NodeState& node = nodes_[n];
     if (!node.in_service) return;  // it starts again, fresh, when the node returns
     start_process(n, t, draws, false);
-}
-
-void NodePool::busy_changed(std::uint32_t n) {
-    NodeState& node = nodes_[n];
-    if (!node.in_service) return;           // no process out of service; it restarts fresh on return
-    if (fleet_.node_failure_times) return;  // a replayed trace fails at its recorded times
-    if (node.jobs.empty()) {
-        // Idle: the process pauses with what is left of its gap.
-        node.fail_left = std::max(0.0, node.fail_left - intensity_.integral(node.clock_since, now_));
-        node.clock_since = now_;
-        node.next_failure = kNever;
-    } else {
-        arm(n, now_, node.fail_left);  // busy again: it resumes where it paused
-    }
-    touched_.push_back(n);
 }
 
 void NodePool::send_to_repair(std::uint32_t m, double t, double detect, const ReplicaDraws& draws) {
@@ -169,7 +106,7 @@ void NodePool::leave_service(std::uint32_t m, double t) {
     if (node.in_service) {
         node.in_service = false;
         node.out_since = t;
-        node.next_failure = kInf;  // no failure process out of service
+        processes_.stop(m);  // no failure process out of service
         leave_spares(m);
         pool_remove(m);
         if (node.acquiring_for >= 0) drop_acquisition(m);  // back in the cold reserve when it returns
@@ -475,15 +412,7 @@ void NodePool::check_invariants() const {
             throw std::logic_error("invariant: free node " + std::to_string(n) + " is in no pool");
         if (!node.reserved.empty() && node.in_service)
             throw std::logic_error("invariant: node reserved while in service");
-        // The failure process runs exactly while it should, toward its gap
-        // (a replayed trace runs to its recorded times instead).
-        const double expected = fleet_.node_failure_times ? node.next_failure
-                                : clock_runs(node)        ? intensity_.reach(node.clock_since, node.fail_left)
-                                                          : kNever;
-        if (node.next_failure != expected && !(std::isnan(expected) && std::isnan(node.next_failure)))
-            throw std::logic_error("invariant: node " + std::to_string(n) + " failure process out of step");
-        if (!(node.fail_left >= 0.0) || node.clock_since > now_)
-            throw std::logic_error("invariant: node " + std::to_string(n) + " failure clock");
+        processes_.check(n, node.in_service, !node.jobs.empty(), now_);
         // Planned maintenance: begun windows are past, the next one ahead,
         // and a node inside a window is out of service.
         if (!node_drains_.empty()) {

@@ -14,7 +14,7 @@
 
 #include "acesim/simulator.hpp"
 #include "draws.hpp"
-#include "intensity.hpp"
+#include "node_processes.hpp"
 #include "plans.hpp"
 #include "repair.hpp"
 
@@ -54,10 +54,6 @@ struct NodeState {
     double down_until = -std::numeric_limits<double>::infinity();
     double quarantined_until = -std::numeric_limits<double>::infinity();
     double out_since = 0.0;  ///< when it last left service (its repair and quarantine spans start there)
-    DrawCounters replayed =
-        {};  ///< replayed times: the reported draws' own counters (a Replay needs no randomness)
-    double next_failure = std::numeric_limits<double>::infinity();
-    double fail_draw = std::numeric_limits<double>::infinity();
     std::uint32_t free_gpus = 0;
     std::int32_t pool = -1;      ///< index into pools_, -1: none
     std::uint32_t pos = 0;       ///< position in that pool
@@ -68,11 +64,6 @@ struct NodeState {
     std::vector<std::uint32_t> reserved;  ///< WAIT_REPAIR jobs waiting for it
     std::vector<double> recent;           ///< failure times inside the quarantine window
     double maintained_until = -std::numeric_limits<double>::infinity();
-    /// The failure process: intensity seconds left to the next failure,
-    /// counted from `clock_since` (its last renewal, resumption or pause).
-    /// While it runs, next_failure is the wall time they are used up at.
-    double fail_left = std::numeric_limits<double>::infinity();
-    double clock_since = 0.0;
     std::uint32_t next_window = 0;  ///< its first maintenance window not yet begun
     bool retired = false;           ///< quarantined for good: never returns
     bool cure_on_return = false;    ///< its repair fixed it: a lemon returns healthy
@@ -128,7 +119,7 @@ public:
         node.free_gpus -= plans_[j].gpus_per_node;
         held_[j].push_back(n);
         repool(n);
-        if (busy_clock_ && node.jobs.size() == 1) busy_changed(n);
+        if (processes_.busy_clock() && node.jobs.size() == 1) busy_changed(n);
     }
     void detach(std::uint32_t j, std::uint32_t n) {
         NodeState& node = nodes_[n];
@@ -136,7 +127,7 @@ public:
         node.free_gpus += plans_[j].gpus_per_node;
         held_[j].remove(n);
         repool(n);
-        if (busy_clock_ && node.jobs.empty()) busy_changed(n);
+        if (processes_.busy_clock() && node.jobs.empty()) busy_changed(n);
     }
     void release_all(std::uint32_t j) {
         while (!held_[j].empty()) detach(j, held_[j].back());
@@ -213,10 +204,10 @@ public:
     /// acquisition while in service, its return while out; inf: none).
     double next_event(std::uint32_t n) const {
         const NodeState& node = nodes_[n];
-        return node.in_service ? std::min(node.next_failure, node.acquired_at) : return_time(n);
+        return node.in_service ? std::min(processes_.next_failure(n), node.acquired_at) : return_time(n);
     }
     bool failure_due(std::uint32_t n, double t) const {
-        return nodes_[n].in_service && nodes_[n].next_failure <= t;
+        return nodes_[n].in_service && processes_.next_failure(n) <= t;
     }
     bool return_due(std::uint32_t n, double t) const { return !nodes_[n].in_service && t >= return_time(n); }
     bool acquisition_due(std::uint32_t n, double t) const {
@@ -228,7 +219,7 @@ public:
     std::uint32_t finish_acquisition(std::uint32_t n);
     /// Node n's failure process fires: returns the draw that fired. The
     /// process waits for renew() (the failure may take the node out of service).
-    double fire(std::uint32_t n);
+    double fire(std::uint32_t n) { return processes_.fire(n); }
     /// After a failure of n at t: a node still in service draws its next gap
     /// (a renewal in wall-clock time); one out of service draws it when it returns.
     void renew(std::uint32_t n, double t, const ReplicaDraws& draws);
@@ -272,9 +263,6 @@ public:
         const std::uint32_t own = alive - (fleet_.cold_spares - retired_cold_);  // the fleet's own nodes
         return nodes > (own > fleet_.spares ? own - fleet_.spares : 0);
     }
-    /// The pool's clock: the time of the event being handled (for the
-    /// hot-spare node-hours).
-    void at(double t) { now_ = t; }
     /// Node n is back in service at t, with a fresh failure draw (repaired
     /// as good as new); returns the WAIT_REPAIR jobs that waited for it (in
     /// reservation order), for the caller to re-attach.
@@ -356,9 +344,11 @@ private:
     void count_spare_stint(const NodeState& node, double end) {
         totals_.spare_idle_node_hours += (end - node.spare_since) / 3600.0;
     }
-    /// Node n's failure process (re)starts or renews at t: draws its next
-    /// gap (or, for a replayed trace, its next recorded time at or after t).
-    void start_process(std::uint32_t n, double t, const ReplicaDraws& draws, bool first);
+    /// Node n's failure process (re)starts or renews at t.
+    void start_process(std::uint32_t n, double t, const ReplicaDraws& draws, bool first) {
+        NodeState& node = nodes_[n];
+        processes_.start(n, t, !node.jobs.empty(), node.lemon, draws, node.draws, first);
+    }
     /// Job j acquires cold spare n now (at once for a zero delay).
     void acquire(std::uint32_t j, std::uint32_t n, const ReplicaDraws& draws);
     /// Ends cold spare n's acquisition without its job.
@@ -366,23 +356,13 @@ private:
     /// The node job j would take at once (best fit, then a hot spare, then a
     /// whole free node, each the healthiest of its pool), or -1.
     std::int64_t available_now(std::uint32_t j) const;
-    /// Node n's next inter-failure gap; `first`: the one from t = 0.
-    double gap(std::uint32_t n, const ReplicaDraws& draws, bool first);
     /// The node of a pool healthy longest (earliest last failure, then lowest id).
     std::uint32_t healthiest(std::uint32_t p) const;
-    /// Whether node n's failure process advances now.
-    bool clock_runs(const NodeState& node) const {
-        return node.in_service && (!busy_clock_ || !node.jobs.empty());
-    }
-    /// Node n's process (re)starts or resumes at t with `left` intensity seconds to its failure.
-    void arm(std::uint32_t n, double t, double left) {
-        NodeState& node = nodes_[n];
-        node.fail_left = left;
-        node.clock_since = t;
-        node.next_failure = clock_runs(node) ? intensity_.reach(t, left) : kNever;
-    }
     /// Busy clock: node n went idle (pause) or busy (resume) at now_.
-    void busy_changed(std::uint32_t n);
+    void busy_changed(std::uint32_t n) {
+        if (nodes_[n].in_service && processes_.busy_changed(n, !nodes_[n].jobs.empty(), now_))
+            touched_.push_back(n);
+    }
     void leave_service(std::uint32_t m, double t);
     /// Adds node m's repair and quarantine spans, cut at `end`, to the totals.
     void count_out_of_service_hours(const NodeState& node, double end);
@@ -400,9 +380,7 @@ private:
     std::vector<NodeList> held_;
     std::vector<std::uint32_t> reserved_;
     NodeTotals totals_;
-    static constexpr double kNever = std::numeric_limits<double>::infinity();
-    Intensity intensity_;
-    bool busy_clock_ = false;
+    NodeProcesses processes_;
     double now_ = 0.0;
     std::vector<std::uint32_t> touched_;
     std::vector<double> drain_times_;
