@@ -214,6 +214,39 @@ def _scenarios() -> dict[str, dict[str, Any]]:
         replicas=50,
         seed=2,
     )
+    # Node clocks, rate windows, maintenance, cold spares and a re-placement
+    # delay together, under every replacement policy.
+    for replacement in ace.Replacement:
+        for clock in ("wall", "busy"):
+            out[f"features-{replacement.name.lower()}-{clock}"] = dict(
+                jobs=_jobs(),
+                fleet=ace.Fleet(
+                    24,
+                    spares=2,
+                    cold_spares=2,
+                    cold_spare_delay=ace.Exponential(ace.HOUR),
+                    repair=ace.Exponential(6 * ace.HOUR),
+                    node_failures=ace.Weibull(0.7, 3 * ace.DAY),
+                    node_clock=clock,
+                    rate_windows=[(ace.DAY, 3 * ace.DAY, 4.0), (2 * ace.DAY, 9 * ace.DAY, 0.5)],
+                    maintenance=[
+                        (0.5 * ace.DAY, 8 * ace.HOUR, range(12)),
+                        (2 * ace.DAY, 4 * ace.HOUR, "all"),
+                    ],
+                ),
+                policy=ace.Policy(
+                    replacement,
+                    ace.Preemption.CHECKPOINT_AWARE,
+                    ace.Quarantine(2, 3 * ace.DAY, 5 * ace.DAY),
+                    preemption_grace=1800.0,
+                    replacement_delay=ace.Constant(300.0),
+                ),
+                causes=ace.LLAMA3_CAUSES,
+                replicas=3,
+                seed=21,
+                horizon=20 * ace.DAY,
+                record_events=True,
+            )
     return out
 
 

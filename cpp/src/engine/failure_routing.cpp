@@ -172,9 +172,9 @@ void FailureRouting::return_to_service(std::uint32_t n, double t) {
 }
 
 void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
-    const std::vector<NodePool::Drain>& drains = pool_.maintenance_at(k);
+    const std::vector<MaintenanceCalendar::Drain>& drains = pool_.maintenance().at(k);
     bool redispatch = false;  // a waiting job lost a cold spare on its way, or its re-placement delay
-    for (const NodePool::Drain& d : drains) {
+    for (const MaintenanceCalendar::Drain& d : drains) {
         // A cold spare drained during its acquisition is no longer on its way.
         redispatch = pool_.node(d.node).acquiring_for >= 0 || redispatch;
         pool_.begin_maintenance(d.node, t, d.until);
@@ -182,7 +182,7 @@ void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
     }
     // Every node of the windows has left service before any job recovers,
     // so none is re-placed onto a node drained at the same time.
-    for (const NodePool::Drain& d : drains) {
+    for (const MaintenanceCalendar::Drain& d : drains) {
         const std::uint32_t m = d.node;
         for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(m).jobs)) {
             JobState& job = jobs_[j];

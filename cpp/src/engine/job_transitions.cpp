@@ -165,7 +165,7 @@ void JobTransitions::begin_start(std::uint32_t j, double t) {
 
 void JobTransitions::begin_compute(std::uint32_t j, double t) {
     acesim::begin_compute(jobs_[j].life, in_.jobs[j].work, t);
-    if (pool_.has_maintenance()) plan_drain_checkpoint(j, t);
+    if (!pool_.maintenance().empty()) plan_drain_checkpoint(j, t);
     log(j, EventKind::ComputeBegin, t);
     schedule_job(j);
 }

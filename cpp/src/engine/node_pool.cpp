@@ -17,28 +17,12 @@ NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std
       gpn_(gpus_per_node),
       repair_(fleet, gpus_per_node),
       plans_(plans),
-      processes_(fleet, gpus_per_node) {
+      processes_(fleet, gpus_per_node),
+      calendar_(fleet) {
     held_.resize(plans.size());
     reserved_.assign(plans.size(), 0);
     acquiring_.assign(plans.size(), 0);
     if (!fleet.enabled) return;
-    if (!fleet.maintenance.empty()) {
-        // Windows grouped by start time (in input order within a group).
-        for (const MaintenanceWindow& w : fleet.maintenance) drain_times_.push_back(w.start);
-        std::sort(drain_times_.begin(), drain_times_.end());
-        drain_times_.erase(std::unique(drain_times_.begin(), drain_times_.end()), drain_times_.end());
-        drains_.resize(drain_times_.size());
-        node_drains_.resize(fleet.nodes);
-        for (const MaintenanceWindow& w : fleet.maintenance) {
-            const auto k = static_cast<std::size_t>(
-                std::lower_bound(drain_times_.begin(), drain_times_.end(), w.start) - drain_times_.begin());
-            for (std::uint32_t n : w.nodes) {
-                drains_[k].push_back({n, w.start + w.duration});
-                node_drains_[n].push_back(w.start);
-            }
-        }
-        for (auto& starts : node_drains_) std::sort(starts.begin(), starts.end());
-    }
     std::size_t slots = 0;
     for (const JobPlan& p : plans) slots += p.nodes;
     slots_.resize(slots);
@@ -179,29 +163,14 @@ void NodePool::close(double end) {
         if (!node.in_service) count_out_of_service_hours(node, end);
         if (node.pool == static_cast<std::int32_t>(spare_pool_)) count_spare_stint(node, end);
     }
-    // Planned windows are known in advance: each counts its span cut at the end.
-    for (const MaintenanceWindow& w : fleet_.maintenance) {
-        if (!(w.start < end)) continue;
-        const double span = std::min(w.start + w.duration, end) - w.start;
-        totals_.maintenance_node_hours += static_cast<double>(w.nodes.size()) * span / kSecondsPerHour;
-    }
+    totals_.maintenance_node_hours += calendar_.node_hours(end);
 }
 
 void NodePool::begin_maintenance(std::uint32_t m, double t, double until) {
     NodeState& node = nodes_[m];
     node.maintained_until = std::max(node.maintained_until, until);
-    ++node.next_window;
+    calendar_.begin(m);
     leave_service(m, t);
-}
-
-double NodePool::next_drain(std::uint32_t j) const {
-    double first = kInf;
-    for (std::uint32_t n : held_[j]) {
-        const std::vector<double>& starts = node_drains_[n];
-        const std::uint32_t k = nodes_[n].next_window;
-        if (k < starts.size()) first = std::min(first, starts[k]);
-    }
-    return first;
 }
 
 std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n, double t, const ReplicaDraws& draws) {
@@ -415,13 +384,7 @@ void NodePool::check_invariants() const {
         processes_.check(n, node.in_service, !node.jobs.empty(), now_);
         // Planned maintenance: begun windows are past, the next one ahead,
         // and a node inside a window is out of service.
-        if (!node_drains_.empty()) {
-            const std::vector<double>& starts = node_drains_[n];
-            if (node.next_window > starts.size() ||
-                (node.next_window > 0 && starts[node.next_window - 1] > now_) ||
-                (node.next_window < starts.size() && starts[node.next_window] < now_))
-                throw std::logic_error("invariant: node " + std::to_string(n) + " maintenance out of step");
-        }
+        calendar_.check(n, now_);
         if (node.maintained_until > now_ && node.in_service)
             throw std::logic_error("invariant: node " + std::to_string(n) + " in service during maintenance");
         if (node.retired && (node.in_service || node.quarantined_until < kInf || !node.reserved.empty()))

@@ -14,6 +14,7 @@
 
 #include "acesim/simulator.hpp"
 #include "draws.hpp"
+#include "maintenance.hpp"
 #include "node_processes.hpp"
 #include "plans.hpp"
 #include "repair.hpp"
@@ -64,11 +65,10 @@ struct NodeState {
     std::vector<std::uint32_t> reserved;  ///< WAIT_REPAIR jobs waiting for it
     std::vector<double> recent;           ///< failure times inside the quarantine window
     double maintained_until = -std::numeric_limits<double>::infinity();
-    std::uint32_t next_window = 0;  ///< its first maintenance window not yet begun
-    bool retired = false;           ///< quarantined for good: never returns
-    bool cure_on_return = false;    ///< its repair fixed it: a lemon returns healthy
-    std::uint32_t diagnoses = 0;    ///< misdiagnosis decisions drawn with it as the faulty node
-    double spare_since = 0.0;       ///< when it last entered the hot-spare pool
+    bool retired = false;         ///< quarantined for good: never returns
+    bool cure_on_return = false;  ///< its repair fixed it: a lemon returns healthy
+    std::uint32_t diagnoses = 0;  ///< misdiagnosis decisions drawn with it as the faulty node
+    double spare_since = 0.0;     ///< when it last entered the hot-spare pool
 
     bool cold = false;                ///< a cold spare (borrowed): idle, it waits in the cold reserve
     std::int32_t acquiring_for = -1;  ///< in acquisition for this job (-1: none)
@@ -271,21 +271,12 @@ public:
     void close(double end);
 
     // --- planned maintenance -------------------------------------------------
-    /// Distinct window start times, ascending (the kernel's planned events).
-    const std::vector<double>& maintenance_times() const { return drain_times_; }
-    /// The nodes whose windows start at maintenance_times()[k], with the end
-    /// of each one's window.
-    struct Drain {
-        std::uint32_t node;
-        double until;
-    };
-    const std::vector<Drain>& maintenance_at(std::size_t k) const { return drains_[k]; }
+    const MaintenanceCalendar& maintenance() const { return calendar_; }
     /// Node m enters its next maintenance window at t, until `until`; it
     /// leaves service (if it has not already) and has no failures meanwhile.
     void begin_maintenance(std::uint32_t m, double t, double until);
-    bool has_maintenance() const { return !drain_times_.empty(); }
     /// The earliest maintenance start not yet begun on any node job j holds (inf: none).
-    double next_drain(std::uint32_t j) const;
+    double next_drain(std::uint32_t j) const { return calendar_.next_start(held_[j]); }
     /// Puts a node back where it belongs after its reservations are served.
     void settle(std::uint32_t n) { repool(n); }
     /// Out-of-service nodes at t: (under repair, quarantined).
@@ -383,13 +374,11 @@ private:
     NodeProcesses processes_;
     double now_ = 0.0;
     std::vector<std::uint32_t> touched_;
-    std::vector<double> drain_times_;
-    std::vector<std::vector<Drain>> drains_;
-    std::vector<std::vector<double>> node_drains_;  ///< per node: its window starts, ascending
-    std::vector<std::uint32_t> candidates_;         ///< scratch: misdiagnosis candidates
-    std::vector<std::uint32_t> acquiring_;          ///< per job: cold spares in acquisition for it
-    std::vector<std::uint32_t> acquisitions_;       ///< cold spares in acquisition
-    std::uint32_t retired_cold_ = 0;                ///< cold spares retired for good
+    MaintenanceCalendar calendar_;
+    std::vector<std::uint32_t> candidates_;    ///< scratch: misdiagnosis candidates
+    std::vector<std::uint32_t> acquiring_;     ///< per job: cold spares in acquisition for it
+    std::vector<std::uint32_t> acquisitions_;  ///< cold spares in acquisition
+    std::uint32_t retired_cold_ = 0;           ///< cold spares retired for good
 };
 
 }  // namespace acesim

@@ -45,7 +45,7 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
 void ReplicaEngine::run() {
     pool_.init(draws_);
     for (std::uint32_t n = 0; n < pool_.size(); ++n) kernel_.schedule_node(n, pool_.next_event(n));
-    if (pool_.has_maintenance()) kernel_.plan(pool_.maintenance_times());
+    if (!pool_.maintenance().empty()) kernel_.plan(pool_.maintenance().times());
     const std::size_t n = in_.jobs.size();
     jobs_.resize(n);
     for (std::uint32_t j = 0; j < n; ++j) {
