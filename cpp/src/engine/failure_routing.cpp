@@ -219,7 +219,7 @@ void FailureRouting::reschedule_touched_nodes() {
 }
 
 void FailureRouting::finish_acquisition(std::uint32_t n, double t) {
-    const std::uint32_t j = pool_.finish_acquisition(n);
+    const std::uint32_t j = pool_.rules().finish_acquisition(n);
     if (recovery_->ready(j)) {
         if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
         recovery_->resume(j, t);

@@ -93,7 +93,7 @@ void NodePool::leave_service(std::uint32_t m, double t) {
         processes_.stop(m);  // no failure process out of service
         leave_spares(m);
         pool_remove(m);
-        if (node.acquiring_for >= 0) drop_acquisition(m);  // back in the cold reserve when it returns
+        if (node.acquiring_for >= 0) rules_.drop_acquisition(m);  // back in the cold reserve when it returns
     }
 }
 
@@ -104,16 +104,6 @@ void NodePool::unreserve_all(std::uint32_t j) {
         if (it == node.reserved.end()) continue;
         node.reserved.erase(it);
         --reserved_[j];
-    }
-}
-
-void NodePool::cancel_acquisitions(std::uint32_t j) {
-    for (std::size_t k = acquisitions_.size(); k-- > 0;) {
-        const std::uint32_t n = acquisitions_[k];
-        if (nodes_[n].acquiring_for != static_cast<std::int32_t>(j)) continue;
-        drop_acquisition(n);
-        repool(n);
-        touched_.push_back(n);
     }
 }
 
@@ -188,147 +178,6 @@ std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n, double t
     return reserved;
 }
 
-std::uint32_t NodePool::healthiest(std::uint32_t p) const {
-    const std::vector<std::uint32_t>& pool = pools_[p];
-    std::uint32_t best = pool.front();
-    for (std::uint32_t n : pool) {
-        const NodeState& a = nodes_[n];
-        const NodeState& b = nodes_[best];
-        if (a.last_failure < b.last_failure || (a.last_failure == b.last_failure && n < best)) best = n;
-    }
-    return best;
-}
-
-bool NodePool::take_for_recovery(std::uint32_t j, const ReplicaDraws& draws) {
-    const std::uint32_t need = missing(j);
-    const std::uint32_t used = plans_[j].gpus_per_node;
-    if (need > 0 && used < gpn_) {
-        // A job smaller than a node: best fit among partly free nodes, then
-        // a hot spare, then a cold spare.
-        const std::int64_t now = available_now(j);
-        if (now >= 0) {
-            take_chosen(j, static_cast<std::uint32_t>(now));
-        } else if (!pools_[cold_pool_].empty()) {
-            acquire(j, healthiest(cold_pool_), draws);
-        } else {
-            return false;
-        }
-    } else if (need > 0) {
-        const std::size_t now = pools_[gpn_].size() + pools_[spare_pool_].size();
-        if (now + pools_[cold_pool_].size() < need) return false;
-        for (std::uint32_t k = 0; k < need; ++k) {
-            if (!pools_[spare_pool_].empty()) {
-                ++totals_.spare_uses;
-                attach(j, healthiest(spare_pool_));
-            } else if (!pools_[gpn_].empty()) {
-                attach(j, healthiest(gpn_));
-            } else {
-                acquire(j, healthiest(cold_pool_), draws);
-            }
-        }
-    }
-    // A node available now beats a cold spare still on its way: the
-    // acquisition that would end last is cancelled (its node is an idle cold
-    // spare again).
-    while (acquiring_[j] > 0) {
-        const std::int64_t now = available_now(j);
-        if (now < 0) break;
-        std::int64_t last = -1;
-        for (std::uint32_t n : acquisitions_) {
-            if (nodes_[n].acquiring_for != static_cast<std::int32_t>(j)) continue;
-            const double at = nodes_[n].acquired_at;
-            if (last < 0 || at > nodes_[last].acquired_at || (at == nodes_[last].acquired_at && n > last))
-                last = n;
-        }
-        const auto cancelled = static_cast<std::uint32_t>(last);
-        drop_acquisition(cancelled);
-        repool(cancelled);
-        touched_.push_back(cancelled);
-        take_chosen(j, static_cast<std::uint32_t>(now));
-    }
-    return acquiring_[j] == 0 && missing(j) == 0;
-}
-
-std::int64_t NodePool::available_now(std::uint32_t j) const {
-    const std::uint32_t used = plans_[j].gpus_per_node;
-    if (used < gpn_) {
-        for (std::uint32_t k = used; k <= gpn_; ++k)
-            if (!pools_[k].empty()) return healthiest(k);
-    }
-    if (!pools_[spare_pool_].empty()) return healthiest(spare_pool_);
-    if (!pools_[gpn_].empty()) return healthiest(gpn_);
-    return -1;
-}
-
-void NodePool::acquire(std::uint32_t j, std::uint32_t n, const ReplicaDraws& draws) {
-    pool_remove(n);
-    NodeState& node = nodes_[n];
-    const double delay = draws.law(EntityKind::Node, n, Purpose::Replace, fleet_.cold_spare_delay, node.draws,
-                                   static_cast<double>(gpn_));
-    if (!(delay > 0.0)) {
-        ++totals_.cold_spare_uses;
-        attach(j, n);
-        return;
-    }
-    node.acquiring_for = static_cast<std::int32_t>(j);
-    node.acquired_at = now_ + delay;
-    ++acquiring_[j];
-    acquisitions_.push_back(n);
-    touched_.push_back(n);
-}
-
-void NodePool::drop_acquisition(std::uint32_t n) {
-    NodeState& node = nodes_[n];
-    --acquiring_[static_cast<std::uint32_t>(node.acquiring_for)];
-    node.acquiring_for = -1;
-    node.acquired_at = kInf;
-    acquisitions_.erase(std::find(acquisitions_.begin(), acquisitions_.end(), n));
-}
-
-std::uint32_t NodePool::finish_acquisition(std::uint32_t n) {
-    const auto j = static_cast<std::uint32_t>(nodes_[n].acquiring_for);
-    drop_acquisition(n);
-    ++totals_.cold_spare_uses;
-    attach(j, n);
-    return j;
-}
-
-bool NodePool::take_free(std::uint32_t j) {
-    const std::uint32_t need = missing(j);
-    const std::uint32_t used = plans_[j].gpus_per_node;
-    if (used < gpn_) {
-        for (std::uint32_t k = used; k <= gpn_; ++k) {
-            if (!pools_[k].empty()) {
-                attach(j, pools_[k].back());
-                return true;
-            }
-        }
-        return false;
-    }
-    if (pools_[gpn_].size() < need) return false;
-    for (std::uint32_t k = 0; k < need; ++k) attach(j, pools_[gpn_].back());
-    return true;
-}
-
-void NodePool::candidates(std::uint32_t j, bool recovering, double t, PlacementCandidates& out) const {
-    const std::uint32_t used = plans_[j].gpus_per_node;
-    std::vector<std::uint32_t>& ids = out.nodes;
-    ids.clear();
-    for (std::uint32_t k = used; k <= gpn_; ++k) {
-        if (used == gpn_ && k != gpn_) continue;  // whole-node jobs take whole free nodes
-        ids.insert(ids.end(), pools_[k].begin(), pools_[k].end());
-    }
-    if (recovering) ids.insert(ids.end(), pools_[spare_pool_].begin(), pools_[spare_pool_].end());
-    std::sort(ids.begin(), ids.end());
-    out.failures.resize(ids.size());
-    out.since_failure.resize(ids.size());
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-        const NodeState& node = nodes_[ids[i]];
-        out.failures[i] = node.failures;
-        out.since_failure[i] = t - node.last_failure;  // inf when it never failed
-    }
-}
-
 void NodePool::count_out_of_service(double t, std::uint32_t& down, std::uint32_t& quarantined) const {
     down = quarantined = 0;
     for (const NodeState& n : nodes_) {
@@ -338,101 +187,6 @@ void NodePool::count_out_of_service(double t, std::uint32_t& down, std::uint32_t
         else
             ++down;
     }
-}
-
-void NodePool::check_invariants() const {
-    if (!fleet_.enabled) return;
-    std::vector<std::uint32_t> used(nodes_.size(), 0);
-    std::uint32_t retired = 0;
-    std::uint32_t retired_cold = 0;
-    for (std::uint32_t j = 0; j < held_.size(); ++j) {
-        for (std::uint32_t n : held_[j]) {
-            const auto& on = nodes_[n].jobs;
-            if (std::count(on.begin(), on.end(), j) != 1)
-                throw std::logic_error("invariant: job " + std::to_string(j) + " holds node " +
-                                       std::to_string(n) + " that does not list it");
-            used[n] += plans_[j].gpus_per_node;
-        }
-    }
-    for (std::uint32_t p = 0; p < pools_.size(); ++p) {
-        for (std::uint32_t k = 0; k < pools_[p].size(); ++k) {
-            const NodeState& node = nodes_[pools_[p][k]];
-            if (node.pool != static_cast<std::int32_t>(p) || node.pos != k)
-                throw std::logic_error("invariant: pool bookkeeping");
-        }
-    }
-    for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
-        const NodeState& node = nodes_[n];
-        if (used[n] + node.free_gpus != gpn_)
-            throw std::logic_error("invariant: node " + std::to_string(n) + " GPUs do not add up");
-        for (std::uint32_t j : node.jobs) {
-            if (std::count(held_[j].begin(), held_[j].end(), n) != 1)
-                throw std::logic_error("invariant: node " + std::to_string(n) +
-                                       " lists a job that does not hold it");
-        }
-        const bool pooled = node.pool >= 0;
-        if (pooled && (!node.in_service || !node.reserved.empty()))
-            throw std::logic_error("invariant: node " + std::to_string(n) +
-                                   " is in a pool while out of service");
-        if (pooled && node.pool == static_cast<std::int32_t>(spare_pool_) && !node.jobs.empty())
-            throw std::logic_error("invariant: a hot spare runs a job");
-        const bool acquiring = node.acquiring_for >= 0;
-        if (node.in_service && node.reserved.empty() && node.free_gpus > 0 && !pooled && !acquiring)
-            throw std::logic_error("invariant: free node " + std::to_string(n) + " is in no pool");
-        if (!node.reserved.empty() && node.in_service)
-            throw std::logic_error("invariant: node reserved while in service");
-        processes_.check(n, node.in_service, !node.jobs.empty(), now_);
-        // Planned maintenance: begun windows are past, the next one ahead,
-        // and a node inside a window is out of service.
-        calendar_.check(n, now_);
-        if (node.maintained_until > now_ && node.in_service)
-            throw std::logic_error("invariant: node " + std::to_string(n) + " in service during maintenance");
-        if (node.retired && (node.in_service || node.quarantined_until < kInf || !node.reserved.empty()))
-            throw std::logic_error("invariant: retired node " + std::to_string(n) + " is back or reserved");
-        if (node.cure_on_return && node.in_service)
-            throw std::logic_error("invariant: node " + std::to_string(n) +
-                                   " in service with a pending cure");
-        if (node.pool == static_cast<std::int32_t>(spare_pool_) && node.spare_since > now_)
-            throw std::logic_error("invariant: hot spare " + std::to_string(n) +
-                                   " entered the pool in the future");
-        check_cold(n);
-        retired += node.retired ? 1u : 0u;
-        retired_cold += node.retired && node.cold ? 1u : 0u;
-    }
-    if (retired != totals_.retired_nodes || retired_cold != retired_cold_)
-        throw std::logic_error("invariant: retired node count");
-    std::vector<std::uint32_t> waits(held_.size(), 0);
-    for (const NodeState& node : nodes_)
-        for (std::uint32_t j : node.reserved) ++waits[j];
-    if (waits != reserved_) throw std::logic_error("invariant: reservation counts");
-    if (!touched_.empty()) throw std::logic_error("invariant: node events left to reschedule");
-    std::vector<std::uint32_t> acquiring(acquiring_.size(), 0);
-    for (std::uint32_t n : acquisitions_) {
-        if (nodes_[n].acquiring_for < 0) throw std::logic_error("invariant: cold-spare acquisition list");
-        ++acquiring[static_cast<std::uint32_t>(nodes_[n].acquiring_for)];
-    }
-    if (acquiring != acquiring_) throw std::logic_error("invariant: acquisitions per job do not add up");
-    if (pools_[spare_pool_].size() > fleet_.spares)
-        throw std::logic_error("invariant: more hot spares than the fleet holds back");
-}
-
-void NodePool::check_cold(std::uint32_t n) const {
-    const NodeState& node = nodes_[n];
-    const bool pooled = node.pool >= 0;
-    if (pooled && node.pool == static_cast<std::int32_t>(cold_pool_) && (!node.cold || !node.jobs.empty()))
-        throw std::logic_error("invariant: the cold reserve holds node " + std::to_string(n) +
-                               ", busy or not a cold spare");
-    if (node.acquiring_for < 0) {
-        if (node.acquired_at != kInf)
-            throw std::logic_error("invariant: node " + std::to_string(n) + " has a stale acquisition");
-        return;
-    }
-    const bool listed = std::count(acquisitions_.begin(), acquisitions_.end(), n) == 1;
-    if (!node.cold || !node.in_service || pooled || !node.jobs.empty() || !node.reserved.empty() ||
-        !std::isfinite(node.acquired_at) ||
-        static_cast<std::size_t>(node.acquiring_for) >= acquiring_.size() || !listed)
-        throw std::logic_error("invariant: cold spare " + std::to_string(n) +
-                               " in acquisition is also somewhere else");
 }
 
 }  // namespace acesim

@@ -16,6 +16,7 @@
 #include "draws.hpp"
 #include "maintenance.hpp"
 #include "node_processes.hpp"
+#include "placement_rules.hpp"
 #include "plans.hpp"
 #include "repair.hpp"
 
@@ -89,7 +90,23 @@ struct NodeTotals {
     std::uint32_t cold_spare_uses = 0;
 };
 
+class NodePool;
+
+/// The node pool's consistency checks (node_pool_audit.cpp).
+class NodePoolAudit {
+public:
+    explicit NodePoolAudit(const NodePool& pool) : p_(pool) {}
+    void check_invariants() const;
+
+private:
+    void check_cold(std::uint32_t n) const;
+    const NodePool& p_;
+};
+
 class NodePool {
+    friend class PlacementRules;
+    friend class NodePoolAudit;
+
 public:
     NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std::uint32_t gpus_per_node,
              const std::vector<JobPlan>& plans);
@@ -141,29 +158,8 @@ public:
     }
     /// Job j no longer waits for any node.
     void unreserve_all(std::uint32_t j);
-    /// Cancels the acquisitions in flight for job j (its cold spares go back
-    /// to the cold reserve).
-    void cancel_acquisitions(std::uint32_t j);
 
     // --- free capacity -------------------------------------------------------
-    /// Takes the nodes a recovering job lacks, all or nothing: hot spares
-    /// first, then free nodes (best fit for a job smaller than a node), then
-    /// cold spares, each time the node healthy longest (earliest last
-    /// failure, then the lowest id): never the one just back from repair
-    /// when another will do. A cold spare is acquired after a draw of the
-    /// cold-spare delay from its own stream (the job waits for it). Then
-    /// trades acquisitions still in flight for nodes available now,
-    /// cancelling the acquisitions that would end last. True when the job
-    /// holds every node it needs. Nodes whose next event changed
-    /// (acquisitions begun or cancelled) join touched().
-    bool take_for_recovery(std::uint32_t j, const ReplicaDraws& draws);
-    /// The built-in choice among free nodes for a start from the queue (never
-    /// the spares): best fit for a job smaller than a node, whole free nodes
-    /// otherwise; all or nothing.
-    bool take_free(std::uint32_t j);
-    /// The nodes a start of job j may use (the free nodes that fit, and the
-    /// hot spares when it is recovering), ascending, with their history at t.
-    void candidates(std::uint32_t j, bool recovering, double t, PlacementCandidates& out) const;
     /// Attaches a node chosen among the candidates (counts a spare use).
     void take_chosen(std::uint32_t j, std::uint32_t n) {
         if (nodes_[n].pool == static_cast<std::int32_t>(spare_pool_)) ++totals_.spare_uses;
@@ -214,9 +210,6 @@ public:
         const NodeState& node = nodes_[n];
         return node.in_service && node.acquiring_for >= 0 && node.acquired_at <= t;
     }
-    /// Cold spare n's acquisition ends: it joins the job it was acquired
-    /// for, which is returned.
-    std::uint32_t finish_acquisition(std::uint32_t n);
     /// Node n's failure process fires: returns the draw that fired. The
     /// process waits for renew() (the failure may take the node out of service).
     double fire(std::uint32_t n) { return processes_.fire(n); }
@@ -282,10 +275,12 @@ public:
     /// Out-of-service nodes at t: (under repair, quarantined).
     void count_out_of_service(double t, std::uint32_t& down, std::uint32_t& quarantined) const;
 
+    /// The built-in placement rules over this pool (placement_rules.hpp).
+    PlacementRules& rules() { return rules_; }
+    const PlacementRules& rules() const { return rules_; }
+
     /// Throws std::logic_error when the pools, links or GPU counts disagree.
-    void check_invariants() const;
-    /// The cold-spare part of those checks, for node n.
-    void check_cold(std::uint32_t n) const;
+    void check_invariants() const { NodePoolAudit(*this).check_invariants(); }
 
 private:
     void pool_add(std::uint32_t n, std::uint32_t p) {
@@ -340,15 +335,6 @@ private:
         NodeState& node = nodes_[n];
         processes_.start(n, t, !node.jobs.empty(), node.lemon, draws, node.draws, first);
     }
-    /// Job j acquires cold spare n now (at once for a zero delay).
-    void acquire(std::uint32_t j, std::uint32_t n, const ReplicaDraws& draws);
-    /// Ends cold spare n's acquisition without its job.
-    void drop_acquisition(std::uint32_t n);
-    /// The node job j would take at once (best fit, then a hot spare, then a
-    /// whole free node, each the healthiest of its pool), or -1.
-    std::int64_t available_now(std::uint32_t j) const;
-    /// The node of a pool healthy longest (earliest last failure, then lowest id).
-    std::uint32_t healthiest(std::uint32_t p) const;
     /// Busy clock: node n went idle (pause) or busy (resume) at now_.
     void busy_changed(std::uint32_t n) {
         if (nodes_[n].in_service && processes_.busy_changed(n, !nodes_[n].jobs.empty(), now_))
@@ -375,6 +361,7 @@ private:
     double now_ = 0.0;
     std::vector<std::uint32_t> touched_;
     MaintenanceCalendar calendar_;
+    PlacementRules rules_{*this};
     std::vector<std::uint32_t> candidates_;    ///< scratch: misdiagnosis candidates
     std::vector<std::uint32_t> acquiring_;     ///< per job: cold spares in acquisition for it
     std::vector<std::uint32_t> acquisitions_;  ///< cold spares in acquisition

@@ -20,10 +20,10 @@ bool RecoveryActions::place(std::uint32_t j, bool recovering) {
     if (recovering) return take_for_recovery(j);
     if (in_.policy.place) {
         const int chosen = place_outside(j, false);
-        if (chosen >= 0) return chosen == 1 || pool_.take_free(j);
+        if (chosen >= 0) return chosen == 1 || pool_.rules().take_free(j);
         return false;
     }
-    return pool_.take_free(j);
+    return pool_.rules().take_free(j);
 }
 
 bool RecoveryActions::take_for_recovery(std::uint32_t j) {
@@ -34,7 +34,7 @@ bool RecoveryActions::take_for_recovery(std::uint32_t j) {
         in_.policy.place && pool_.acquiring(j) == 0 && pool_.missing(j) > 0 ? place_outside(j, true) : 0;
     bool ready = chosen == 1;
     // Nodes whose next event changed are rescheduled after the event.
-    if (chosen != 1) ready = pool_.take_for_recovery(j, draws_);
+    if (chosen != 1) ready = pool_.rules().take_for_recovery(j, draws_);
     if (pool_.nodes_of(j).size() + pool_.acquiring(j) > before) jobs_[j].replaced = true;
     return ready;
 }
@@ -68,7 +68,7 @@ void RecoveryActions::cancel_replacement_delay(std::uint32_t j) {
 int RecoveryActions::place_outside(std::uint32_t j, bool recovering) {
     const std::uint32_t need = pool_.missing(j);
     const double t = kernel_.now();
-    pool_.candidates(j, recovering, t, candidates_);
+    pool_.rules().candidates(j, recovering, t, candidates_);
     const std::vector<std::uint32_t>& nodes = candidates_.nodes;
     // Cannot start now, whoever chooses (a smaller job needs one node that fits).
     if (nodes.size() < need) return -1;
@@ -235,7 +235,7 @@ void RecoveryActions::abandon(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     scheduler_.drop(j);
     pool_.unreserve_all(j);
-    pool_.cancel_acquisitions(j);
+    pool_.rules().cancel_acquisitions(j);
     pool_.release_all(j);
     kernel_.invalidate_job(j);
     job.replacing = false;
