@@ -135,7 +135,7 @@ void register_simulator(py::module_& m) {
                          priority, submit, end, wall, productive, wasted, ckpt_stall, overhead, detection,
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
-                         expected_waste, completed, planned_interruptions, status);
+                         expected_waste, completed, status, planned_interruptions);
     PYBIND11_NUMPY_DTYPE(
         FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
         quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,

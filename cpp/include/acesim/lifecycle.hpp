@@ -185,7 +185,7 @@ ACESIM_HD double close_at(const Lifecycle& s, JobRecord& rec, bool started, doub
             break;
     }
     rec.end = t;
-    rec.status = static_cast<std::uint32_t>(status_at_close(s.phase));
+    rec.status = static_cast<std::uint8_t>(status_at_close(s.phase));
     return progress;
 }
 

@@ -48,8 +48,8 @@ struct JobRecord {
     double expected_ettr;        ///< closed form under exponential failures of mean mtbf
     double expected_waste;       ///< 1 - expected_ettr for the interval used
     bool completed;
+    std::uint8_t status;                  ///< JobStatus (packed beside completed: rows stay 200 bytes)
     std::uint32_t planned_interruptions;  ///< stops for planned maintenance (not in failures)
-    std::uint32_t status;                 ///< JobStatus
 };
 
 /// One row per replica: the fleet rollup.

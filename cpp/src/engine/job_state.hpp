@@ -14,26 +14,26 @@
 namespace acesim {
 
 struct JobState {
+    // Largest fields first: the state of 1.7M jobs is kept without padding holes.
     Lifecycle life;
     FailureClock clock;
     double fail_draw = std::numeric_limits<double>::infinity();  ///< the inter-failure draw in force
     double fault_time = 0.0;
-    double lost_work = 0.0;   ///< rolled back by the last failure
-    std::int32_t cause = -1;  ///< cause of the last failure
-    double run_start = 0.0;   ///< when the current run (start) began
-    bool started = false;
+    double lost_work = 0.0;  ///< rolled back by the last failure
+    double run_start = 0.0;  ///< when the current run (start) began
+    /// A drain checkpoint is due: its write should end by this maintenance start.
+    double drain_by = std::numeric_limits<double>::infinity();
+    JobRecord* rec = nullptr;       ///< the job's output row, filled in place
+    std::int32_t cause = -1;        ///< cause of the last failure
     std::int32_t churn_owner = -1;  ///< job whose recovery preempted this one
     std::int32_t preempt_for = -1;  ///< CHECKPOINT_AWARE: preempt for this job at the next checkpoint
     std::uint32_t pledged = 0;      ///< nodes deferred victims will give this job at their checkpoints
     Replacement decision{};         ///< the re-placement chosen at its last failure
     DrawCounters draws = {};
-    JobRecord* rec = nullptr;  ///< the job's output row, filled in place
-    /// A drain checkpoint is due: its write should end by this maintenance start.
-    double drain_by = std::numeric_limits<double>::infinity();
+    bool started = false;
     bool planned_stop = false;  ///< recovering from a planned stop, not a fault
-
-    bool replaced = false;   ///< took a new node since its last start: a re-placement delay is due
-    bool replacing = false;  ///< waiting out that delay (phase Waiting, all its nodes held)
+    bool replaced = false;      ///< took a new node since its last start: a re-placement delay is due
+    bool replacing = false;     ///< waiting out that delay (phase Waiting, all its nodes held)
 
     Phase phase() const { return life.phase; }
     bool running() const { return holds_hardware(life.phase); }

@@ -241,7 +241,7 @@ void RecoveryActions::abandon(std::uint32_t j, double t) {
     job.replacing = false;
     job.replaced = false;
     close_at(job.life, *job.rec, job.started, t);
-    job.rec->status = static_cast<std::uint32_t>(JobStatus::Unplaceable);
+    job.rec->status = static_cast<std::uint8_t>(JobStatus::Unplaceable);
     job.life.phase = Phase::Done;
     ++jobs_done_;
     lifecycle_->log(j, EventKind::Unplaceable, t);

@@ -95,7 +95,7 @@ void ReplicaEngine::check_invariants() const {
             throw std::logic_error("invariant: finished job still holds nodes");
         if (jobs_[j].phase() == Phase::Done && (scheduler_.queued(j) || scheduler_.waiting(j)))
             throw std::logic_error("invariant: finished job " + std::to_string(j) + " is still scheduled");
-        if (jobs_[j].rec->status == static_cast<std::uint32_t>(JobStatus::Unplaceable) &&
+        if (jobs_[j].rec->status == static_cast<std::uint8_t>(JobStatus::Unplaceable) &&
             !pool_.can_never_place(plans_.jobs[j].nodes, false) &&
             !pool_.can_never_place(plans_.jobs[j].nodes, true))
             throw std::logic_error("invariant: job " + std::to_string(j) + " closed as unplaceable but fits");
