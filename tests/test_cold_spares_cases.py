@@ -42,59 +42,7 @@ import acesim as ace
 import numpy as np
 import pytest
 import simpy
-
-MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
-
-BUCKETS = (
-    "productive",
-    "wasted",
-    "ckpt_stall",
-    "overhead",
-    "detection",
-    "queue_wait",
-    "recovery_wait",
-)
-
-ZERO = ace.Constant(0.0)
-
-
-def run(jobs: Any, **kwargs: Any) -> ace.SimulationResult:
-    """``ace.simulate`` with the invariant checks on, then the accounting
-    identity and non-negative buckets on every job row."""
-    kwargs.setdefault("threads", 1)
-    res = ace.simulate(jobs, check_invariants=True, **kwargs)
-    rows = res.jobs
-    assert rows.size > 0
-    total = sum(rows[b] for b in BUCKETS)
-    np.testing.assert_allclose(total, rows["wall"], rtol=1e-12, atol=1e-6)
-    for b in BUCKETS:
-        assert np.all(rows[b] >= 0.0), b
-    return res
-
-
-def job(nodes: int, work: float, interval: float = HOUR, **kwargs: Any) -> ace.Job:
-    """A whole-node job with zero init, save and load (unless given)."""
-    kwargs.setdefault("init", ZERO)
-    return ace.Job(8 * nodes, work, interval, save=ZERO, load=ZERO, **kwargs)
-
-
-def fleet(
-    nodes: int,
-    gaps: dict[int, list[float]],
-    repair: float | ace.Distribution,
-    spares: int = 0,
-    cold_spares: int = 0,
-    delay: float | ace.Distribution | None = None,
-) -> ace.Fleet:
-    """A fleet whose nodes fail at the given gaps (node -> gaps) only."""
-    return ace.Fleet(
-        nodes,
-        spares=spares,
-        repair=repair,
-        node_failures=ace.NodeTrace.from_gaps(gaps, nodes=nodes),
-        cold_spares=cold_spares,
-        cold_spare_delay=delay,
-    )
+from hand_cases import DAY, HOUR, MINUTE, job, run, trace_fleet
 
 
 def events_of(res: ace.SimulationResult, j: int = 0) -> list[tuple[str, float]]:
@@ -121,7 +69,9 @@ def test_a_cold_spare_makes_the_job_wait_exactly_its_delay() -> None:
     30 min, restarts at 3.0 h from 2 h of progress and ends at 11.0 h."""
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(2, {0: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, delay=30 * MINUTE),
+        fleet=trace_fleet(
+            2, {0: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, cold_spare_delay=30 * MINUTE
+        ),
         record_events=True,
     )
     r, f = res.jobs[0], res.fleet[0]
@@ -144,7 +94,7 @@ def test_cold_spares_never_serve_a_start_from_the_queue() -> None:
     take nodes 0 and 1; C (1 node, 1 h) queues although node 2 sits idle,
     and starts at 4 h when A and B end."""
     jobs = [job(1, 4 * HOUR), job(1, 4 * HOUR), job(1, HOUR)]
-    res = run(jobs, fleet=fleet(3, {}, repair=HOUR, cold_spares=1, delay=MINUTE))
+    res = run(jobs, fleet=trace_fleet(3, {}, repair=HOUR, cold_spares=1, cold_spare_delay=MINUTE))
     c = res.jobs[2]
     assert c["queue_wait"] == h(4.0)
     assert c["end"] == h(5.0)
@@ -157,8 +107,13 @@ def test_a_hot_spare_is_preferred_over_a_cold_one() -> None:
     wait, no acquisition) and ends at 10.5 h."""
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(
-            3, {0: [2.5 * HOUR]}, repair=10 * HOUR, spares=1, cold_spares=1, delay=30 * MINUTE
+        fleet=trace_fleet(
+            3,
+            {0: [2.5 * HOUR]},
+            repair=10 * HOUR,
+            spares=1,
+            cold_spares=1,
+            cold_spare_delay=30 * MINUTE,
         ),
     )
     r, f = res.jobs[0], res.fleet[0]
@@ -174,8 +129,13 @@ def test_two_lost_nodes_take_the_hot_spare_and_acquire_a_cold_one() -> None:
     30 min acquisition, restarts at 3.0 h and ends at 11.0 h."""
     res = run(
         job(2, 10 * HOUR),
-        fleet=fleet(
-            4, {0: [2.5 * HOUR]}, repair=10 * HOUR, spares=1, cold_spares=1, delay=30 * MINUTE
+        fleet=trace_fleet(
+            4,
+            {0: [2.5 * HOUR]},
+            repair=10 * HOUR,
+            spares=1,
+            cold_spares=1,
+            cold_spare_delay=30 * MINUTE,
         ),
         causes=[ace.Cause("switch", 1.0, nodes=2)],
     )
@@ -193,7 +153,9 @@ def test_two_cold_spares_are_acquired_at_once() -> None:
     once, so the job waits 30 min, not 60, and ends at 11.0 h."""
     res = run(
         job(2, 10 * HOUR),
-        fleet=fleet(4, {0: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=2, delay=30 * MINUTE),
+        fleet=trace_fleet(
+            4, {0: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=2, cold_spare_delay=30 * MINUTE
+        ),
         causes=[ace.Cause("switch", 1.0, nodes=2)],
     )
     r, f = res.jobs[0], res.fleet[0]
@@ -217,12 +179,12 @@ def test_a_repair_back_before_the_acquisition_ends_is_taken_instead() -> None:
     """
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(
+        fleet=trace_fleet(
             2,
             {0: [2.5 * HOUR, 3.25 * HOUR]},
             repair=ace.Replay([0.5 * HOUR, 10 * HOUR]),
             cold_spares=1,
-            delay=2 * HOUR,
+            cold_spare_delay=2 * HOUR,
         ),
         record_events=True,
     )
@@ -245,8 +207,12 @@ def test_a_cold_spare_that_fails_during_its_acquisition() -> None:
     Node 1 is back at 13.5 h, in the cold reserve."""
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(
-            2, {0: [2.5 * HOUR], 1: [3.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, delay=2 * HOUR
+        fleet=trace_fleet(
+            2,
+            {0: [2.5 * HOUR], 1: [3.5 * HOUR]},
+            repair=10 * HOUR,
+            cold_spares=1,
+            cold_spare_delay=2 * HOUR,
         ),
     )
     r, f = res.jobs[0], res.fleet[0]
@@ -274,7 +240,9 @@ def test_a_used_cold_spare_goes_back_to_the_cold_reserve() -> None:
     ]
     res = run(
         jobs,
-        fleet=fleet(3, {1: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, delay=30 * MINUTE),
+        fleet=trace_fleet(
+            3, {1: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, cold_spare_delay=30 * MINUTE
+        ),
     )
     a, b, c, d = res.jobs
     assert a["recovery_wait"] == h(0.5) and a["end"] == h(11.0)
@@ -294,7 +262,9 @@ def test_preempt_lower_acquires_a_cold_spare_before_preempting() -> None:
     policy = ace.Policy(replacement=ace.Replacement.PREEMPT_LOWER)
     res = run(
         jobs,
-        fleet=fleet(3, {1: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, delay=30 * MINUTE),
+        fleet=trace_fleet(
+            3, {1: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, cold_spare_delay=30 * MINUTE
+        ),
         policy=policy,
     )
     hi, lo = res.jobs
@@ -302,7 +272,7 @@ def test_preempt_lower_acquires_a_cold_spare_before_preempting() -> None:
     assert lo["preemptions"] == 0 and lo["end"] == h(12.0)
     assert hi["churn_gpu_hours"] == 0.0
     assert res.fleet["cold_spare_uses"][0] == 1
-    hot = run(jobs, fleet=fleet(2, {1: [2.5 * HOUR]}, repair=10 * HOUR), policy=policy)
+    hot = run(jobs, fleet=trace_fleet(2, {1: [2.5 * HOUR]}, repair=10 * HOUR), policy=policy)
     assert hot.jobs["preemptions"][1] == 1
     assert hot.jobs["recovery_wait"][0] == 0.0
 
@@ -318,7 +288,9 @@ def test_wait_repair_replaces_a_quarantined_node_with_a_cold_spare() -> None:
     )
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(2, {0: [2.5 * HOUR]}, repair=HOUR, cold_spares=1, delay=30 * MINUTE),
+        fleet=trace_fleet(
+            2, {0: [2.5 * HOUR]}, repair=HOUR, cold_spares=1, cold_spare_delay=30 * MINUTE
+        ),
         policy=policy,
     )
     r = res.jobs[0]
@@ -450,8 +422,12 @@ def test_exponential_delay_mean_wait_is_the_mean_delay() -> None:
     d, n = 30 * MINUTE, 4000
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(
-            2, {0: [2.5 * HOUR]}, repair=1000 * HOUR, cold_spares=1, delay=ace.Exponential(d)
+        fleet=trace_fleet(
+            2,
+            {0: [2.5 * HOUR]},
+            repair=1000 * HOUR,
+            cold_spares=1,
+            cold_spare_delay=ace.Exponential(d),
         ),
         replicas=n,
         seed=7,
@@ -476,7 +452,9 @@ def test_a_repair_racing_the_acquisition() -> None:
     d, big_r, n = 30 * MINUTE, 30 * MINUTE, 4000
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(2, {0: [2.5 * HOUR]}, repair=big_r, cold_spares=1, delay=ace.Exponential(d)),
+        fleet=trace_fleet(
+            2, {0: [2.5 * HOUR]}, repair=big_r, cold_spares=1, cold_spare_delay=ace.Exponential(d)
+        ),
         replicas=n,
         seed=3,
         threads=2,
@@ -615,7 +593,7 @@ def test_replacement_delay_under_spares_is_separate_from_init_and_load() -> None
     computes the 8 h left: end 10.8 h."""
     res = run(
         job(1, 10 * HOUR, init=ace.Constant(0.1 * HOUR)),
-        fleet=fleet(2, {0: [2.5 * HOUR]}, repair=10 * HOUR, spares=1),
+        fleet=trace_fleet(2, {0: [2.5 * HOUR]}, repair=10 * HOUR, spares=1),
         policy=ace.Policy(replacement_delay=REPLACE),
         record_events=True,
     )
@@ -637,7 +615,7 @@ def test_replacement_delay_under_preempt_lower() -> None:
     jobs = [job(1, 10 * HOUR, priority=5), job(1, 12 * HOUR)]
     res = run(
         jobs,
-        fleet=fleet(2, {1: [2.5 * HOUR]}, repair=10 * HOUR),
+        fleet=trace_fleet(2, {1: [2.5 * HOUR]}, repair=10 * HOUR),
         policy=ace.Policy(replacement=ace.Replacement.PREEMPT_LOWER, replacement_delay=REPLACE),
     )
     hi, lo = res.jobs
@@ -654,7 +632,7 @@ def test_no_replacement_delay_when_wait_repair_gets_its_own_node_back() -> None:
     it (1 h) and restarts on it: no re-placement, no delay. End 11.5 h."""
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(2, {0: [2.5 * HOUR]}, repair=HOUR, spares=1),
+        fleet=trace_fleet(2, {0: [2.5 * HOUR]}, repair=HOUR, spares=1),
         policy=ace.Policy(replacement=ace.Replacement.WAIT_REPAIR, replacement_delay=REPLACE),
     )
     r = res.jobs[0]
@@ -667,7 +645,7 @@ def test_no_replacement_delay_for_a_restart_in_place() -> None:
     no re-placement, no delay."""
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(2, {0: [2.5 * HOUR]}, repair=HOUR, spares=1),
+        fleet=trace_fleet(2, {0: [2.5 * HOUR]}, repair=HOUR, spares=1),
         causes=[ace.Cause("software", 1.0, node_down=False)],
         policy=ace.Policy(replacement_delay=REPLACE),
     )
@@ -682,7 +660,9 @@ def test_replacement_delay_after_a_cold_spare_is_sequential() -> None:
     delay: wait 0.7 h, end 11.2 h."""
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(2, {0: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, delay=30 * MINUTE),
+        fleet=trace_fleet(
+            2, {0: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, cold_spare_delay=30 * MINUTE
+        ),
         policy=ace.Policy(replacement_delay=REPLACE),
     )
     r = res.jobs[0]
@@ -699,7 +679,7 @@ def test_a_node_lost_during_the_replacement_delay() -> None:
     recovery wait 1.5 h."""
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(3, {1: [2.5 * HOUR], 2: [3.0 * HOUR]}, repair=10 * HOUR, spares=1),
+        fleet=trace_fleet(3, {1: [2.5 * HOUR], 2: [3.0 * HOUR]}, repair=10 * HOUR, spares=1),
         policy=ace.Policy(replacement_delay=HOUR),
     )
     r = res.jobs[0]
@@ -737,7 +717,7 @@ def test_exponential_replacement_delay_mean() -> None:
     d, n = 10 * MINUTE, 4000
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(2, {0: [2.5 * HOUR]}, repair=10 * HOUR, spares=1),
+        fleet=trace_fleet(2, {0: [2.5 * HOUR]}, repair=10 * HOUR, spares=1),
         policy=ace.Policy(replacement_delay=ace.Exponential(d)),
         replicas=n,
         seed=5,
@@ -998,7 +978,9 @@ def test_the_place_callback_never_sees_a_cold_spare() -> None:
     policy = ace.Policy(place=place)
     res = run(
         [job(1, 10 * HOUR), job(1, HOUR)],
-        fleet=fleet(3, {1: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, delay=30 * MINUTE),
+        fleet=trace_fleet(
+            3, {1: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, cold_spare_delay=30 * MINUTE
+        ),
         policy=policy,
     )
     assert offers == [(False, [0, 1]), (False, [0]), (True, [0])]
@@ -1007,7 +989,9 @@ def test_the_place_callback_never_sees_a_cold_spare() -> None:
     offers.clear()
     res = run(
         job(1, 10 * HOUR),
-        fleet=fleet(2, {0: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, delay=30 * MINUTE),
+        fleet=trace_fleet(
+            2, {0: [2.5 * HOUR]}, repair=10 * HOUR, cold_spares=1, cold_spare_delay=30 * MINUTE
+        ),
         policy=policy,
     )
     assert offers == [(False, [0])]

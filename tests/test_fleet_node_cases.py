@@ -33,61 +33,11 @@ figure, a comment quotes it ("Before the fix").
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import acesim as ace
 import numpy as np
 import pytest
-
-MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
-
-BUCKETS = (
-    "productive",
-    "wasted",
-    "ckpt_stall",
-    "overhead",
-    "detection",
-    "queue_wait",
-    "recovery_wait",
-)
-
-ZERO = ace.Constant(0.0)
-
-
-def run(jobs: Any, **kwargs: Any) -> ace.SimulationResult:
-    """``ace.simulate`` with the invariant checks on, then the accounting
-    identity and non-negative buckets on every job row."""
-    kwargs.setdefault("threads", 1)
-    res = ace.simulate(jobs, check_invariants=True, **kwargs)
-    rows = res.jobs
-    assert rows.size > 0
-    total = sum(rows[b] for b in BUCKETS)
-    np.testing.assert_allclose(total, rows["wall"], rtol=1e-12, atol=1e-6)
-    for b in BUCKETS:
-        assert np.all(rows[b] >= 0.0), b
-    return res
-
-
-def job(nodes: int, work: float, interval: float = HOUR, **kwargs: Any) -> ace.Job:
-    """A whole-node job with zero init, save and load."""
-    return ace.Job(8 * nodes, work, interval, init=ZERO, save=ZERO, load=ZERO, **kwargs)
-
-
-def trace_fleet(
-    nodes: int, gaps: dict[int, list[float]], repair: float, spares: int = 0
-) -> ace.Fleet:
-    """A fleet whose nodes fail at the given gaps (node -> gaps) only."""
-    return ace.Fleet(
-        nodes,
-        spares=spares,
-        repair=ace.Constant(repair),
-        node_failures=ace.NodeTrace.from_gaps(gaps, nodes=nodes),
-    )
-
-
-def rows_of(trace: np.ndarray, *fields: str) -> list[tuple[Any, ...]]:
-    return [tuple(r[f].item() for f in fields) for r in trace]
-
+from hand_cases import DAY, HOUR, MINUTE, job, rows_of, run, trace_fleet
 
 #: A cause seen after 6 minutes (0.1 h): the node goes to repair.
 SIX_MINUTES = [ace.Cause("crash", 1.0, detect=ace.Constant(6 * MINUTE))]

@@ -38,63 +38,19 @@ from pathlib import Path
 from typing import Any
 
 import acesim as ace
+import hand_cases
 import numpy as np
 import pytest
+from hand_cases import DAY, HOUR, MINUTE, ZERO, job, rows_of, trace_fleet
 
-MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
-
-BUCKETS = (
-    "productive",
-    "wasted",
-    "ckpt_stall",
-    "overhead",
-    "detection",
-    "queue_wait",
-    "recovery_wait",
-)
-
-ZERO = ace.Constant(0.0)
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(jobs: Any, **kwargs: Any) -> ace.SimulationResult:
-    """``ace.simulate`` with the invariant checks on, then the accounting
-    identity and non-negative buckets on every job row."""
-    kwargs.setdefault("threads", 1)
-    res = ace.simulate(jobs, check_invariants=True, **kwargs)
-    rows = res.jobs
-    total = sum(rows[b] for b in BUCKETS)
-    np.testing.assert_allclose(total, rows["wall"], rtol=1e-12, atol=1e-6)
-    for b in BUCKETS:
-        assert np.all(rows[b] >= 0.0), b
-    for f in res.fleet:
-        mine = rows[rows["replica"] == f["replica"]]
-        assert f["planned_interruptions"] == mine["planned_interruptions"].sum()
-        assert f["failures"] == mine["failures"].sum()
-    return res
-
-
-def job(nodes: int, work: float, interval: float = HOUR, **kwargs: Any) -> ace.Job:
-    """A whole-node job; init, save and load zero unless given."""
-    for law in ("init", "save", "load"):
-        kwargs.setdefault(law, ZERO)
-    return ace.Job(8 * nodes, work, interval, **kwargs)
-
-
-def trace_fleet(
-    nodes: int, gaps: dict[int, list[float]], repair: float = HOUR, **kwargs: Any
-) -> ace.Fleet:
-    """A fleet whose nodes fail at the given gaps (node -> gaps) only."""
-    return ace.Fleet(
-        nodes,
-        repair=ace.Constant(repair),
-        node_failures=ace.NodeTrace.from_gaps(gaps, nodes=nodes),
-        **kwargs,
-    )
-
-
-def rows_of(trace: np.ndarray, *fields: str) -> list[tuple[Any, ...]]:
-    return [tuple(r[f].item() for f in fields) for r in trace]
+    """:func:`hand_cases.run` with the fleet totals checked too: every fleet
+    change here (clocks, windows, maintenance) must keep each replica's
+    fleet row in step with its job rows."""
+    return hand_cases.run(jobs, fleet_totals=True, **kwargs)
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,110 @@
+"""Helpers shared by the hand-computed test files (test_fleet_node_cases,
+test_repair_cases, test_cold_spares_cases, test_fleet_preemption_cases,
+test_node_clock_cases) and by test_fleet.
+
+Imported as a plain module (``from hand_cases import ...``): pytest puts
+``tests/`` on ``sys.path`` for the test files there, as for ``workers`` and
+``fleet_reference``.
+
+What each helper checks:
+
+- :func:`assert_accounting`: a job table has rows; on every row the time
+  buckets (:data:`BUCKETS`) add up to ``wall`` (to ``rtol``/``atol``); no
+  bucket is negative.
+- :func:`assert_fleet_totals`: each replica's fleet row counts exactly the
+  planned interruptions and the failures of that replica's job rows.
+- :func:`run`: ``ace.simulate`` with ``check_invariants=True`` (one thread
+  unless given), then :func:`assert_accounting` on the job rows, and
+  :func:`assert_fleet_totals` when asked (``fleet_totals=True``).
+
+The builders check nothing: :func:`job` (a whole-node job, init, save and
+load zero unless given), :func:`trace_fleet` (a fleet whose nodes fail only
+at given gaps) and :func:`rows_of` (trace rows as plain tuples).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import acesim as ace
+import numpy as np
+
+MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+
+#: The time buckets of a job row; they add up to its ``wall``.
+BUCKETS = (
+    "productive",
+    "wasted",
+    "ckpt_stall",
+    "overhead",
+    "detection",
+    "queue_wait",
+    "recovery_wait",
+)
+
+ZERO = ace.Constant(0.0)
+
+
+def assert_accounting(rows: np.ndarray, *, rtol: float = 1e-12, atol: float = 1e-6) -> None:
+    """The job table is not empty; on every row the buckets sum to ``wall``
+    (``np.testing.assert_allclose`` with ``rtol``/``atol``); no bucket is
+    negative."""
+    assert rows.size > 0
+    total = sum(rows[b] for b in BUCKETS)
+    np.testing.assert_allclose(total, rows["wall"], rtol=rtol, atol=atol)
+    for b in BUCKETS:
+        assert np.all(rows[b] >= 0.0), b
+
+
+def assert_fleet_totals(res: ace.SimulationResult) -> None:
+    """Each replica's fleet row counts exactly the planned interruptions and
+    the failures of that replica's job rows."""
+    rows = res.jobs
+    for f in res.fleet:
+        mine = rows[rows["replica"] == f["replica"]]
+        assert f["planned_interruptions"] == mine["planned_interruptions"].sum()
+        assert f["failures"] == mine["failures"].sum()
+
+
+def run(jobs: Any, *, fleet_totals: bool = False, **kwargs: Any) -> ace.SimulationResult:
+    """``ace.simulate`` with the invariant checks on (``threads=1`` unless
+    given), then :func:`assert_accounting` on the job rows, and with
+    ``fleet_totals`` :func:`assert_fleet_totals` too."""
+    kwargs.setdefault("threads", 1)
+    res = ace.simulate(jobs, check_invariants=True, **kwargs)
+    assert_accounting(res.jobs)
+    if fleet_totals:
+        assert_fleet_totals(res)
+    return res
+
+
+def job(nodes: int, work: float, interval: float = HOUR, **kwargs: Any) -> ace.Job:
+    """A whole-node job (8 GPUs a node); init, save and load zero unless
+    given."""
+    for law in ("init", "save", "load"):
+        kwargs.setdefault(law, ZERO)
+    return ace.Job(8 * nodes, work, interval, **kwargs)
+
+
+def trace_fleet(
+    nodes: int,
+    gaps: dict[int, list[float]],
+    repair: float | ace.Distribution | ace.Repair = HOUR,
+    spares: int = 0,
+    **kwargs: Any,
+) -> ace.Fleet:
+    """A fleet whose nodes fail at the given gaps (node -> gaps) only.
+    ``repair`` is seconds (a constant repair), a distribution or a repair
+    pipeline; other keywords go to ``ace.Fleet``."""
+    return ace.Fleet(
+        nodes,
+        spares=spares,
+        repair=repair,
+        node_failures=ace.NodeTrace.from_gaps(gaps, nodes=nodes),
+        **kwargs,
+    )
+
+
+def rows_of(trace: np.ndarray, *fields: str) -> list[tuple[Any, ...]]:
+    """The given fields of each trace row, as plain Python tuples."""
+    return [tuple(r[f].item() for f in fields) for r in trace]
