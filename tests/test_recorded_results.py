@@ -29,13 +29,14 @@ RECORD = Path(__file__).with_name("data") / "recorded_results.json"
 
 #: Columns added after the first hashes were recorded, per table.
 ADDED = {
-    "jobs": ("status", "planned_interruptions"),
+    "jobs": ("status", "planned_interruptions", "timeouts"),
     "fleet": (
         "retired_nodes",
         "spare_idle_node_hours",
         "planned_interruptions",
         "maintenance_node_hours",
         "cold_spare_uses",
+        "timeouts",
     ),
 }
 
