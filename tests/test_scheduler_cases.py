@@ -5,7 +5,7 @@ model of both backfills compared job by job on random workloads.
 
 Semantics asserted (``ace.Policy`` and ``ace.Job`` docstrings):
 
-- EASY: the first queued job that does not fit (the head)
+- EASY (the default): the first queued job that does not fit (the head)
   gets a reservation: the shadow time S, when enough nodes will be free for
   it by the estimated ends of the running jobs, and the extra nodes free at
   S beyond its need. A later job starts only if it fits now and its own
@@ -155,6 +155,9 @@ def test_easy_reserves_for_the_wide_job() -> None:
     # starts when W is done.
     assert s[6] == pytest.approx(15 * HOUR, rel=1e-12)
     assert res.fleet["makespan"][0] == pytest.approx(51 * HOUR, rel=1e-12)
+    # EASY is the default.
+    default = run(starvation_workload(), fleet=fleet(2))
+    assert_same_rows(default.jobs, res.jobs)
 
 
 def test_backfill_that_ends_by_the_shadow_time_starts() -> None:
@@ -265,13 +268,11 @@ def test_a_placement_callback_is_offered_only_nodes_that_keep_the_reservation() 
         offered[view.job] = [int(n) for n in free]
         return [int(n) for n in free[: view.nodes_needed]]
 
-    res = run(jobs, fleet=fleet(4), policy=ace.Policy(place=lowest, backfill="easy"))
+    res = run(jobs, fleet=fleet(4), policy=ace.Policy(place=lowest))
     assert offered[4] == [1]
     assert starts(res) == pytest.approx([0.0, 1.0, 2.0, 5 * HOUR, 2 * HOUR], rel=1e-12)
-    builtin = run(jobs, fleet=fleet(4), policy=EASY)
-    none = run(
-        jobs, fleet=fleet(4), policy=ace.Policy(place=lambda view, free: None, backfill="easy")
-    )
+    builtin = run(jobs, fleet=fleet(4))
+    none = run(jobs, fleet=fleet(4), policy=ace.Policy(place=lambda view, free: None))
     assert starts(builtin) == starts(res)
     assert_same_rows(builtin.jobs, none.jobs)
     # Greedy offers both free nodes; the callback's choice (node 0) then
@@ -341,7 +342,7 @@ def test_the_reservation_counts_a_node_back_from_repair() -> None:
         repair=ace.Constant(10 * HOUR),
         node_failures=ace.NodeTrace.from_gaps({0: [0.5 * HOUR]}, nodes=2),
     )
-    res = run(jobs, fleet=nodes, policy=EASY)
+    res = run(jobs, fleet=nodes)
     assert starts(res) == pytest.approx([0.0, 20 * HOUR, 11 * HOUR, 21 * HOUR], rel=1e-12)
 
 
@@ -451,7 +452,7 @@ def test_time_limit_is_the_backfill_estimate() -> None:
         job(4, HOUR, submit=HOUR),
         job(1, 20 * HOUR, 2 * HOUR, submit=2 * HOUR, time_limit=7 * HOUR),
     ]
-    res = run(jobs, fleet=fleet(4), policy=EASY)
+    res = run(jobs, fleet=fleet(4))
     assert starts(res) == pytest.approx([0.0, 10 * HOUR, 2 * HOUR], rel=1e-12)
     c = res.jobs[2]
     # Run 1: 6 h of work kept (checkpoints at 4, 6, 8 h), 1 h lost; it waits
@@ -752,6 +753,7 @@ def test_backfill_validation() -> None:
     with pytest.raises(TypeError, match="backfill"):
         ace.Policy(backfill=1)  # type: ignore[arg-type]
     assert ace.Policy(backfill="GREEDY").backfill == "greedy"
+    assert ace.Policy().backfill == "easy"
 
 
 def test_lend_spares_validation() -> None:

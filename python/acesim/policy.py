@@ -158,7 +158,7 @@ class Policy:
     ``backfill`` is how the built-in scheduler fills the queue behind a job
     that does not fit (the queue's order is priority, then submission):
 
-    - ``"easy"`` (EASY backfill, Lifka 1995, Mu'alem and Feitelson 2001):
+    - ``"easy"`` (default; EASY backfill, Lifka 1995, Mu'alem and Feitelson 2001):
       the first queued job that does not fit (the *head*) gets a
       reservation: the earliest time (the *shadow time*) enough nodes will be
       free for it, from the estimated ends of the jobs holding nodes and the
@@ -170,10 +170,10 @@ class Policy:
       recomputed at every dispatch, so failures and wrong estimates move it.
       A head that cannot fit even once every known release has happened
       (retired nodes never return) gets no reservation.
-    - ``"greedy"`` (default): any queued job that fits starts, but a queued
-      job that does not fit holds back every job of lower priority; within
-      its own priority level it can starve (a wide job behind a stream of
-      small ones).
+    - ``"greedy"`` (the scheduler before EASY): any queued job that fits
+      starts, but a queued job that does not fit holds back every job of
+      lower priority; within its own priority level it can starve (a wide
+      job behind a stream of small ones).
 
     Under both, recovering jobs are served first, and one that does not fit
     holds back every queued job of lower priority. The estimated end of a
@@ -211,7 +211,7 @@ class Policy:
         preemption_grace: float = 0.0,
         place: PlacementPolicy | None = None,
         replacement_delay: Distribution | float | None = None,
-        backfill: str = "greedy",
+        backfill: str = "easy",
     ) -> None:
         object.__setattr__(self, "replacement", _enum("replacement", Replacement, replacement))
         object.__setattr__(self, "preemption", _enum("preemption", Preemption, preemption))

@@ -177,7 +177,7 @@ struct PolicySpec {
     /// A host-selection / rescheduling delay paid once per re-placement
     /// (a recovery that takes a node the job did not hold); none: no delay.
     std::uint32_t replacement_delay = kNoDistribution;
-    Backfill backfill = Backfill::Greedy;
+    Backfill backfill = Backfill::Easy;
 };
 
 /// Everything one simulate() call needs.
