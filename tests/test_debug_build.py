@@ -78,6 +78,25 @@ SCENARIOS = textwrap.dedent(
         uses += int(res.fleet["cold_spare_uses"].sum())
         runs += 1
     assert uses > 0
+    # Lent spares, time limits, both backfills; then EASY over cold spares,
+    # maintenance, the repair pipeline and retirement.
+    lent = ace.Fleet(24, spares=2, repair=ace.Exponential(6 * ace.HOUR),
+                     node_failures=ace.Exponential(5 * ace.DAY), lend_spares=True)
+    limited = [ace.Job(j.gpus, j.work, j.checkpoint_interval, submit=j.submit,
+                       priority=j.priority, time_limit=(i % 3 + 1) * 6 * ace.HOUR)
+               for i, j in enumerate(jobs)]
+    for backfill in ("easy", "greedy"):
+        res = ace.simulate(limited, fleet=lent, policy=ace.Policy(backfill=backfill),
+                           causes=ace.LLAMA3_CAUSES, replicas=4, seed=runs, horizon=20 * ace.DAY)
+        assert res.jobs["timeouts"].sum() > 0
+        runs += 1
+    policy = ace.Policy(ace.Replacement.WAIT_REPAIR,
+                        quarantine=ace.Quarantine(2, 3 * ace.DAY, float("inf")),
+                        replacement_delay=ace.Exponential(900.0), backfill="easy")
+    res = ace.simulate(limited, fleet=cold, policy=policy, causes=ace.LLAMA3_CAUSES,
+                       replicas=4, seed=runs, horizon=20 * ace.DAY)
+    assert res.jobs["timeouts"].sum() > 0
+    runs += 1
     print("ok", runs)
     """
 )
@@ -123,4 +142,4 @@ def test_debug_build_checks_every_run(tmp_path: Path) -> None:
         [sys.executable, "-c", SCENARIOS, str(package.parent)], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split() == ["ok", "32"]
+    assert out.stdout.split() == ["ok", "35"]

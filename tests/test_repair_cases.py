@@ -355,7 +355,10 @@ def test_every_status_in_one_scenario() -> None:
         job(1, HOUR, submit=8 * HOUR),
     ]
     fleet = trace_fleet(4, {0: [HOUR], 1: [1.5 * HOUR]}, repair=HOUR)
-    res = run(jobs, fleet=fleet, policy=RETIRE, horizon=6 * HOUR)
+    # Greedy backfill: job 2 holds back the lower priority (EASY would start
+    # job 4 at once, as it ends by job 2's shadow time, 2 h).
+    greedy = ace.Policy(quarantine=RETIRE.quarantine, backfill="greedy")
+    res = run(jobs, fleet=fleet, policy=greedy, horizon=6 * HOUR)
     s = ace.JobStatus
     rows = res.jobs
     assert list(rows["status"]) == [

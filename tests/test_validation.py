@@ -244,6 +244,19 @@ def _cases() -> list[Any]:
         add(f"Job-priority-{v!r}", ace.Job, {**job_ok, "priority": v}, e, "priority")
     for v in (5, b"x", ["a"], True):
         add(f"Job-name-{v!r}", ace.Job, {**job_ok, "name": v}, TypeError, "name")
+    for v, e in NUMBER_BAD:
+        if v is not None:  # None: no limit
+            add(f"Job-time_limit-{v!r}", ace.Job, {**job_ok, "time_limit": v}, e, "time_limit")
+    for v, e in [("fifo", ValueError), ("", ValueError), (0, TypeError), (None, TypeError)]:
+        add(f"Policy-backfill-{v!r}", ace.Policy, dict(backfill=v), e, "backfill")
+    for v in (1, 0, "yes", None):
+        add(
+            f"Fleet-lend_spares-{v!r}",
+            ace.Fleet,
+            dict(nodes=4, lend_spares=v),
+            TypeError,
+            "lend_spares",
+        )
     return cases
 
 

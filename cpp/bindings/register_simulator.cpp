@@ -135,13 +135,14 @@ void register_simulator(py::module_& m) {
                          priority, submit, end, wall, productive, wasted, ckpt_stall, overhead, detection,
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
-                         expected_waste, completed, status, planned_interruptions);
-    PYBIND11_NUMPY_DTYPE(
-        FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
-        quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
-        wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
-        recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours,
-        planned_interruptions, maintenance_node_hours, retired_nodes, spare_idle_node_hours, cold_spare_uses);
+                         expected_waste, completed, status, planned_interruptions, timeouts);
+    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions,
+                         checkpoints, quarantines, quarantined_nodes, spare_uses, events, makespan, ettr,
+                         gpu_hours, productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours,
+                         overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
+                         recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours,
+                         down_node_hours, planned_interruptions, maintenance_node_hours, retired_nodes,
+                         spare_idle_node_hours, cold_spare_uses, timeouts);
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
                          inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
@@ -165,7 +166,8 @@ void register_simulator(py::module_& m) {
         .value("PREEMPTED", EventKind::Preempted)
         .value("WAITING", EventKind::Waiting)
         .value("MAINTENANCE", EventKind::Maintenance)
-        .value("UNPLACEABLE", EventKind::Unplaceable);
+        .value("UNPLACEABLE", EventKind::Unplaceable)
+        .value("TIME_LIMIT", EventKind::TimeLimit);
 
     py::enum_<JobStatus>(m, "JobStatus")
         .value("DONE", JobStatus::Done)
@@ -225,9 +227,15 @@ void register_simulator(py::module_& m) {
            const carray<std::int32_t>& priority, py::object job_failures, const CauseTuples& causes,
            py::object fleet, py::object policy, std::uint32_t gpus_per_node, std::uint32_t replicas,
            std::uint32_t first_replica, std::uint64_t seed, double horizon, bool record_events,
-           bool check_invariants, unsigned threads, std::uint64_t max_events) {
+           bool check_invariants, unsigned threads, std::uint64_t max_events, py::object time_limit) {
             SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
                                            load, submit, priority, job_failures, causes);
+            if (!time_limit.is_none()) {
+                // One per job (inf: none).
+                const auto limits = time_limit.cast<carray<double>>();
+                const auto* tl = column(limits, in.jobs.size(), "time_limit");
+                in.time_limits.assign(tl, tl + in.jobs.size());
+            }
             if (!fleet.is_none()) {
                 // A dict of FleetSpec's fields by name (acesim.simulation builds it).
                 auto d = fleet.cast<py::dict>();
@@ -270,11 +278,12 @@ void register_simulator(py::module_& m) {
                 }
                 f.cold_spares = d["cold_spares"].cast<std::uint32_t>();
                 f.cold_spare_delay = index_or_none(d["cold_spare_delay"].cast<std::int64_t>());
+                if (d.contains("lend_spares")) f.lend_spares = d["lend_spares"].cast<bool>();
             }
             if (!policy.is_none()) {
                 // (replacement, preemption, grace, quarantine or None, on_failure or None,
                 //  compiled address, compiled user data, place or None,
-                //  replacement_delay index or -1): Policy._core_spec builds it
+                //  replacement_delay index or -1, backfill): Policy._core_spec builds it
                 auto t = policy.cast<py::tuple>();
                 PolicySpec& p = in.policy;
                 p.replacement = static_cast<Replacement>(t[0].cast<std::uint32_t>());
@@ -288,6 +297,11 @@ void register_simulator(py::module_& m) {
                 if (!t[4].is_none()) p.on_failure = python_decision(t[4]);
                 if (t.size() > 7 && !t[7].is_none()) p.place = python_placement(t[7]);
                 if (t.size() > 8) p.replacement_delay = index_or_none(t[8].cast<std::int64_t>());
+                if (t.size() > 9) {
+                    const auto backfill = t[9].cast<std::uint32_t>();
+                    if (backfill > 1) throw std::invalid_argument("policy.backfill: unknown backfill");
+                    p.backfill = static_cast<Backfill>(backfill);
+                }
                 const auto address = t[5].cast<std::uintptr_t>();
                 if (address != 0) {
                     p.compiled = reinterpret_cast<acesim_failure_policy_fn>(address);
@@ -317,7 +331,7 @@ void register_simulator(py::module_& m) {
         py::arg("priority"), py::arg("job_failures"), py::arg("causes"), py::arg("fleet"), py::arg("policy"),
         py::arg("gpus_per_node"), py::arg("replicas"), py::arg("first_replica"), py::arg("seed"),
         py::arg("horizon"), py::arg("record_events"), py::arg("check_invariants"), py::arg("threads"),
-        py::arg("max_events"));
+        py::arg("max_events"), py::arg("time_limit") = py::none());
 
     m.def(
         "simulate_batch",

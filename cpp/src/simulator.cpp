@@ -1,5 +1,6 @@
 #include "acesim/simulator.hpp"
 
+#include <cmath>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -105,6 +106,8 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
     require(!in.fleet.enabled, "batch: the single-job model has no fleet");
     require(!in.policy.on_failure && in.policy.compiled == nullptr,
             "batch: the single-job model has no policy");
+    for (double limit : in.time_limits)
+        require(!std::isfinite(limit), "batch: time_limit needs the event-heap simulator (simulate)");
     const std::uint64_t max_events = in.max_events == 0 ? kDefaultMaxEvents : in.max_events;
     const std::vector<DistributionView> views = make_views(in);
     const Plans plans = make_plans(in);

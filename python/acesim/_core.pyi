@@ -131,6 +131,7 @@ class EventKind:
     WAITING: EventKind
     MAINTENANCE: EventKind
     UNPLACEABLE: EventKind
+    TIME_LIMIT: EventKind
 
 class JobStatus:
     def __int__(self) -> int: ...
@@ -164,6 +165,7 @@ def simulate(
     check_invariants: bool,
     threads: int,
     max_events: int,
+    time_limit: npt.NDArray[np.float64] | None = None,
 ) -> dict[str, npt.NDArray[Any]]: ...
 def young_interval(checkpoint_cost: Any, mtbf: Any) -> Any: ...
 def daly_interval(checkpoint_cost: Any, mtbf: Any) -> Any: ...

@@ -72,6 +72,7 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "submit",
         "priority",
         "name",
+        "time_limit",
     ),
     JobArray: (
         "gpus",
@@ -82,6 +83,7 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "init",
         "save",
         "load",
+        "time_limit",
     ),
 }
 
@@ -163,6 +165,7 @@ def _job(j: Job) -> Reduced:
         j.submit,
         j.priority,
         j.name,
+        j.time_limit,
     )
 
 
@@ -170,7 +173,18 @@ def _job_array(a: JobArray) -> Reduced:
     # A rule name applies to every job; otherwise every job has its interval.
     code = int(a.rule[0]) if a.rule.size else 0
     interval: Any = _RULE_NAMES[code] if code else a.checkpoint_interval
-    return _call(JobArray, a.gpus, a.work, interval, a.submit, a.priority, a.init, a.save, a.load)
+    return _call(
+        JobArray,
+        a.gpus,
+        a.work,
+        interval,
+        a.submit,
+        a.priority,
+        a.init,
+        a.save,
+        a.load,
+        a.time_limit,
+    )
 
 
 def _node_trace(t: NodeTrace) -> Reduced:

@@ -444,6 +444,13 @@ class Fleet:
       recovering job can; a job is closed as unplaceable when the nodes left
       that it may use are too few.
     - ``res.fleet["cold_spare_uses"]`` counts completed acquisitions.
+
+    ``lend_spares``: with ``False`` (default) hot spares serve only
+    re-placements after a failure, never a start from the queue, so a job
+    may wait in the queue while spares sit idle. With ``True`` a start from
+    the queue may take hot spares when the free nodes alone do not suffice
+    (free nodes first, spares for the rest; counted in ``spare_uses``).
+    Either way the spare pool refills first as nodes come free.
     """
 
     nodes: int
@@ -459,6 +466,7 @@ class Fleet:
     maintenance: tuple[tuple[float, float, tuple[int, ...]], ...]
     cold_spares: int
     cold_spare_delay: Distribution | None
+    lend_spares: bool
 
     def __init__(
         self,
@@ -475,6 +483,7 @@ class Fleet:
         maintenance: Sequence[tuple[float, float, Any]] = (),
         cold_spares: int = 0,
         cold_spare_delay: Distribution | float | None = None,
+        lend_spares: bool = False,
     ) -> None:
         nodes_ = integer("nodes", nodes, minimum=1, maximum=2**24)
         object.__setattr__(self, "nodes", nodes_)
@@ -541,6 +550,9 @@ class Fleet:
             raise ValueError(f"cold_spare_delay must have a finite mean >= 0, got {delay.mean()!r}")
         object.__setattr__(self, "cold_spares", cold)
         object.__setattr__(self, "cold_spare_delay", delay)
+        if not isinstance(lend_spares, bool | np.bool_):
+            raise TypeError(f"lend_spares must be a bool, got {type(lend_spares).__name__}")
+        object.__setattr__(self, "lend_spares", bool(lend_spares))
 
     @property
     def gpus(self) -> int:

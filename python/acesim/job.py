@@ -49,6 +49,17 @@ class Job:
     and ``load`` are distributions (or numbers of seconds), drawn per event.
     Every start, the first included, costs init + load.
 
+    ``time_limit`` (seconds, or ``None`` for none) caps each run: a run is
+    stopped that long after it started (init + load included) and the job
+    is queued again to restart from its last checkpoint, like a preemption
+    without a preemptor (Meta's RSC caps jobs at 7 days). What the run did
+    since that checkpoint counts as ``wasted`` (a start cut off as
+    ``overhead``), the wait for the restart as ``recovery_wait``, and each
+    stop in the row's ``timeouts`` (not in ``preemptions``). It is also the
+    run's estimate for EASY backfill (see :class:`acesim.Policy`). A limit
+    shorter than a start plus one checkpoint interval and write never lets
+    the job progress: give such a run a horizon.
+
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=7 * ace.DAY, checkpoint_interval="young",
     ...               save=ace.Constant(60.0), load=ace.Constant(120.0))
@@ -65,6 +76,7 @@ class Job:
         "priority",
         "save",
         "submit",
+        "time_limit",
         "work",
     )
 
@@ -79,6 +91,7 @@ class Job:
         submit: float = 0.0,
         priority: int = 0,
         name: str | None = None,
+        time_limit: float | None = None,
     ) -> None:
         self.gpus: int = integer("gpus", gpus, minimum=1, maximum=2**32 - 1)
         self.work: float = positive("work", work)
@@ -95,6 +108,9 @@ class Job:
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a string or None, got {type(name).__name__}")
         self.name: str | None = name
+        self.time_limit: float | None = (
+            None if time_limit is None else positive("time_limit", time_limit)
+        )
 
     def with_interval(self, checkpoint_interval: float | IntervalRule) -> Job:
         """A copy with another checkpoint interval (everything else equal)."""
@@ -108,6 +124,7 @@ class Job:
             self.submit,
             self.priority,
             self.name,
+            self.time_limit,
         )
 
     def __repr__(self) -> str:
@@ -117,11 +134,32 @@ class Job:
             else f"{self.checkpoint_interval:g}"
         )
         label = f", name={self.name!r}" if self.name else ""
+        if self.time_limit is not None:
+            label += f", time_limit={self.time_limit:g}"
         return (
             f"Job(gpus={self.gpus}, work={self.work:g}, checkpoint_interval={interval!s}, "
             f"init={self.init!r}, save={self.save!r}, load={self.load!r}, "
             f"submit={self.submit:g}, priority={self.priority}{label})"
         )
+
+
+def _time_limits(values: Any, n: int) -> npt.NDArray[np.float64] | None:
+    """Per-job time limits (> 0; inf: none), or None for no limit at all."""
+    if values is None:
+        return None
+    if isinstance(values, str | bytes):
+        raise TypeError(f"time_limit must be numbers or None, got {type(values).__name__}")
+    arr = np.asarray(values)
+    if arr.dtype == np.bool_ or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise TypeError(f"time_limit must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.size != n):
+        raise ValueError(f"time_limit must be one number or {n} values")
+    out = np.ascontiguousarray(np.broadcast_to(arr.astype(np.float64), (n,)))
+    if np.isnan(out).any() or (out <= 0).any():
+        raise ValueError("time_limit must be > 0 (inf: no limit for that job)")
+    return out
 
 
 def _column(
@@ -166,7 +204,9 @@ class JobArray:
     100K-GPU fleet is over a million jobs). ``gpus``, ``work``, ``submit``,
     ``priority`` and ``checkpoint_interval`` are arrays (or scalars for
     all); ``checkpoint_interval`` may also be a rule name for every job.
-    ``init``, ``save`` and ``load`` are shared by all jobs.
+    ``init``, ``save`` and ``load`` are shared by all jobs. ``time_limit``
+    (see :class:`Job`) is ``None``, one number for all jobs, or one per job
+    (``inf``: no limit for that job).
 
     >>> import acesim as ace
     >>> jobs = ace.JobArray(gpus=[8, 64], work=[ace.HOUR, ace.DAY],
@@ -185,6 +225,7 @@ class JobArray:
         init: Distribution | float = 2 * MINUTE,
         save: Distribution | float = 1 * MINUTE,
         load: Distribution | float = 1 * MINUTE,
+        time_limit: npt.ArrayLike | None = None,
     ) -> None:
         if np.ndim(gpus) != 1:
             raise ValueError("gpus must be a one-dimensional array (one entry per job)")
@@ -206,6 +247,7 @@ class JobArray:
         self.init: Distribution = as_distribution("init", init)
         self.save: Distribution = as_distribution("save", save)
         self.load: Distribution = as_distribution("load", load)
+        self.time_limit: npt.NDArray[np.float64] | None = _time_limits(time_limit, n)
 
     def __len__(self) -> int:
         return int(self.gpus.size)
@@ -220,8 +262,8 @@ class JobArray:
         load: Distribution | float = 1 * MINUTE,
     ) -> JobArray:
         """From a numpy structured array or a pandas DataFrame with columns
-        ``gpus``, ``work``, ``checkpoint_interval`` and optionally ``submit``
-        and ``priority``."""
+        ``gpus``, ``work``, ``checkpoint_interval`` and optionally ``submit``,
+        ``priority`` and ``time_limit``."""
         if hasattr(records, "to_records") and hasattr(records, "columns"):
             names = list(records.columns)
             get = records.__getitem__
@@ -242,6 +284,7 @@ class JobArray:
             init=init,
             save=save,
             load=load,
+            time_limit=np.asarray(get("time_limit")) if "time_limit" in names else None,
         )
 
     def __repr__(self) -> str:

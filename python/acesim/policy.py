@@ -23,7 +23,19 @@ from .compiled import CompiledPolicy
 from .distributions import Distribution, as_distribution
 from .units import DAY
 
-__all__ = ["FailureView", "PlacementView", "Policy", "Preemption", "Quarantine", "Replacement"]
+__all__ = [
+    "BACKFILLS",
+    "FailureView",
+    "PlacementView",
+    "Policy",
+    "Preemption",
+    "Quarantine",
+    "Replacement",
+]
+
+#: Backfill modes of the built-in scheduler and their codes in the core.
+BACKFILL_CODES: dict[str, int] = {"easy": 0, "greedy": 1}
+BACKFILLS = tuple(BACKFILL_CODES)
 
 
 class Replacement(enum.IntEnum):
@@ -142,6 +154,43 @@ class Policy:
     waits for nodes again and pays a fresh delay once it has them. Without a
     fleet (replacements always available) every recovery from a fault that
     takes its node down pays it.
+
+    ``backfill`` is how the built-in scheduler fills the queue behind a job
+    that does not fit (the queue's order is priority, then submission):
+
+    - ``"easy"`` (default; EASY backfill, Lifka 1995, Mu'alem and Feitelson 2001):
+      the first queued job that does not fit (the *head*) gets a
+      reservation: the earliest time (the *shadow time*) enough nodes will be
+      free for it, from the estimated ends of the jobs holding nodes and the
+      scheduled returns of nodes under repair, in quarantine or in
+      maintenance. A later job of any priority starts only if it fits now
+      and either its own estimated end is no later than the shadow time, or
+      it takes only nodes the head will not need then (the *extra* nodes,
+      which it uses up). Only the head is protected; the reservation is
+      recomputed at every dispatch, so failures and wrong estimates move it.
+      A head that cannot fit even once every known release has happened
+      (retired nodes never return) gets no reservation.
+    - ``"greedy"`` (the scheduler before EASY): any queued job that fits
+      starts, but a queued job that does not fit holds back every job of
+      lower priority; within its own priority level it can starve (a wide
+      job behind a stream of small ones).
+
+    Under both, recovering jobs are served first, and one that does not fit
+    holds back every queued job of lower priority. The estimated end of a
+    run is its start plus the job's ``time_limit`` when it has one, else plus
+    the mean init + load, the work left since its last checkpoint and a mean
+    ``save`` for each checkpoint still ahead. Estimates are not moved when a
+    run overruns its own (the shadow time may then be in the past: no job
+    ends before it). A job that holds nodes after a failure (or a planned
+    maintenance stop) is estimated as restarting at its fault. Jobs smaller
+    than a node are placed by GPU: a backfilled job takes a node from the
+    head only if it leaves the node with too few free GPUs for the head at
+    the shadow time, and it is judged on the node the built-in placement
+    would give it. A ``place`` callback changes no decision: for a start
+    from the queue it is offered only the free nodes that keep the head's
+    reservation (and ``None`` takes the built-in choice); re-placements
+    after a failure are not restricted. Cold spares never serve the queue
+    and count for no reservation.
     """
 
     replacement: Replacement
@@ -151,6 +200,7 @@ class Policy:
     preemption_grace: float
     place: PlacementPolicy | None
     replacement_delay: Distribution | None
+    backfill: str
 
     def __init__(
         self,
@@ -161,6 +211,7 @@ class Policy:
         preemption_grace: float = 0.0,
         place: PlacementPolicy | None = None,
         replacement_delay: Distribution | float | None = None,
+        backfill: str = "easy",
     ) -> None:
         object.__setattr__(self, "replacement", _enum("replacement", Replacement, replacement))
         object.__setattr__(self, "preemption", _enum("preemption", Preemption, preemption))
@@ -193,6 +244,11 @@ class Policy:
                 f"replacement_delay must have a finite mean >= 0, got {delay.mean()!r}"
             )
         object.__setattr__(self, "replacement_delay", delay)
+        if not isinstance(backfill, str):
+            raise TypeError(f"backfill must be one of {BACKFILLS}, got {type(backfill).__name__}")
+        if backfill.lower() not in BACKFILL_CODES:
+            raise ValueError(f"backfill must be one of {BACKFILLS}, got {backfill!r}")
+        object.__setattr__(self, "backfill", backfill.lower())
 
     def _core_spec(self, index: Callable[[Any], int]) -> tuple[Any, ...]:
         """The core's policy tuple (read by position in the bindings);
@@ -211,6 +267,7 @@ class Policy:
             0 if compiled is None else compiled.user_data,
             self.place,
             index(self.replacement_delay),
+            BACKFILL_CODES[self.backfill],
         )
 
 

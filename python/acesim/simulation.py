@@ -96,7 +96,7 @@ class SimulationResult:
     ``jobs``: one row per replica x job (fields ``replica job gpus wall
     productive wasted ckpt_stall overhead detection queue_wait recovery_wait
     failures preemptions checkpoints ettr gpu_hours_lost churn_gpu_hours
-    completed status`` and more; ``status`` is a :class:`JobStatus`);
+    completed status timeouts`` and more; ``status`` is a :class:`JobStatus`);
     ``fleet``: one row per replica (with ``retired_nodes`` and
     ``spare_idle_node_hours``, the node-hours spent in the hot-spare pool up
     to the end of the simulated span); ``trace``: every
@@ -251,6 +251,17 @@ def _failure_laws(failures: Any, jobs: list[Job] | JobArray, index: Any) -> int 
     return [int(index(law)) for law in laws]
 
 
+def _time_limits(job_list: list[Job] | JobArray) -> npt.NDArray[np.float64] | None:
+    """One time limit per job (inf: none), or None when no job has one."""
+    if isinstance(job_list, JobArray):
+        return job_list.time_limit
+    if all(job.time_limit is None for job in job_list):
+        return None
+    return np.array(
+        [math.inf if job.time_limit is None else job.time_limit for job in job_list], np.float64
+    )
+
+
 def _job_columns(job_list: list[Job] | JobArray, index: Any) -> _Columns:
     if isinstance(job_list, JobArray):
         n = len(job_list)
@@ -379,6 +390,7 @@ def simulate(
             node_failure_laws=laws,
             lemon_fraction=fleet.lemon_fraction,
             lemon_factor=fleet.lemon_factor,
+            lend_spares=fleet.lend_spares,
             stationary_start=fleet.node_start == "stationary",
             node_failure_reported=(
                 [index(law) for law in node_failures.reported]
@@ -425,6 +437,7 @@ def simulate(
         bool(check_invariants),
         threads_,
         max_events_,
+        time_limit=_time_limits(job_list),
     )
     return SimulationResult(
         jobs=raw["jobs"],
@@ -505,6 +518,12 @@ def batch_simulate(
     )
     if not isinstance(device, str) or device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    limits = _time_limits(job_list)
+    if limits is not None and np.isfinite(limits).any():
+        raise ValueError(
+            "time_limit: batch_simulate runs the single-job model without a queue; "
+            "use simulate for jobs with a time limit"
+        )
     n_points = len(job_list)
     if n_points * n_replicas > 2**31:
         raise ValueError("jobs x replicas must not exceed 2**31 rows")

@@ -50,6 +50,7 @@ struct JobRecord {
     bool completed;
     std::uint8_t status;                  ///< JobStatus (packed beside completed: rows stay 200 bytes)
     std::uint32_t planned_interruptions;  ///< stops for planned maintenance (not in failures)
+    std::uint32_t timeouts;  ///< runs stopped at the job's time limit (requeued from the last checkpoint)
 };
 
 /// One row per replica: the fleet rollup.
@@ -84,6 +85,7 @@ struct FleetRecord {
     std::uint32_t retired_nodes;          ///< nodes retired for good (a quarantine of infinite duration)
     double spare_idle_node_hours;         ///< node-hours in the hot-spare pool
     std::uint32_t cold_spare_uses;  ///< cold spares acquired by recovering jobs (acquisitions completed)
+    std::uint32_t timeouts;         ///< runs stopped at their job's time limit
 };
 
 /// One row per job (or idle node) hit by a failure event.
@@ -117,6 +119,7 @@ enum class EventKind : std::uint32_t {
     Waiting = 10,
     Maintenance = 11,  ///< stopped for planned maintenance
     Unplaceable = 12,  ///< the job can never start again (its row closes)
+    TimeLimit = 13,    ///< a run stopped at the job's time limit (the job is queued again)
 };
 
 /// One row per event when record_events is on.

@@ -115,6 +115,8 @@ struct FleetSpec {
     /// only after an acquisition delay drawn from `cold_spare_delay`.
     std::uint32_t cold_spares = 0;
     std::uint32_t cold_spare_delay = kNoDistribution;
+    /// A start from the queue may take hot spares when the free nodes alone do not suffice.
+    bool lend_spares = false;
 };
 
 /// Quarantine: a node with `failures` failures within `window` leaves
@@ -157,6 +159,12 @@ struct PlacementCandidates {
 using PlacementDecision = std::function<bool(const PlacementView&, const PlacementCandidates& candidates,
                                              std::vector<std::uint32_t>& chosen)>;
 
+/// How the queue is backfilled behind a job that does not fit.
+enum class Backfill : std::uint32_t {
+    Easy = 0,    ///< the blocked head gets a reservation; later jobs start only if they do not delay it
+    Greedy = 1,  ///< any job that fits starts (within the blocked job's priority level)
+};
+
 struct PolicySpec {
     Replacement replacement = Replacement::Spares;
     Preemption preemption = Preemption::Immediate;
@@ -169,6 +177,7 @@ struct PolicySpec {
     /// A host-selection / rescheduling delay paid once per re-placement
     /// (a recovery that takes a node the job did not hold); none: no delay.
     std::uint32_t replacement_delay = kNoDistribution;
+    Backfill backfill = Backfill::Easy;
 };
 
 /// Everything one simulate() call needs.
@@ -189,6 +198,11 @@ struct SimulationInput {
     bool check_invariants = false;  ///< verify the fleet's bookkeeping after every event
     unsigned threads = 1;           ///< 0: one per hardware core
     std::uint64_t max_events = 0;   ///< per replica; 0: kDefaultMaxEvents
+    /// Per job (or empty: none): the wall-clock limit of one run, from its
+    /// start (init + load included); the run is stopped there and the job is
+    /// queued again to restart from its last checkpoint. Also the run's
+    /// estimate for EASY backfill. inf: no limit for that job.
+    std::vector<double> time_limits;
 };
 
 /// A run that processes more events than this in one replica stops with an

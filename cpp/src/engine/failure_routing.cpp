@@ -142,6 +142,8 @@ void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_
     // The sources are independent: only a job-level failure renews the
     // job-level process; after a node-level one its held-time clock goes on.
     if (job_level) lifecycle_->renew_failure_clock(j);
+    // It keeps its nodes until it recovers: estimated as a restart at once.
+    if (reservation_.enabled()) reservation_.set_end(j, t + lifecycle_->run_estimate(j));
     job.fault_time = t;
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
@@ -203,6 +205,8 @@ void FailureRouting::planned_stop(std::uint32_t j, double t) {
     job.cause = -1;
     ++job.rec->planned_interruptions;
     lifecycle_->log(j, EventKind::Maintenance, t);
+    // It keeps its nodes until it recovers: estimated as a restart at once.
+    if (reservation_.enabled()) reservation_.set_end(j, t + lifecycle_->run_estimate(j));
     job.fault_time = t;
     job.planned_stop = true;
     // It recovers under the re-placement policy as after a failure seen at

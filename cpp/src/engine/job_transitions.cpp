@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "acesim/analytic.hpp"
 #include "failure_routing.hpp"
 #include "recovery_actions.hpp"
 
@@ -19,6 +20,22 @@ double JobTransitions::draw_job(std::uint32_t j, Purpose purpose, std::uint32_t 
                       static_cast<double>(in_.jobs[j].gpus));
 }
 
+double JobTransitions::run_estimate(std::uint32_t j) const {
+    // The time limit when there is one; else mean init + load, the work left
+    // since the last checkpoint, and a mean write for each checkpoint still
+    // ahead (the final one included).
+    if (limits_ && std::isfinite(in_.time_limits[j])) return in_.time_limits[j];
+    const JobState& job = jobs_[j];
+    const JobProfile& profile = plans_.of(j);
+    const double left = in_.jobs[j].work - job.life.committed;
+    return profile.restart + left + segment_count(left, job.life.interval) * profile.save_mean;
+}
+
+void JobTransitions::release_nodes(std::uint32_t j) {
+    pool_.release_all(j);
+    if (reservation_.enabled()) reservation_.clear_end(j);
+}
+
 void JobTransitions::renew_failure_clock(std::uint32_t j) {
     JobState& job = jobs_[j];
     const std::uint32_t law = job_failure_law(in_, j);
@@ -29,13 +46,16 @@ void JobTransitions::renew_failure_clock(std::uint32_t j) {
 
 void JobTransitions::schedule_job(std::uint32_t j) {
     const JobState& job = jobs_[j];
-    kernel_.schedule_job(j, job.clock.next(job.life.phase_end));
+    const double next = job.clock.next(job.life.phase_end);
+    // limit_at: inf unless the job runs under a limit.
+    kernel_.schedule_job(j, limits_ && limit_at_[j] < next ? limit_at_[j] : next);
 }
 
 void JobTransitions::enqueue(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     job.life.phase = Phase::Queued;
     job.life.phase_start = t;
+    if (reservation_.enabled()) reservation_.enqueued(j, run_estimate(j));  // (out of line: see note_start)
     scheduler_.enqueue(j);
 }
 
@@ -49,8 +69,12 @@ void JobTransitions::wait_for_nodes(std::uint32_t j, double t) {
 
 void JobTransitions::handle_job(std::uint32_t j) {
     JobState& job = jobs_[j];
-    if (job.clock.strikes_before(job.life.phase_end)) {
+    // At equal times: the phase end, then the time limit, then a job-level failure.
+    const double limit = limits_ ? limit_at_[j] : std::numeric_limits<double>::infinity();
+    if (job.clock.strikes_before(std::min(job.life.phase_end, limit))) {
         failures_->job_level_failure(j, job.clock.fail_at);
+    } else if (limit < job.life.phase_end) {
+        stop_at_time_limit(j, limit);
     } else {
         on_phase_end(j, job.life.phase_end);
     }
@@ -148,6 +172,7 @@ void JobTransitions::begin_start(std::uint32_t j, double t) {
         ++job.rec->restarts;
     }
     const JobSpec& spec = in_.jobs[j];
+    if (reservation_.enabled()) note_start(j, t);  // out of line: it costs the greedy path nothing
     if (spec.rule == IntervalRule::Adaptive) {
         const JobProfile& profile = plans_.of(j);
         job.life.interval = adaptive_interval(profile.mtbf, spec.work, profile.save_mean, job.clock.held_time,
@@ -158,9 +183,17 @@ void JobTransitions::begin_start(std::uint32_t j, double t) {
     acesim::begin_start(job.life, t, init, load);
     job.replaced = false;
     job.run_start = t;
+    if (limits_) limit_at_[j] = t + in_.time_limits[j];
     job.clock.hold(t);
     log(j, EventKind::StartBegin, t);
     schedule_job(j);
+}
+
+void JobTransitions::note_start(std::uint32_t j, double t) {
+    // From the queue its estimate is the one made when it was queued.
+    const double estimate = jobs_[j].life.phase == Phase::Queued ? reservation_.estimate(j) : run_estimate(j);
+    reservation_.dequeued(j);
+    reservation_.set_end(j, t + estimate);
 }
 
 void JobTransitions::begin_compute(std::uint32_t j, double t) {
@@ -191,15 +224,31 @@ void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
 void JobTransitions::complete(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     job.clock.unhold(t);
+    if (limits_) limit_at_[j] = std::numeric_limits<double>::infinity();
     job.life.phase = Phase::Done;
     ++jobs_done_;
     job.rec->completed = true;
     job.rec->end = t;
     log(j, EventKind::Done, t);
     if (pool_.enabled()) {
-        pool_.release_all(j);
+        release_nodes(j);
         recovery_->dispatch(t);
     }
+}
+
+void JobTransitions::stop_at_time_limit(std::uint32_t j, double t) {
+    // Like a preemption without a preemptor: what the run did since its last
+    // checkpoint is lost (wasted, or overhead for a start cut off), and the
+    // job waits in the queue again (recovery_wait) to restart from it.
+    JobState& job = jobs_[j];
+    recovery_->cancel_deferred_preemption(j);
+    interrupt(j, t);
+    ++job.rec->timeouts;
+    log(j, EventKind::TimeLimit, t);
+    if (pool_.enabled()) release_nodes(j);
+    enqueue(j, t);
+    recovery_->give_up_if_unplaceable(j, t);
+    recovery_->dispatch(t);
 }
 
 double JobTransitions::interrupt(std::uint32_t j, double t) {
@@ -210,6 +259,7 @@ double JobTransitions::interrupt(std::uint32_t j, double t) {
     if (starting) charge_restart_churn(j, overhead);
     job.clock.unhold(t);
     job.drain_by = std::numeric_limits<double>::infinity();
+    if (limits_) limit_at_[j] = std::numeric_limits<double>::infinity();  // the run is over
     return lost;
 }
 

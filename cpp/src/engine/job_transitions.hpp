@@ -20,11 +20,15 @@ public:
     void on_phase_end(std::uint32_t j, double t);
     void end_checkpoint(std::uint32_t j, double t);
     void begin_start(std::uint32_t j, double t);
+    /// EASY: a run of job j begins at t (its estimated end).
+    [[gnu::noinline]] void note_start(std::uint32_t j, double t);
     void begin_compute(std::uint32_t j, double t);
     /// Planned maintenance ahead on j's nodes: end its segment early so that
     /// an extra checkpoint's write ends by the window's start.
     void plan_drain_checkpoint(std::uint32_t j, double t);
     void complete(std::uint32_t j, double t);
+    /// Job j's run reached its time limit at t: stopped and queued again.
+    void stop_at_time_limit(std::uint32_t j, double t);
     /// Ends the current phase early (failure or preemption); returns the
     /// compute it rolls back.
     double interrupt(std::uint32_t j, double t);
@@ -35,6 +39,10 @@ public:
     void log(std::uint32_t j, EventKind kind, double t) { ledger_.log(j, kind, t, jobs_[j].life.committed); }
     void renew_failure_clock(std::uint32_t j);
     double draw_job(std::uint32_t j, Purpose purpose, std::uint32_t dist);
+    /// The estimated length of a run of job j started now (the EASY estimate).
+    [[gnu::noinline]] double run_estimate(std::uint32_t j) const;
+    /// Job j holds no node any more.
+    void release_nodes(std::uint32_t j);
 };
 
 }  // namespace acesim

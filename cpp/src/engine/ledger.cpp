@@ -60,6 +60,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
         fleet.jobs_completed += r.completed ? 1u : 0u;
         fleet.failures += r.failures;
         fleet.preemptions += r.preemptions;
+        fleet.timeouts += r.timeouts;
         fleet.planned_interruptions += r.planned_interruptions;
         fleet.checkpoints += r.checkpoints;
         fleet.gpu_hours += gpus * r.wall / kSecondsPerHour;

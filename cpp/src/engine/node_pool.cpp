@@ -87,7 +87,10 @@ std::uint32_t NodePool::diagnosed(std::uint32_t faulty, std::uint32_t j, std::ui
 
 void NodePool::leave_service(std::uint32_t m, double t) {
     NodeState& node = nodes_[m];
+    ++changes_;  // its return time moves (or it leaves service)
     if (node.in_service) {
+        node.out_pos = static_cast<std::uint32_t>(out_.size());
+        out_.push_back(m);
         node.in_service = false;
         node.out_since = t;
         processes_.stop(m);  // no failure process out of service
@@ -167,6 +170,11 @@ std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n, double t
     NodeState& node = nodes_[n];
     count_out_of_service_hours(node, t);
     node.in_service = true;
+    ++changes_;
+    const std::uint32_t last = out_.back();
+    out_[node.out_pos] = last;
+    nodes_[last].out_pos = node.out_pos;
+    out_.pop_back();
     if (node.cure_on_return) {
         node.lemon = false;  // fails at the normal rate from now on
         node.cure_on_return = false;

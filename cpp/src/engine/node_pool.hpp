@@ -74,6 +74,7 @@ struct NodeState {
     bool cold = false;                ///< a cold spare (borrowed): idle, it waits in the cold reserve
     std::int32_t acquiring_for = -1;  ///< in acquisition for this job (-1: none)
     double acquired_at = std::numeric_limits<double>::infinity();  ///< when that acquisition ends
+    std::uint32_t out_pos = 0;  ///< position in the out-of-service list while out of service
 };
 
 /// Node-level totals of one replica, for the fleet rollup.
@@ -165,12 +166,44 @@ public:
         if (nodes_[n].pool == static_cast<std::int32_t>(spare_pool_)) ++totals_.spare_uses;
         attach(j, n);
     }
-    /// Some free GPU outside the spares.
+    /// Some free GPU outside the spares (or a hot spare, with lend_spares).
     bool capacity_left() const {
         for (std::uint32_t k = 1; k <= gpn_; ++k)
             if (!pools_[k].empty()) return true;
-        return false;
+        return fleet_.lend_spares && !pools_[spare_pool_].empty();
     }
+    /// A start of job j from the queue would find its nodes now (what
+    /// PlacementRules::take_free checks).
+    bool can_start(std::uint32_t j) const {
+        const std::uint32_t need = missing(j);
+        if (need == 0) return true;
+        const std::uint32_t spares = fleet_.lend_spares ? free_spares() : 0;
+        const std::uint32_t used = plans_[j].gpus_per_node;
+        if (used == gpn_) return free_whole_nodes() + spares >= need;
+        return free_nodes_with(used) + spares > 0;
+    }
+    /// The node take_free gives a job of `used` GPUs, smaller than a node (-1: none).
+    std::int64_t peek_free_gpus(std::uint32_t used) const {
+        for (std::uint32_t k = used; k <= gpn_; ++k)
+            if (!pools_[k].empty()) return pools_[k].back();
+        if (fleet_.lend_spares && !pools_[spare_pool_].empty()) return pools_[spare_pool_].back();
+        return -1;
+    }
+    /// Free nodes outside the spares with at least `gpus` free GPUs.
+    std::uint32_t free_nodes_with(std::uint32_t gpus) const {
+        std::uint32_t n = 0;
+        for (std::uint32_t k = std::max(gpus, 1u); k <= gpn_; ++k)
+            n += static_cast<std::uint32_t>(pools_[k].size());
+        return n;
+    }
+    /// Hot spares missing from the spare pool (the next nodes to come free refill it).
+    std::uint32_t spare_deficit() const { return fleet_.spares - free_spares(); }
+    bool lends_spares() const { return fleet_.lend_spares; }
+    std::uint32_t gpus_per_node() const { return gpn_; }
+    /// Nodes now out of service (repair, quarantine, maintenance, retired), in no particular order.
+    const std::vector<std::uint32_t>& out_of_service() const { return out_; }
+    /// Moves on whenever a node's free GPUs, pool, service or return time change.
+    std::uint64_t changes() const { return changes_; }
     /// Nodes a recovering job j could take now or acquire (whole free nodes,
     /// hot and idle cold spares for a whole-node job; a smaller job needs one
     /// node that fits).
@@ -254,6 +287,7 @@ public:
         const std::uint32_t alive = fleet_.nodes - totals_.retired_nodes;
         if (!from_queue) return nodes > alive;
         const std::uint32_t own = alive - (fleet_.cold_spares - retired_cold_);  // the fleet's own nodes
+        if (fleet_.lend_spares) return nodes > own;  // it may take the hot spares too
         return nodes > (own > fleet_.spares ? own - fleet_.spares : 0);
     }
     /// Node n is back in service at t, with a fresh failure draw (repaired
@@ -284,12 +318,14 @@ public:
 
 private:
     void pool_add(std::uint32_t n, std::uint32_t p) {
+        ++changes_;
         NodeState& node = nodes_[n];
         node.pool = static_cast<std::int32_t>(p);
         node.pos = static_cast<std::uint32_t>(pools_[p].size());
         pools_[p].push_back(n);
     }
     void pool_remove(std::uint32_t n) {
+        ++changes_;
         NodeState& node = nodes_[n];
         if (node.pool < 0) return;
         auto& pool = pools_[node.pool];
@@ -366,6 +402,8 @@ private:
     std::vector<std::uint32_t> acquiring_;     ///< per job: cold spares in acquisition for it
     std::vector<std::uint32_t> acquisitions_;  ///< cold spares in acquisition
     std::uint32_t retired_cold_ = 0;           ///< cold spares retired for good
+    std::vector<std::uint32_t> out_;           ///< nodes out of service
+    std::uint64_t changes_ = 0;
 };
 
 }  // namespace acesim

@@ -55,6 +55,10 @@ void NodePoolAudit::check_invariants() const {
             throw std::logic_error("invariant: free node " + std::to_string(n) + " is in no pool");
         if (!node.reserved.empty() && node.in_service)
             throw std::logic_error("invariant: node reserved while in service");
+        const bool listed = node.out_pos < p_.out_.size() && p_.out_[node.out_pos] == n;
+        if (listed == node.in_service)
+            throw std::logic_error("invariant: node " + std::to_string(n) +
+                                   " and the out-of-service list disagree");
         p_.processes_.check(n, node.in_service, !node.jobs.empty(), p_.now_);
         // Planned maintenance: begun windows are past, the next one ahead,
         // and a node inside a window is out of service.
@@ -75,6 +79,7 @@ void NodePoolAudit::check_invariants() const {
     }
     if (retired != p_.totals_.retired_nodes || retired_cold != p_.retired_cold_)
         throw std::logic_error("invariant: retired node count");
+    if (p_.out_.size() > p_.nodes_.size()) throw std::logic_error("invariant: out-of-service list");
     std::vector<std::uint32_t> waits(p_.held_.size(), 0);
     for (const NodeState& node : p_.nodes_)
         for (std::uint32_t j : node.reserved) ++waits[j];

@@ -119,6 +119,8 @@ std::uint32_t PlacementRules::finish_acquisition(std::uint32_t n) {
 bool PlacementRules::take_free(std::uint32_t j) {
     const std::uint32_t need = p_.missing(j);
     const std::uint32_t used = p_.plans_[j].gpus_per_node;
+    const bool lend = p_.fleet_.lend_spares;
+    const std::vector<std::uint32_t>& spares = p_.pools_[p_.spare_pool_];
     if (used < p_.gpn_) {
         for (std::uint32_t k = used; k <= p_.gpn_; ++k) {
             if (!p_.pools_[k].empty()) {
@@ -126,9 +128,26 @@ bool PlacementRules::take_free(std::uint32_t j) {
                 return true;
             }
         }
+        if (lend && !spares.empty()) {
+            ++p_.totals_.spare_uses;
+            p_.attach(j, spares.back());
+            return true;
+        }
         return false;
     }
-    if (p_.pools_[p_.gpn_].size() < need) return false;
+    if (p_.pools_[p_.gpn_].size() < need) {
+        if (!lend || p_.pools_[p_.gpn_].size() + spares.size() < need) return false;
+        // Lent spares: the free nodes first, the spares for the rest.
+        for (std::uint32_t k = 0; k < need; ++k) {
+            if (!p_.pools_[p_.gpn_].empty()) {
+                p_.attach(j, p_.pools_[p_.gpn_].back());
+            } else {
+                ++p_.totals_.spare_uses;
+                p_.attach(j, spares.back());
+            }
+        }
+        return true;
+    }
     for (std::uint32_t k = 0; k < need; ++k) p_.attach(j, p_.pools_[p_.gpn_].back());
     return true;
 }
@@ -141,7 +160,10 @@ void PlacementRules::candidates(std::uint32_t j, bool recovering, double t, Plac
         if (used == p_.gpn_ && k != p_.gpn_) continue;  // whole-node jobs take whole free nodes
         ids.insert(ids.end(), p_.pools_[k].begin(), p_.pools_[k].end());
     }
-    if (recovering) ids.insert(ids.end(), p_.pools_[p_.spare_pool_].begin(), p_.pools_[p_.spare_pool_].end());
+    // The hot spares: for a re-placement, or (lend_spares) for a start from
+    // the queue when the free nodes alone do not suffice.
+    if (recovering || (p_.fleet_.lend_spares && ids.size() < p_.missing(j)))
+        ids.insert(ids.end(), p_.pools_[p_.spare_pool_].begin(), p_.pools_[p_.spare_pool_].end());
     std::sort(ids.begin(), ids.end());
     out.failures.resize(ids.size());
     out.since_failure.resize(ids.size());

@@ -31,12 +31,14 @@ public:
     /// holds every node it needs. Nodes whose next event changed
     /// (acquisitions begun or cancelled) join the pool's touched().
     bool take_for_recovery(std::uint32_t j, const ReplicaDraws& draws);
-    /// The built-in choice among free nodes for a start from the queue (never
-    /// the spares): best fit for a job smaller than a node, whole free nodes
-    /// otherwise; all or nothing.
+    /// The built-in choice among free nodes for a start from the queue: best
+    /// fit for a job smaller than a node, whole free nodes otherwise; all or
+    /// nothing. Hot spares only with lend_spares, and only for what the free
+    /// nodes alone cannot give.
     bool take_free(std::uint32_t j);
     /// The nodes a start of job j may use (the free nodes that fit, and the
-    /// hot spares when it is recovering), ascending, with their history at t.
+    /// hot spares when it is recovering, or with lend_spares when the free
+    /// nodes alone do not suffice), ascending, with their history at t.
     void candidates(std::uint32_t j, bool recovering, double t, PlacementCandidates& out) const;
     /// Cold spare n's acquisition ends: it joins the job it was acquired
     /// for, which is returned.

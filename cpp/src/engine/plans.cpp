@@ -33,6 +33,7 @@ std::string job_field(std::size_t j, const char* field) { return "jobs[" + std::
 
 void validate(const SimulationInput& in) {
     require(!in.jobs.empty(), "jobs must not be empty");
+    require(in.time_limits.empty() || in.time_limits.size() == in.jobs.size(), "time_limit: one per job");
     require(in.jobs.size() <= kMaxEntityId + 1ull,
             "jobs: at most " + std::to_string(kMaxEntityId + 1ull) + " jobs per simulation");
     require(in.replicas >= 1, "replicas must be >= 1");
@@ -164,6 +165,8 @@ void validate(const SimulationInput& in) {
                      [&] { return job_field(j, "work") + " must be finite and > 0"; });
         require_that(std::isfinite(s.submit) && s.submit >= 0.0,
                      [&] { return job_field(j, "submit") + " must be finite and >= 0"; });
+        require_that(in.time_limits.empty() || in.time_limits[j] > 0.0,
+                     [&] { return job_field(j, "time_limit") + " must be > 0 (inf for none)"; });
         if (s.rule == IntervalRule::Fixed) {
             require_that(std::isfinite(s.checkpoint_interval) && s.checkpoint_interval > 0.0,
                          [&] { return job_field(j, "checkpoint_interval") + " must be finite and > 0"; });

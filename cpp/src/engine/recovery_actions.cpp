@@ -69,6 +69,8 @@ int RecoveryActions::place_outside(std::uint32_t j, bool recovering) {
     const std::uint32_t need = pool_.missing(j);
     const double t = kernel_.now();
     pool_.rules().candidates(j, recovering, t, candidates_);
+    // EASY, a start from the queue: only the nodes that keep the head's reservation.
+    if (!recovering && reservation_.enabled()) keep_candidates(j);
     const std::vector<std::uint32_t>& nodes = candidates_.nodes;
     // Cannot start now, whoever chooses (a smaller job needs one node that fits).
     if (nodes.size() < need) return -1;
@@ -91,6 +93,25 @@ int RecoveryActions::place_outside(std::uint32_t j, bool recovering) {
     }
     for (std::uint32_t n : chosen) pool_.take_chosen(j, n);
     return 1;
+}
+
+void RecoveryActions::keep_candidates(std::uint32_t j) {
+    std::vector<std::uint32_t> kept = candidates_.nodes;
+    reservation_.keep_only(j, kept, pool_);
+    if (kept.size() == candidates_.nodes.size()) return;
+    // Keep the history columns in step with the ids left (both ascending).
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < candidates_.nodes.size(); ++i) {
+        if (k < kept.size() && candidates_.nodes[i] == kept[k]) {
+            candidates_.nodes[k] = candidates_.nodes[i];
+            candidates_.failures[k] = candidates_.failures[i];
+            candidates_.since_failure[k] = candidates_.since_failure[i];
+            ++k;
+        }
+    }
+    candidates_.nodes.resize(k);
+    candidates_.failures.resize(k);
+    candidates_.since_failure.resize(k);
 }
 
 void RecoveryActions::recover(std::uint32_t j, double t) {
@@ -124,7 +145,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
     job.life.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
     job.life.phase_start = t;
     if (decision == Replacement::Requeue) {
-        pool_.release_all(j);
+        lifecycle_->release_nodes(j);
         lifecycle_->enqueue(j, t);
         give_up_if_unplaceable(j, t);
         dispatch(t);
@@ -199,7 +220,7 @@ void RecoveryActions::preempt(std::uint32_t v, std::uint32_t by, double t) {
     ++victim.rec->preemptions;
     kernel_.invalidate_job(v);  // its pending phase end is void
     lifecycle_->log(v, EventKind::Preempted, t);
-    pool_.release_all(v);
+    lifecycle_->release_nodes(v);
     lifecycle_->enqueue(v, t);
     give_up_if_unplaceable(v, t);
     // The preemptor takes the freed nodes before anyone else.
@@ -236,7 +257,7 @@ void RecoveryActions::abandon(std::uint32_t j, double t) {
     scheduler_.drop(j);
     pool_.unreserve_all(j);
     pool_.rules().cancel_acquisitions(j);
-    pool_.release_all(j);
+    lifecycle_->release_nodes(j);
     kernel_.invalidate_job(j);
     job.replacing = false;
     job.replaced = false;

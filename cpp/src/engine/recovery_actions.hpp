@@ -26,6 +26,10 @@ public:
     /// delay); a job from the queue starts.
     void start(std::uint32_t j, double t);
     bool capacity_left() const { return !pool_.enabled() || pool_.capacity_left(); }
+    void reserve(std::uint32_t head, double t) { reservation_.begin(head, t, pool_); }
+    std::int64_t next_backfill() { return reservation_.next(pool_); }
+    void backfilled(std::uint32_t j) { reservation_.started(j, pool_); }
+    void unreserve() { reservation_.finish(); }
     void dispatch(double t) { scheduler_.dispatch(t, *this); }
 
     /// Job j's fault was detected at t: the policy decides and it is carried out.
@@ -52,6 +56,9 @@ public:
     void abandon(std::uint32_t j, double t);
 
 private:
+    /// EASY: drops the candidates a start of job j from the queue would take from the head.
+    void keep_candidates(std::uint32_t j);
+
     PlacementCandidates candidates_;
     std::uint32_t widest_ = 0;  ///< the most nodes any job needs
 };

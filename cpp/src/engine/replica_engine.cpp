@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -26,9 +27,13 @@ ReplicaState::ReplicaState(const SimulationInput& in, const Plans& plans,
       draws_(in.seed, replica, views, in.causes),
       kernel_(in.jobs, in.fleet.enabled ? in.fleet.nodes : 0, in.horizon, max_events, replica, checking_),
       pool_(in.fleet, in.policy.quarantine, in.gpus_per_node, plans.jobs),
-      scheduler_(in.jobs),
+      scheduler_(in.jobs, in.policy.backfill),
       policy_(in.policy, in.jobs, plans, in.gpus_per_node),
-      ledger_(out, replica, in.record_events) {}
+      ledger_(out, replica, in.record_events),
+      reservation_(in.fleet.enabled && in.policy.backfill == Backfill::Easy, in.jobs,
+                   in.fleet.enabled ? in.fleet.nodes : 0, in.gpus_per_node, plans.jobs),
+      limits_(std::any_of(in.time_limits.begin(), in.time_limits.end(),
+                          [](double limit) { return std::isfinite(limit); })) {}
 
 ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
                              const std::vector<DistributionView>& views, std::uint32_t replica,
@@ -48,6 +53,7 @@ void ReplicaEngine::run() {
     if (!pool_.maintenance().empty()) kernel_.plan(pool_.maintenance().times());
     const std::size_t n = in_.jobs.size();
     jobs_.resize(n);
+    if (limits_) limit_at_.assign(n, std::numeric_limits<double>::infinity());
     for (std::uint32_t j = 0; j < n; ++j) {
         const JobSpec& spec = in_.jobs[j];
         JobState& job = jobs_[j];
@@ -90,7 +96,18 @@ void ReplicaEngine::run() {
 void ReplicaEngine::check_invariants() const {
     if (!pool_.enabled()) return;
     pool_.check_invariants();
+    reservation_.check_invariants(pool_);
     for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
+        const Phase phase = jobs_[j].phase();
+        const bool idle = phase == Phase::Done || phase == Phase::Queued || phase == Phase::Pending;
+        if (reservation_.enabled() && idle && reservation_.has_end(j))
+            throw std::logic_error("invariant: job " + std::to_string(j) +
+                                   " holds no node but has an estimated end");
+        if (limits_ && (jobs_[j].running() ? !(limit_at_[j] >= kernel_.now())
+                                           : limit_at_[j] != std::numeric_limits<double>::infinity()))
+            throw std::logic_error("invariant: job " + std::to_string(j) + "'s time limit is out of date");
+        if (reservation_.enabled() && jobs_[j].running() && !reservation_.has_end(j))
+            throw std::logic_error("invariant: running job " + std::to_string(j) + " has no estimated end");
         if (jobs_[j].phase() == Phase::Done && !pool_.nodes_of(j).empty())
             throw std::logic_error("invariant: finished job still holds nodes");
         if (jobs_[j].phase() == Phase::Done && (scheduler_.queued(j) || scheduler_.waiting(j)))

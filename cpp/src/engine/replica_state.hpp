@@ -18,6 +18,7 @@
 #include "node_pool.hpp"
 #include "plans.hpp"
 #include "recovery_policy.hpp"
+#include "reservation.hpp"
 #include "scheduler.hpp"
 
 namespace acesim {
@@ -38,7 +39,10 @@ struct ReplicaState {
     RecoveryPolicy policy_;
     Ledger ledger_;
     std::vector<JobState> jobs_;
-    std::size_t jobs_done_ = 0;  ///< done, or closed as unplaceable
+    std::size_t jobs_done_ = 0;     ///< done, or closed as unplaceable
+    Reservation reservation_;       ///< EASY backfill (enabled under it, with a fleet)
+    const bool limits_;             ///< some job has a time limit (else none is looked at)
+    std::vector<double> limit_at_;  ///< with limits_: each running run's time limit (wall time; inf: none)
 };
 
 class JobTransitions;
@@ -60,7 +64,10 @@ struct ReplicaParts {
           policy_(s.policy_),
           ledger_(s.ledger_),
           jobs_(s.jobs_),
-          jobs_done_(s.jobs_done_) {}
+          jobs_done_(s.jobs_done_),
+          reservation_(s.reservation_),
+          limits_(s.limits_),
+          limit_at_(s.limit_at_) {}
 
     void wire(JobTransitions* lifecycle, FailureRouting* failures, RecoveryActions* recovery) {
         lifecycle_ = lifecycle;
@@ -80,6 +87,9 @@ struct ReplicaParts {
     Ledger& ledger_;
     std::vector<JobState>& jobs_;
     std::size_t& jobs_done_;
+    Reservation& reservation_;
+    const bool limits_;
+    std::vector<double>& limit_at_;
     JobTransitions* lifecycle_ = nullptr;
     FailureRouting* failures_ = nullptr;
     RecoveryActions* recovery_ = nullptr;

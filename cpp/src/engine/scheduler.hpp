@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 #include <vector>
 
@@ -18,7 +20,8 @@ namespace acesim {
 
 class Scheduler {
 public:
-    explicit Scheduler(const std::vector<JobSpec>& jobs) : jobs_(jobs), where_(jobs.size(), kNowhere) {}
+    Scheduler(const std::vector<JobSpec>& jobs, Backfill backfill)
+        : jobs_(jobs), where_(jobs.size(), kNowhere), easy_(backfill == Backfill::Easy) {}
 
     /// Job j joins the queue (first start, or again after REQUEUE / preemption).
     void enqueue(std::uint32_t j) {
@@ -45,16 +48,28 @@ public:
     bool queued(std::uint32_t j) const { return where_[j] == kQueue; }
 
     /// Hands free capacity out: recovering jobs first (they hold idle nodes and
-    /// may take hot spares), then the queue in priority order (never from the
-    /// spares). Backfill is greedy within a priority level, but a job that
+    /// may take hot spares), then the queue in priority order (from the spares
+    /// only with lend_spares). A recovering job that does not fit holds back
+    /// every queued job of lower priority.
+    ///
+    /// Greedy backfill: any queued job that fits starts, but a queued job that
     /// does not fit holds back every job of lower priority, so small
-    /// low-priority jobs cannot starve a large high-priority one.
+    /// low-priority jobs cannot starve a large high-priority one (they can
+    /// within its priority level).
+    ///
+    /// EASY backfill: the first queued job that does not fit (the head) gets a
+    /// reservation (see reservation.hpp); every later queued job, whatever its
+    /// priority, starts only if it fits now and does not delay the head's
+    /// reservation. Only the head is protected.
     ///
     /// Host: `reserved(j)` (nodes it waits for under WAIT_REPAIR),
     /// `acquiring(j)` (cold spares on their way to it: it holds nothing back),
     /// `place(j, recovering)` (takes the nodes j lacks, all or nothing),
-    /// `start(j, t)`, `capacity_left()`. A start may dispatch again; that
-    /// call is folded into this loop.
+    /// `start(j, t)`, `capacity_left()`; for EASY `reserve(head, t)`,
+    /// `next_backfill()` (the next queued job behind the head that may start
+    /// now, in queue order; -1: none), `backfilled(j)` (after place) and
+    /// `unreserve()`. A start may dispatch again; that call is folded into
+    /// this loop.
     template <class Host>
     void dispatch(double t, Host& host) {
         if (dispatching_) {
@@ -85,6 +100,9 @@ public:
                     it = queue_.erase(it);
                     where_[j] = kNowhere;
                     host.start(j, t);
+                } else if (easy_) {
+                    if (std::next(it) != queue_.end()) backfill(j, blocked, t, host);
+                    break;
                 } else {
                     blocked = std::max<std::int64_t>(blocked, jobs_[j].priority);
                     ++it;
@@ -95,6 +113,26 @@ public:
     }
 
 private:
+    /// EASY behind `head`: the jobs that may start now without delaying its
+    /// reservation start, in queue order (the host finds them: it skips the
+    /// size classes that cannot).
+    template <class Host>
+    void backfill(std::uint32_t head, std::int64_t blocked, double t, Host& host) {
+        host.reserve(head, t);
+        while (host.capacity_left()) {
+            const std::int64_t next = host.next_backfill();
+            if (next < 0) break;
+            const auto j = static_cast<std::uint32_t>(next);
+            if (jobs_[j].priority < blocked) break;  // held back by a recovering job
+            if (!host.place(j, false)) throw std::logic_error("invariant: a backfill found no nodes");
+            queue_.erase(key(j));
+            where_[j] = kNowhere;
+            host.backfilled(j);
+            host.start(j, t);
+        }
+        host.unreserve();
+    }
+
     /// Queue order: priority (high first), then submission, then index.
     using QueueKey = std::tuple<std::int64_t, double, std::uint32_t>;
     enum : std::uint8_t { kNowhere, kQueue, kWaiting };
@@ -107,6 +145,7 @@ private:
     std::vector<std::uint8_t> where_;
     std::set<QueueKey> queue_;
     std::set<QueueKey> waiting_;
+    bool easy_;
     bool dispatching_ = false;
     bool dispatch_again_ = false;
 };
