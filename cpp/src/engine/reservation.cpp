@@ -9,14 +9,10 @@ namespace acesim {
 
 Reservation::Reservation(bool enabled, const std::vector<JobSpec>& specs, std::uint32_t nodes,
                          std::uint32_t gpus_per_node, const std::vector<JobPlan>& plans)
-    : enabled_(enabled),
-      plans_(plans),
-      specs_(specs),
-      gpn_(gpus_per_node),
-      settled_(RecyclingAllocator<End>(&recycler_)) {
-    next_settled_ = settled_.end();
+    : enabled_(enabled), plans_(plans), specs_(specs), gpn_(gpus_per_node) {
     if (!enabled) return;
     of_.resize(specs.size());
+    ends_.resize(specs.size());
     late_ok_.assign(gpus_per_node, 0);
     classes_.resize(gpus_per_node + nodes);
     freed_.assign(nodes, 0);
@@ -39,7 +35,7 @@ void Reservation::set_end(std::uint32_t j, double end) {
     if (active_) {
         pending_.emplace_back(end, j);  // the walk must not see it (see finish)
     } else {
-        put_end(j, end);
+        ends_.put(j, end);
     }
 }
 
@@ -47,53 +43,8 @@ void Reservation::clear_end(std::uint32_t j) {
     if (active_) {
         pending_.emplace_back(kInf, j);
     } else {
-        drop_end(j);
+        ends_.drop(j);
     }
-}
-
-void Reservation::drop_end(std::uint32_t j) {
-    if (of_[j].where == kNowhere) return;
-    ++ends_changes_;
-    if (of_[j].where == kSettled) settled_.erase(End{of_[j].end, j});
-    if (of_[j].where == kFresh) --fresh_live_;
-    ++of_[j].end_version;
-    of_[j].where = kNowhere;
-}
-
-void Reservation::put_end(std::uint32_t j, double end) {
-    drop_end(j);
-    if (fresh_.size() > 2 * fresh_live_ + 64) {
-        // Most entries are stale (their jobs ended unseen): drop them now and then.
-        fresh_.erase(std::remove_if(fresh_.begin(), fresh_.end(),
-                                    [&](const Entry& e) { return e.version != of_[e.job].end_version; }),
-                     fresh_.end());
-        std::make_heap(fresh_.begin(), fresh_.end(), std::greater<>());
-    }
-    ++ends_changes_;
-    of_[j].end = end;
-    of_[j].where = kFresh;
-    ++fresh_live_;
-    push(fresh_, Entry{end, j, of_[j].end_version});
-}
-
-bool Reservation::peek_end(End& e) {
-    while (!fresh_.empty() && fresh_.front().version != of_[fresh_.front().job].end_version) pop(fresh_);
-    const bool settled = next_settled_ != settled_.end();
-    if (!fresh_.empty()) {
-        const End fresh{fresh_.front().key, fresh_.front().job};
-        if (!settled || fresh < *next_settled_) {
-            // Settle it: it goes in just before the walk's next settled end.
-            pop(fresh_);
-            --fresh_live_;
-            of_[fresh.second].where = kSettled;
-            next_settled_ = settled_.insert(next_settled_, fresh);
-            e = fresh;
-            return true;
-        }
-    }
-    if (!settled) return false;
-    e = *next_settled_;
-    return true;
 }
 
 // --- the queue ------------------------------------------------------------------
@@ -196,7 +147,7 @@ void Reservation::begin(std::uint32_t head, double t, const NodePool& pool) {
     now_ = t;
     after_ = key(head);
     std::fill(late_ok_.begin(), late_ok_.end(), 0);
-    if (kept_ && head == kept_head_ && pool.changes() == kept_pool_ && ends_changes_ == kept_ends_)
+    if (kept_ && head == kept_head_ && pool.changes() == kept_pool_ && ends_.changes() == kept_ends_)
         return;  // the last dispatch's walk still holds (it reads no clock)
     kept_ = false;
     for (std::uint32_t m : touched_) {
@@ -210,7 +161,7 @@ void Reservation::begin(std::uint32_t head, double t, const NodePool& pool) {
     avail_ = pool.free_nodes_with(used_) + (lend ? pool.free_spares() : 0);
     deficit_ = lend ? 0 : pool.spare_deficit();
     returns_ready_ = false;  // gathered when the walk first steps
-    next_settled_ = settled_.begin();
+    ends_.rewind();
     next_return_ = 0;
     shadow_ = kInf;
     state_ = Walk::Walking;
@@ -220,12 +171,12 @@ void Reservation::begin(std::uint32_t head, double t, const NodePool& pool) {
     }
     kept_head_ = head;
     kept_pool_ = pool.changes();
-    kept_ends_ = ends_changes_;
+    kept_ends_ = ends_.changes();
 }
 
 double Reservation::next_time() {
     End end;
-    const double e = peek_end(end) ? end.first : kInf;
+    const double e = ends_.peek(end) ? end.first : kInf;
     const double r = next_return_ < returns_.size() ? returns_[next_return_].first : kInf;
     return std::min(e, r);
 }
@@ -261,11 +212,11 @@ void Reservation::consider(std::uint32_t m, const NodePool& pool) {
 
 void Reservation::step(const NodePool& pool) {
     End end;
-    const double e = peek_end(end) ? end.first : kInf;
+    const double e = ends_.peek(end) ? end.first : kInf;
     const double r = next_return_ < returns_.size() ? returns_[next_return_].first : kInf;
     if (e <= r) {
         const std::uint32_t j = end.second;
-        ++next_settled_;
+        ends_.advance();
         const std::uint32_t gpus = plans_[j].gpus_per_node;
         for (std::uint32_t m : pool.nodes_of(j)) {
             release(m, gpus);
@@ -361,9 +312,9 @@ void Reservation::finish() {
     backfilled_ = false;
     for (const auto& [end, j] : pending_) {
         if (end == kInf) {
-            drop_end(j);
+            ends_.drop(j);
         } else {
-            put_end(j, end);
+            ends_.put(j, end);
         }
     }
     pending_.clear();
@@ -371,20 +322,7 @@ void Reservation::finish() {
 
 void Reservation::check_invariants(const NodePool& pool) const {
     if (!enabled_) return;
-    std::size_t fresh = 0, settled = 0;
-    for (std::uint32_t j = 0; j < of_.size(); ++j) {
-        if (!pool.nodes_of(j).empty() && of_[j].where == kNowhere)
-            throw std::logic_error("invariant: job " + std::to_string(j) +
-                                   " holds nodes without an estimated end");
-        fresh += of_[j].where == kFresh;
-        settled += of_[j].where == kSettled;
-        if (of_[j].where == kSettled && settled_.count(End{of_[j].end, j}) != 1)
-            throw std::logic_error("invariant: job " + std::to_string(j) + "'s estimated end is not listed");
-    }
-    std::size_t live = 0;
-    for (const Entry& e : fresh_) live += e.version == of_[e.job].end_version ? 1 : 0;
-    if (settled != settled_.size() || fresh != fresh_live_ || live != fresh_live_)
-        throw std::logic_error("invariant: estimated ends bookkeeping");
+    ends_.check([&](std::uint32_t j) { return !pool.nodes_of(j).empty(); });
     if (active_ || !pending_.empty())
         throw std::logic_error("invariant: a reservation outlived its dispatch");
 }

@@ -37,70 +37,11 @@
 #include <vector>
 
 #include "acesim/simulator.hpp"
+#include "estimated_ends.hpp"
 #include "node_pool.hpp"
 #include "plans.hpp"
 
 namespace acesim {
-
-/// Freed nodes of one std::set, kept for its next inserts (a start then
-/// costs no heap allocation).
-class NodeRecycler {
-public:
-    NodeRecycler() = default;
-    NodeRecycler(const NodeRecycler&) = delete;
-    NodeRecycler& operator=(const NodeRecycler&) = delete;
-    ~NodeRecycler() {
-        for (void* p : free_) ::operator delete(p);
-    }
-    void* take(std::size_t size) {
-        if (size == size_ && !free_.empty()) {
-            void* p = free_.back();
-            free_.pop_back();
-            return p;
-        }
-        return ::operator new(size);
-    }
-    void give(void* p, std::size_t size) {
-        if (size_ == 0) size_ = size;
-        if (size == size_) {
-            free_.push_back(p);
-        } else {
-            ::operator delete(p);
-        }
-    }
-
-private:
-    std::size_t size_ = 0;
-    std::vector<void*> free_;
-};
-
-template <class T>
-struct RecyclingAllocator {
-    using value_type = T;
-    NodeRecycler* recycler;
-    explicit RecyclingAllocator(NodeRecycler* r) : recycler(r) {}
-    template <class U>
-    RecyclingAllocator(const RecyclingAllocator<U>& o) : recycler(o.recycler) {}
-    T* allocate(std::size_t n) {
-        return n == 1 ? static_cast<T*>(recycler->take(sizeof(T)))
-                      : static_cast<T*>(::operator new(n * sizeof(T)));
-    }
-    void deallocate(T* p, std::size_t n) {
-        if (n == 1) {
-            recycler->give(p, sizeof(T));
-        } else {
-            ::operator delete(p);
-        }
-    }
-    template <class U>
-    bool operator==(const RecyclingAllocator<U>& o) const {
-        return recycler == o.recycler;
-    }
-    template <class U>
-    bool operator!=(const RecyclingAllocator<U>& o) const {
-        return recycler != o.recycler;
-    }
-};
 
 class Reservation {
 public:
@@ -114,7 +55,7 @@ public:
     void set_end(std::uint32_t j, double end);
     /// Job j holds no node.
     void clear_end(std::uint32_t j);
-    bool has_end(std::uint32_t j) const { return of_[j].where != kNowhere; }
+    bool has_end(std::uint32_t j) const { return ends_.has(j); }
 
     // --- the queue's estimates ------------------------------------------------
     /// Job j joins the queue; a run of it started then is estimated to last
@@ -149,12 +90,9 @@ public:
 private:
     enum class Walk : std::uint8_t { Walking, Found, Exhausted };
     enum : std::uint8_t { kCounted = 1, kAbsorbed = 2, kReturned = 4, kTouched = 8 };
-    enum : std::uint8_t { kNowhere, kFresh, kSettled };
     static constexpr double kInf = std::numeric_limits<double>::infinity();
 
-    // An estimated end, ordered by time, then job.
-    using End = std::pair<double, std::uint32_t>;
-    using Ends = std::set<End, std::less<End>, RecyclingAllocator<End>>;
+    using End = EstimatedEnds::End;
     struct Entry {  // of a min-heap; stale once its job's version moved on
         double key;
         std::uint32_t job;
@@ -163,12 +101,6 @@ private:
     };
     static void push(std::vector<Entry>& heap, const Entry& e);
     static void pop(std::vector<Entry>& heap);
-
-    void drop_end(std::uint32_t j);
-    void put_end(std::uint32_t j, double end);
-    /// The next end of the walk (false: none left); a fresh one is settled
-    /// first, so the walk's next end is always next_settled_.
-    bool peek_end(End& e);
 
     /// Processes the releases up to `limit` (stops at the shadow time).
     void walk_to(double limit, const NodePool& pool);
@@ -220,21 +152,12 @@ private:
     const std::vector<JobSpec>& specs_;
     std::uint32_t gpn_;
 
-    // Estimated ends in two tiers: a new end waits in a cheap heap (most
-    // jobs end before any walk needs them); the walk moves the ends it
-    // visits into an ordered set, where later walks find them in order.
-    NodeRecycler recycler_;  // before settled_: it outlives the set's nodes
-    Ends settled_;
-    std::vector<Entry> fresh_;
-    std::size_t fresh_live_ = 0;
-    /// What is kept per job, together (one cache line for the lot).
+    EstimatedEnds ends_;
+    /// What is kept per queued job.
     struct PerJob {
-        double end = 0.0;       ///< its estimated end, while it holds nodes
         double estimate = 0.0;  ///< its run estimate, while it is queued
-        std::uint32_t end_version = 0;
         std::uint32_t queue_version = 0;
-        std::uint8_t where = kNowhere;  ///< of its end: kNowhere, kFresh or kSettled
-        std::uint8_t registered = 0;    ///< counted in the queue's classes
+        std::uint8_t registered = 0;  ///< counted in the queue's classes
     };
     std::vector<PerJob> of_;
     std::vector<End> pending_;  ///< ends set (inf: cleared) during a dispatch, applied after
@@ -250,7 +173,6 @@ private:
     std::vector<std::uint8_t> flags_;
     std::vector<std::uint32_t> touched_;
     std::vector<std::pair<double, std::uint32_t>> returns_;  ///< (scheduled return, node)
-    Ends::const_iterator next_settled_;
     std::size_t next_return_ = 0;
     bool returns_ready_ = false;
     std::vector<std::uint8_t> late_ok_;  ///< per GPUs per node: 0 unknown, 1 may start past S, 2 may not
@@ -269,7 +191,6 @@ private:
     std::uint32_t kept_head_ = 0;
     std::uint64_t kept_pool_ = 0;
     std::uint64_t kept_ends_ = 0;
-    std::uint64_t ends_changes_ = 0;
 };
 
 }  // namespace acesim
