@@ -115,3 +115,24 @@ def peak_rss_mb() -> float:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     return float(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_fleet_month_greedy_backfill(benchmark: Any, workload: ace.JobArray) -> None:
+    """The same month under greedy backfill (the default is EASY): the cost
+    of the reservation, side by side."""
+    res = benchmark.pedantic(
+        ace.simulate,
+        args=(workload,),
+        kwargs=dict(
+            fleet=fleet(),
+            policy=ace.Policy(backfill="greedy"),
+            horizon=DAYS * ace.DAY,
+            seed=1,
+            threads=1,
+        ),
+        rounds=2,
+        iterations=1,
+    )
+    check(res, workload)
+    seconds = benchmark.stats.stats.min
+    REPORT.append(f"fleet month, greedy backfill: {seconds:.2f} s per replica")
