@@ -15,19 +15,8 @@ from typing import Any
 import acesim as ace
 import numpy as np
 import pytest
+from hand_cases import BUCKETS, DAY, HOUR, MINUTE
 from numpy.lib import recfunctions as rfn
-
-MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
-
-BUCKETS = (
-    "productive",
-    "wasted",
-    "ckpt_stall",
-    "overhead",
-    "detection",
-    "queue_wait",
-    "recovery_wait",
-)
 
 VIEW_FIELDS = (
     "time",

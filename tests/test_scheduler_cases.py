@@ -44,33 +44,7 @@ from typing import Any
 import acesim as ace
 import numpy as np
 import pytest
-
-MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
-
-BUCKETS = (
-    "productive",
-    "wasted",
-    "ckpt_stall",
-    "overhead",
-    "detection",
-    "queue_wait",
-    "recovery_wait",
-)
-
-ZERO = ace.Constant(0.0)
-
-
-def run(jobs: Any, **kwargs: Any) -> ace.SimulationResult:
-    """``ace.simulate`` with the invariant checks on, then the accounting
-    identity and non-negative buckets on every job row."""
-    kwargs.setdefault("threads", 1)
-    res = ace.simulate(jobs, check_invariants=True, **kwargs)
-    rows = res.jobs
-    total = sum(rows[b] for b in BUCKETS)
-    np.testing.assert_allclose(total, rows["wall"], rtol=1e-12, atol=1e-6)
-    for b in BUCKETS:
-        assert np.all(rows[b] >= 0.0), b
-    return res
+from hand_cases import DAY, HOUR, MINUTE, ZERO, run
 
 
 def job(nodes: float, work: float, interval: float | None = None, **kwargs: Any) -> ace.Job:
