@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -81,3 +82,36 @@ def durations(name: str, values: Any, *, allow_inf: bool = False) -> npt.NDArray
     if (arr < 0).any():
         raise ValueError(f"{name} must hold durations >= 0, found {arr.min()!r}")
     return arr
+
+
+T = TypeVar("T")
+
+
+def sequence_of(name: str, values: Any, cls: type[T], *, empty: str = "") -> list[T]:
+    """``values`` as a non-empty list of ``cls`` (a single ``cls`` counts as
+    one); ``empty`` is added to the error for an empty sequence."""
+    if isinstance(values, cls):
+        return [values]
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a sequence of {cls.__name__}, got {type(values).__name__}")
+    out = list(values)
+    if not out:
+        raise ValueError(f"{name} must not be empty{empty}")
+    for i, item in enumerate(out):
+        if not isinstance(item, cls):
+            raise TypeError(f"{name}[{i}] must be a {cls.__name__}, got {type(item).__name__}")
+    return out
+
+
+def triple(name: str, value: Any, shape: str) -> tuple[Any, Any, Any]:
+    """``value`` as a 3-tuple, ``shape`` naming its parts in the error."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence) or len(value) != 3:
+        raise TypeError(f"{name} must be a {shape} tuple")
+    return value[0], value[1], value[2]
+
+
+def windows_of(name: str, values: Any, shape: str) -> Sequence[Any]:
+    """``values`` as a sequence of ``shape`` tuples (checked one by one by the caller)."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a sequence of {shape}, got {type(values).__name__}")
+    return values

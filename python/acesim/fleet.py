@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import finite, integer, real
+from ._validation import finite, integer, real, sequence_of, triple, windows_of
 from .distributions import Constant, Distribution, Exponential, Replay, as_distribution
 from .repair import Repair
 from .units import HOUR, MINUTE
@@ -261,23 +261,23 @@ class NodeTrace:
 NODE_CLOCKS = ("wall", "busy")
 
 
+def _window_start(name: str, value: Any) -> float:
+    start = finite(f"{name} start", value)
+    if start < 0:
+        raise ValueError(f"{name}: start must be >= 0, got {start!r}")
+    return start
+
+
 def _rate_windows(windows: Any) -> tuple[tuple[float, float, float], ...]:
-    if isinstance(windows, str | bytes) or not isinstance(windows, Sequence):
-        raise TypeError(
-            f"rate_windows must be a sequence of (start, end, factor), got {type(windows).__name__}"
-        )
     out = []
-    for k, window in enumerate(windows):
+    for k, window in enumerate(windows_of("rate_windows", windows, "(start, end, factor)")):
         name = f"rate_windows[{k}]"
-        if isinstance(window, str | bytes) or not isinstance(window, Sequence) or len(window) != 3:
-            raise TypeError(f"{name} must be a (start, end, factor) tuple")
-        start = finite(f"{name} start", window[0])
-        if start < 0:
-            raise ValueError(f"{name}: start must be >= 0, got {start!r}")
-        end = real(f"{name} end", window[1])
+        start, end_, factor_ = triple(name, window, "(start, end, factor)")
+        start = _window_start(name, start)
+        end = real(f"{name} end", end_)
         if math.isnan(end) or not end > start:
             raise ValueError(f"{name}: end must be > start (math.inf for none), got {end!r}")
-        factor = finite(f"{name} factor", window[2])
+        factor = finite(f"{name} factor", factor_)
         if factor < 0:
             raise ValueError(f"{name}: factor must be >= 0, got {factor!r}")
         out.append((start, end, factor))
@@ -285,24 +285,15 @@ def _rate_windows(windows: Any) -> tuple[tuple[float, float, float], ...]:
 
 
 def _maintenance(windows: Any, nodes: int) -> tuple[tuple[float, float, tuple[int, ...]], ...]:
-    if isinstance(windows, str | bytes) or not isinstance(windows, Sequence):
-        raise TypeError(
-            "maintenance must be a sequence of (start, duration, nodes), got "
-            f"{type(windows).__name__}"
-        )
     out = []
     spans: dict[int, list[tuple[float, float]]] = {}
-    for k, window in enumerate(windows):
+    for k, window in enumerate(windows_of("maintenance", windows, "(start, duration, nodes)")):
         name = f"maintenance[{k}]"
-        if isinstance(window, str | bytes) or not isinstance(window, Sequence) or len(window) != 3:
-            raise TypeError(f"{name} must be a (start, duration, nodes) tuple")
-        start = finite(f"{name} start", window[0])
-        if start < 0:
-            raise ValueError(f"{name}: start must be >= 0, got {start!r}")
-        duration = finite(f"{name} duration", window[1])
+        start_, duration_, which = triple(name, window, "(start, duration, nodes)")
+        start = _window_start(name, start_)
+        duration = finite(f"{name} duration", duration_)
         if duration <= 0:
             raise ValueError(f"{name}: duration must be > 0, got {duration!r}")
-        which = window[2]
         if isinstance(which, str) and which == "all":
             ids = tuple(range(nodes))
         elif isinstance(which, numbers.Integral) or isinstance(which, str | bytes):
@@ -569,16 +560,7 @@ class Fleet:
 def _cause_list(causes: Any) -> list[Cause]:
     if causes is None:
         return []
-    if isinstance(causes, Cause):
-        return [causes]
-    if isinstance(causes, str | bytes) or not isinstance(causes, Sequence | tuple):
-        raise TypeError(f"causes must be a sequence of Cause, got {type(causes).__name__}")
-    out = list(causes)
-    if not out:
-        raise ValueError("causes must not be empty (pass None for no taxonomy)")
-    for i, c in enumerate(out):
-        if not isinstance(c, Cause):
-            raise TypeError(f"causes[{i}] must be a Cause, got {type(c).__name__}")
+    out = sequence_of("causes", causes, Cause, empty=" (pass None for no taxonomy)")
     if sum(c.share for c in out) <= 0:
         raise ValueError("causes: shares must not all be zero")
     return out

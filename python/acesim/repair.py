@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._validation import finite
+from ._validation import finite, sequence_of
 from .distributions import Distribution, as_distribution
 
 __all__ = ["Repair", "RepairStage"]
@@ -103,18 +103,7 @@ class Repair:
     def __init__(
         self, stages: Sequence[RepairStage] | RepairStage, misdiagnosis: float = 0.0
     ) -> None:
-        if isinstance(stages, RepairStage):
-            stages = [stages]
-        if isinstance(stages, str | bytes) or not isinstance(stages, Sequence):
-            raise TypeError(
-                f"stages must be a sequence of RepairStage, got {type(stages).__name__}"
-            )
-        out = tuple(stages)
-        if not out:
-            raise ValueError("stages must not be empty")
-        for i, stage in enumerate(out):
-            if not isinstance(stage, RepairStage):
-                raise TypeError(f"stages[{i}] must be a RepairStage, got {type(stage).__name__}")
+        out = tuple(sequence_of("stages", stages, RepairStage))
         if out[-1].escalate != 0.0:
             raise ValueError(
                 f"stages[{len(out) - 1}].escalate must be 0: the last stage cannot escalate, "
