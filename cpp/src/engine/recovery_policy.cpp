@@ -33,8 +33,7 @@ Replacement RecoveryPolicy::decide(std::uint32_t j, double t, std::uint32_t repl
     pool.count_out_of_service(t, view.down_nodes, view.quarantined_nodes);
     std::uint32_t preemptible = 0;
     for (std::uint32_t k = 0; k < jobs.size(); ++k) {
-        if (jobs[k].running() && specs_[k].priority < specs_[j].priority && plans_[k].gpus_per_node == gpn_)
-            preemptible += pool.nodes_of(k).size();
+        if (may_preempt(j, k, jobs)) preemptible += pool.nodes_of(k).size();
     }
     view.preemptible_nodes = preemptible;
     const std::int32_t choice =
@@ -57,12 +56,9 @@ std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint
         bool defer;
     };
     std::vector<Candidate> candidates;
-    const std::int32_t priority = specs_[j].priority;
     for (std::uint32_t k = 0; k < jobs.size(); ++k) {
         const JobState& v = jobs[k];
-        if (!v.running() || v.preempt_for >= 0 || specs_[k].priority >= priority ||
-            plans_[k].gpus_per_node != gpn_)
-            continue;
+        if (!may_preempt(j, k, jobs) || v.preempt_for >= 0) continue;
         const Lifecycle& life = v.life;
         double lost = 0.0;
         if (life.phase == Phase::Computing) lost = t - life.phase_start;
@@ -70,7 +66,7 @@ std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint
         // The victim gives its nodes when its checkpoint write ends.
         const double until_released = life.phase == Phase::Saving ? life.phase_end - t
                                       : life.phase == Phase::Computing
-                                          ? (life.phase_end - t) + profiles_.of(k).save_mean
+                                          ? (life.phase_end - t) + plans_.of(k).save_mean
                                           : kInf;
         const bool defer = policy_.preemption == Preemption::CheckpointAware &&
                            policy_.preemption_grace > 0.0 && until_released <= policy_.preemption_grace;
@@ -89,7 +85,8 @@ std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint
     }
     std::uint32_t available = 0;
     std::size_t take = 0;
-    while (take < candidates.size() && available < need) available += plans_[candidates[take++].job].nodes;
+    while (take < candidates.size() && available < need)
+        available += plans_.jobs[candidates[take++].job].nodes;
     std::vector<Victim> out;
     if (available < need) return out;  // not enough even with every candidate: keep waiting
     out.reserve(take);

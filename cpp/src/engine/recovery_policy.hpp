@@ -25,7 +25,7 @@ class RecoveryPolicy {
 public:
     RecoveryPolicy(const PolicySpec& policy, const std::vector<JobSpec>& specs, const Plans& plans,
                    std::uint32_t gpus_per_node)
-        : policy_(policy), specs_(specs), plans_(plans.jobs), profiles_(plans), gpn_(gpus_per_node) {}
+        : policy_(policy), specs_(specs), plans_(plans), gpn_(gpus_per_node) {}
 
     /// The re-placement for job j, detected at t, with `failed` of its nodes
     /// out of service (the longest back in `repair_remaining` seconds).
@@ -42,10 +42,15 @@ public:
                                 const std::vector<JobState>& jobs) const;
 
 private:
+    /// Job j may take job k's nodes: k runs, has a lower priority and holds whole nodes.
+    bool may_preempt(std::uint32_t j, std::uint32_t k, const std::vector<JobState>& jobs) const {
+        return jobs[k].running() && specs_[k].priority < specs_[j].priority &&
+               plans_.jobs[k].gpus_per_node == gpn_;
+    }
+
     const PolicySpec& policy_;
     const std::vector<JobSpec>& specs_;
-    const std::vector<JobPlan>& plans_;
-    const Plans& profiles_;
+    const Plans& plans_;
     std::uint32_t gpn_;
 };
 
