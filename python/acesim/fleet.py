@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -544,6 +544,50 @@ class Fleet:
         if not isinstance(lend_spares, bool | np.bool_):
             raise TypeError(f"lend_spares must be a bool, got {type(lend_spares).__name__}")
         object.__setattr__(self, "lend_spares", bool(lend_spares))
+
+    def _core_spec(self, index: Callable[[Any], int]) -> dict[str, Any]:
+        """The core's fleet spec (FleetSpec's fields by name, read in the
+        bindings); ``index`` maps a distribution to its index in the run's
+        table (-1 for None)."""
+        node_failures = self.node_failures
+        # A replayed trace drives the process; its model's mean feeds each
+        # job's MTBF (and the lemon draws stay, though a trace is not rescaled).
+        single = node_failures.model if isinstance(node_failures, NodeTrace) else node_failures
+        laws = (
+            [index(law) for law in node_failures.laws]
+            if isinstance(node_failures, NodeTrace)
+            else []
+        )
+        pipeline = isinstance(self.repair, Repair)
+        return dict(
+            nodes=self.nodes,
+            spares=self.spares,
+            repair=-1 if pipeline else index(self.repair),
+            node_failures=index(single),
+            node_failure_laws=laws,
+            lemon_fraction=self.lemon_fraction,
+            lemon_factor=self.lemon_factor,
+            lend_spares=self.lend_spares,
+            stationary_start=self.node_start == "stationary",
+            node_failure_reported=(
+                [index(law) for law in node_failures.reported]
+                if isinstance(node_failures, NodeTrace) and node_failures.exact_times
+                else None
+            ),
+            node_clock=NODE_CLOCKS.index(self.node_clock),
+            rate_windows=list(self.rate_windows),
+            maintenance=[
+                (start, duration, list(nodes)) for start, duration, nodes in self.maintenance
+            ],
+            repair_stages=(
+                [(index(s.duration), s.escalate, s.fix) for s in self.repair.stages]
+                if isinstance(self.repair, Repair)
+                else None
+            ),
+            misdiagnosis=self.repair.misdiagnosis if isinstance(self.repair, Repair) else 0.0,
+            cold_spares=self.cold_spares,
+            cold_spare_delay=index(self.cold_spare_delay),
+        )
 
     @property
     def gpus(self) -> int:

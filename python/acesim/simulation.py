@@ -18,10 +18,9 @@ from . import _core
 from ._validation import integer, real
 from .analytic import meta_scale_model
 from .distributions import Distribution
-from .fleet import NODE_CLOCKS, Fleet, NodeTrace, _cause_list
+from .fleet import Fleet, _cause_list
 from .job import RULE_CODES, Job, JobArray
 from .policy import Policy
-from .repair import Repair
 
 __all__ = [
     "PURPOSES",
@@ -371,46 +370,7 @@ def simulate(
     gpus, work, interval, rule, init, save, load, submit, priority = _job_columns(job_list, index)
 
     cause_spec = [(c.share, index(c.detect), c.node_down, c.nodes) for c in cause_list]
-    fleet_spec: dict[str, Any] | None = None
-    if fleet is not None:
-        node_failures = fleet.node_failures
-        # A replayed trace drives the process; its model's mean feeds each
-        # job's MTBF (and the lemon draws stay, though a trace is not rescaled).
-        single = node_failures.model if isinstance(node_failures, NodeTrace) else node_failures
-        laws = (
-            [index(law) for law in node_failures.laws]
-            if isinstance(node_failures, NodeTrace)
-            else []
-        )
-        fleet_spec = dict(
-            nodes=fleet.nodes,
-            spares=fleet.spares,
-            repair=-1 if isinstance(fleet.repair, Repair) else index(fleet.repair),
-            node_failures=index(single),
-            node_failure_laws=laws,
-            lemon_fraction=fleet.lemon_fraction,
-            lemon_factor=fleet.lemon_factor,
-            lend_spares=fleet.lend_spares,
-            stationary_start=fleet.node_start == "stationary",
-            node_failure_reported=(
-                [index(law) for law in node_failures.reported]
-                if isinstance(node_failures, NodeTrace) and node_failures.exact_times
-                else None
-            ),
-            node_clock=NODE_CLOCKS.index(fleet.node_clock),
-            rate_windows=list(fleet.rate_windows),
-            maintenance=[
-                (start, duration, list(nodes)) for start, duration, nodes in fleet.maintenance
-            ],
-            repair_stages=(
-                [(index(s.duration), s.escalate, s.fix) for s in fleet.repair.stages]
-                if isinstance(fleet.repair, Repair)
-                else None
-            ),
-            misdiagnosis=fleet.repair.misdiagnosis if isinstance(fleet.repair, Repair) else 0.0,
-            cold_spares=fleet.cold_spares,
-            cold_spare_delay=index(fleet.cold_spare_delay),
-        )
+    fleet_spec = None if fleet is None else fleet._core_spec(index)
     policy_spec = None if policy is None else policy._core_spec(index)
 
     raw = _core.simulate(
