@@ -77,3 +77,42 @@ def test_a_replayed_trace_ignores_node_start() -> None:
 def test_node_start_is_validated(bad: object) -> None:
     with pytest.raises((ValueError, TypeError), match="node_start"):
         ace.Fleet(4, node_start=bad)  # type: ignore[arg-type]
+
+
+def test_stationary_start_of_a_constant_law_by_hand() -> None:
+    """Constant(10 h) node failures, repairs that take no time: each node's
+    first failure is at u * 10 h for a uniform u (the forward recurrence of
+    a constant gap), then exactly every 10 h. Fresh: every node at 10 h, 20 h."""
+    gap = 10 * 3600.0
+    job = ace.Job(8, work=2 * DAY, checkpoint_interval=DAY)
+    for start in ("stationary", "fresh"):
+        fleet = ace.Fleet(
+            4, repair=ace.Constant(0.0), node_failures=ace.Constant(gap), node_start=start
+        )
+        res = ace.simulate([job], fleet=fleet, horizon=35 * 3600.0, seed=3)
+        for n in range(4):
+            times = np.sort(res.trace["time"][res.trace["origin"] == n])
+            first = times[0]
+            assert 0.0 < first <= gap
+            if start == "fresh":
+                assert first == gap
+            np.testing.assert_allclose(np.diff(times), gap, rtol=1e-12)
+            # The trace reports the draw: the first gap, then the law's value.
+            rows = res.trace[res.trace["origin"] == n]
+            drawn = np.unique(rows["inter_failure"][np.argsort(rows["time"])][1:])
+            assert drawn.tolist() in ([gap], [])
+    firsts = {
+        float(t)
+        for t in ace.simulate(
+            [job],
+            fleet=ace.Fleet(
+                64,
+                repair=ace.Constant(0.0),
+                node_failures=ace.Constant(gap),
+                node_start="stationary",
+            ),
+            horizon=gap,
+            seed=3,
+        ).trace["time"]
+    }
+    assert len(firsts) > 60  # the nodes' first failures are spread, not all at 10 h
