@@ -30,7 +30,13 @@ RECORD = Path(__file__).with_name("data") / "recorded_results.json"
 
 #: Columns added after the first hashes were recorded, per table.
 ADDED = {
-    "jobs": ("status", "planned_interruptions", "timeouts"),
+    "jobs": (
+        "status",
+        "planned_interruptions",
+        "timeouts",
+        "lost_checkpoints",
+        "tier_restores",
+    ),
     "fleet": (
         "retired_nodes",
         "spare_idle_node_hours",

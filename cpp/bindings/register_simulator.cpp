@@ -58,7 +58,8 @@ void set_failure_laws(SimulationInput& in, const py::object& laws) {
         in.job_failure_laws.push_back(index_or_none(law));
 }
 
-using CauseTuples = std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t>>;
+/// (share, detect law or -1, node_down, nodes, node scope, slowdown) per cause.
+using CauseTuples = std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t, bool, double>>;
 
 /// The jobs, their laws and the causes, from the columns Python passes.
 SimulationInput job_input(const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
@@ -86,9 +87,32 @@ SimulationInput job_input(const std::vector<Distribution>& distributions, const 
             JobSpec{g[j], w[j], ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j], ld[j], sb[j], pr[j]};
     }
     set_failure_laws(in, job_failures);
-    for (const auto& [share, detect, node_down, nodes] : causes)
-        in.causes.push_back(CauseSpec{share, index_or_none(detect), node_down, nodes});
+    for (const auto& [share, detect, node_down, nodes, node_scope, slowdown] : causes)
+        in.causes.push_back(CauseSpec{share, index_or_none(detect), node_down, nodes, node_scope, slowdown});
     return in;
+}
+
+/// Asynchronous and tiered checkpoints: (persist law per job (-1: none),
+/// first tier per job, tier count per job, [(interval, save, load,
+/// replication), ...]), or None when no job has them.
+void set_checkpoint_levels(SimulationInput& in, const py::object& levels) {
+    if (levels.is_none()) return;
+    auto t = levels.cast<py::tuple>();
+    const auto persist = t[0].cast<carray<std::int64_t>>();
+    const auto first = t[1].cast<carray<std::uint32_t>>();
+    const auto count = t[2].cast<carray<std::uint32_t>>();
+    const std::size_t n = in.jobs.size();
+    const auto* p = column(persist, n, "persist");
+    const auto* f = column(first, n, "tier_first");
+    const auto* c = column(count, n, "tier_count");
+    for (std::size_t j = 0; j < n; ++j) {
+        in.jobs[j].persist = index_or_none(p[j]);
+        in.jobs[j].tier_first = f[j];
+        in.jobs[j].tier_count = c[j];
+    }
+    for (const auto& [interval, save, load, replication] :
+         t[3].cast<std::vector<std::tuple<double, std::uint32_t, std::uint32_t, std::uint32_t>>>())
+        in.tiers.push_back(CheckpointTierSpec{interval, save, load, replication});
 }
 
 /// Wraps a Python placement callable: place(view, free_nodes) -> node ids or None.
@@ -135,7 +159,8 @@ void register_simulator(py::module_& m) {
                          priority, submit, end, wall, productive, wasted, ckpt_stall, overhead, detection,
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
-                         expected_waste, completed, status, planned_interruptions, timeouts);
+                         expected_waste, completed, status, planned_interruptions, timeouts, lost_checkpoints,
+                         tier_restores);
     PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions,
                          checkpoints, quarantines, quarantined_nodes, spare_uses, events, makespan, ettr,
                          gpu_hours, productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours,
@@ -227,9 +252,11 @@ void register_simulator(py::module_& m) {
            const carray<std::int32_t>& priority, py::object job_failures, const CauseTuples& causes,
            py::object fleet, py::object policy, std::uint32_t gpus_per_node, std::uint32_t replicas,
            std::uint32_t first_replica, std::uint64_t seed, double horizon, bool record_events,
-           bool check_invariants, unsigned threads, std::uint64_t max_events, py::object time_limit) {
+           bool check_invariants, unsigned threads, std::uint64_t max_events, py::object time_limit,
+           py::object checkpoint_levels) {
             SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
                                            load, submit, priority, job_failures, causes);
+            set_checkpoint_levels(in, checkpoint_levels);
             if (!time_limit.is_none()) {
                 // One per job (inf: none).
                 const auto limits = time_limit.cast<carray<double>>();
@@ -331,7 +358,7 @@ void register_simulator(py::module_& m) {
         py::arg("priority"), py::arg("job_failures"), py::arg("causes"), py::arg("fleet"), py::arg("policy"),
         py::arg("gpus_per_node"), py::arg("replicas"), py::arg("first_replica"), py::arg("seed"),
         py::arg("horizon"), py::arg("record_events"), py::arg("check_invariants"), py::arg("threads"),
-        py::arg("max_events"), py::arg("time_limit") = py::none());
+        py::arg("max_events"), py::arg("time_limit") = py::none(), py::arg("checkpoint_levels") = py::none());
 
     m.def(
         "simulate_batch",
@@ -342,11 +369,12 @@ void register_simulator(py::module_& m) {
            const carray<std::int32_t>& priority, py::object job_failures, const CauseTuples& causes,
            std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica,
            std::uint64_t seed, double horizon, unsigned threads, std::uint64_t max_events,
-           const std::string& device) {
+           const std::string& device, py::object checkpoint_levels) {
             if (device != "cpu" && device != "cuda")
                 throw std::invalid_argument("device must be 'cpu' or 'cuda', got '" + device + "'");
             SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
                                            load, submit, priority, job_failures, causes);
+            set_checkpoint_levels(in, checkpoint_levels);
             set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events);
             SimulationOutput out;
             {
@@ -359,7 +387,8 @@ void register_simulator(py::module_& m) {
         py::arg("rule"), py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"),
         py::arg("priority"), py::arg("job_failures"), py::arg("causes"), py::arg("gpus_per_node"),
         py::arg("replicas"), py::arg("first_replica"), py::arg("seed"), py::arg("horizon"),
-        py::arg("threads"), py::arg("max_events"), py::arg("device"));
+        py::arg("threads"), py::arg("max_events"), py::arg("device"),
+        py::arg("checkpoint_levels") = py::none());
 }
 
 }  // namespace acesim::bindings

@@ -130,6 +130,7 @@ std::string batch_cuda(const BatchRequest& request, JobRecord* rows, std::uint32
     DeviceBuffer<SingleJobSpec> d_specs;
     DeviceBuffer<double> d_shares;
     DeviceBuffer<std::uint32_t> d_detect;
+    DeviceBuffer<std::uint32_t> d_width;
     DeviceBuffer<JobRecord> d_rows;
     DeviceBuffer<std::uint32_t> d_status;
     if ((e = d_views.upload(views.data(), views.size())) != cudaSuccess) return describe(e, "copy");
@@ -139,9 +140,11 @@ std::string batch_cuda(const BatchRequest& request, JobRecord* rows, std::uint32
         return describe(e, "copy");
     if ((e = d_detect.upload(request.cause_detect->data(), request.cause_detect->size())) != cudaSuccess)
         return describe(e, "copy");
+    if ((e = d_width.upload(request.cause_width->data(), request.cause_width->size())) != cudaSuccess)
+        return describe(e, "copy");
     if ((e = d_rows.alloc(count)) != cudaSuccess) return describe(e, "malloc");
     if ((e = d_status.alloc(count)) != cudaSuccess) return describe(e, "malloc");
-    const CauseTable causes{d_shares.ptr, d_detect.ptr,
+    const CauseTable causes{d_shares.ptr, d_detect.ptr, d_width.ptr,
                             static_cast<std::uint32_t>(request.cause_shares->size()), request.cause_total};
     const int threads = 128;
     const std::uint64_t wanted = (count + threads - 1) / threads;

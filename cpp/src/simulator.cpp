@@ -50,6 +50,10 @@ SingleJobSpec single_job_spec(const SimulationInput& in, const Plans& plans, std
     spec.save = s.save;
     spec.load = s.load;
     spec.failures = law == kNoDistribution ? kNoLaw : law;
+    if (!plans.levels.empty()) {
+        spec.leveled = 1u;
+        spec.levels = plans.levels[j];
+    }
     return spec;
 }
 
@@ -115,21 +119,27 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
     for (std::size_t j = 0; j < in.jobs.size(); ++j) specs[j] = single_job_spec(in, plans, j);
     std::vector<double> shares;
     std::vector<std::uint32_t> detect;
+    std::vector<std::uint32_t> width;
     double total = 0.0;
     for (const CauseSpec& c : in.causes) {
+        require(c.slowdown == 0.0,
+                "batch: slow failures (a cause's slowdown) need the event-heap simulator (simulate)");
         shares.push_back(c.share);
         detect.push_back(c.detect == kNoDistribution ? kNoLaw : c.detect);
+        width.push_back(c.node_scope ? c.nodes : 0u);
         total += c.share;
     }
-    const CauseTable causes{shares.data(), detect.data(), static_cast<std::uint32_t>(shares.size()), total};
+    const CauseTable causes{shares.data(), detect.data(), width.data(),
+                            static_cast<std::uint32_t>(shares.size()), total};
     const Key key = key_from_seed(in.seed);
     const std::uint64_t count = static_cast<std::uint64_t>(in.jobs.size()) * in.replicas;
     SimulationOutput out;
     out.jobs.resize(count);
     std::vector<std::uint32_t> status(count, kSingleJobOk);
     if (cuda) {
-        const BatchRequest request{&in.distributions, &specs,           &shares,     &detect,    total,
-                                   in.seed,           in.first_replica, in.replicas, in.horizon, max_events};
+        const BatchRequest request{
+            &in.distributions, &specs,           &shares,     &detect,    &width,    total,
+            in.seed,           in.first_replica, in.replicas, in.horizon, max_events};
         const std::string error = batch_cuda(request, out.jobs.data(), status.data());
         if (!error.empty()) throw std::runtime_error(error);
     } else {

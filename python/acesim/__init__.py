@@ -35,7 +35,7 @@ from .distributions import (
     Weibull,
 )
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
-from .job import Job, JobArray
+from .job import CheckpointTier, Job, JobArray
 from .optimize import OptimalInterval, optimal_interval
 from .policy import FailureView, Policy, Preemption, Quarantine, Replacement
 from .repair import Repair, RepairStage
@@ -76,6 +76,7 @@ __all__ = [
     "BatchResult",
     "BlockBootstrap",
     "Cause",
+    "CheckpointTier",
     "CompiledPolicy",
     "Constant",
     "Distribution",

@@ -153,7 +153,7 @@ def simulate(
     submit: npt.NDArray[np.float64],
     priority: npt.NDArray[np.int32],
     job_failures: int | list[int],
-    causes: list[tuple[float, int, bool, int]],
+    causes: list[tuple[float, int, bool, int, bool, float]],
     fleet: dict[str, Any] | None,
     policy: tuple[Any, ...] | None,
     gpus_per_node: int,
@@ -166,6 +166,7 @@ def simulate(
     threads: int,
     max_events: int,
     time_limit: npt.NDArray[np.float64] | None = None,
+    checkpoint_levels: tuple[Any, ...] | None = None,
 ) -> dict[str, npt.NDArray[Any]]: ...
 def young_interval(checkpoint_cost: Any, mtbf: Any) -> Any: ...
 def daly_interval(checkpoint_cost: Any, mtbf: Any) -> Any: ...
@@ -194,7 +195,7 @@ def simulate_batch(
     submit: npt.NDArray[Any],
     priority: npt.NDArray[Any],
     job_failures: int | list[int],
-    causes: list[tuple[float, int, bool, int]],
+    causes: list[tuple[float, int, bool, int, bool, float]],
     gpus_per_node: int,
     replicas: int,
     first_replica: int,
@@ -203,4 +204,5 @@ def simulate_batch(
     threads: int,
     max_events: int,
     device: str,
+    checkpoint_levels: tuple[Any, ...] | None = None,
 ) -> npt.NDArray[Any]: ...

@@ -38,7 +38,7 @@ from .distributions import (
     Weibull,
 )
 from .fleet import Cause, Fleet, NodeTrace
-from .job import RULE_CODES, Job, JobArray
+from .job import RULE_CODES, CheckpointTier, Job, JobArray
 from .policy import Policy, Quarantine
 from .repair import Repair, RepairStage
 
@@ -73,6 +73,8 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "priority",
         "name",
         "time_limit",
+        "persist",
+        "tiers",
     ),
     JobArray: (
         "gpus",
@@ -84,6 +86,8 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "save",
         "load",
         "time_limit",
+        "persist",
+        "tiers",
     ),
 }
 
@@ -166,6 +170,8 @@ def _job(j: Job) -> Reduced:
         j.priority,
         j.name,
         j.time_limit,
+        j.persist,
+        j.tiers,
     )
 
 
@@ -184,6 +190,8 @@ def _job_array(a: JobArray) -> Reduced:
         a.save,
         a.load,
         a.time_limit,
+        a.persist,
+        a.tiers,
     )
 
 
@@ -225,6 +233,7 @@ copyreg.pickle(_core.Distribution, _compiled_sampler)
 copyreg.pickle(Job, _job)
 copyreg.pickle(JobArray, _job_array)
 copyreg.pickle(Cause, _by_attributes)
+copyreg.pickle(CheckpointTier, _by_attributes)
 copyreg.pickle(NodeTrace, _node_trace)
 copyreg.pickle(Fleet, _by_attributes)
 copyreg.pickle(Quarantine, _by_attributes)

@@ -28,19 +28,39 @@ from .units import HOUR, MINUTE
 __all__ = ["LLAMA3_CAUSES", "LLAMA3_INTERRUPTIONS", "Cause", "Fleet", "NodeTrace"]
 
 
+#: What a failure destroys (Cause's ``scope``).
+CAUSE_SCOPES = ("process", "node")
+
+
 @dataclass(frozen=True, init=False)
 class Cause:
     """A failure cause: its ``share`` of failures, the ``detect`` latency from
     fault to detection (a crash is seen at once, a hang when the watchdog
     fires), whether the node goes to repair (``node_down``), and how many
     nodes one event takes (``nodes``: an aligned block, e.g. a switch or a
-    rack; correlated failures)."""
+    rack; correlated failures).
+
+    ``scope`` says what the failure destroys: ``"process"`` (the job's
+    processes die, its nodes are fine: every :class:`~acesim.CheckpointTier`
+    survives) or ``"node"`` (it takes the job's nodes in its block: a tier
+    survives only if it has copies on more nodes than that). The default
+    follows ``node_down``: ``"node"`` when the node goes to repair, else
+    ``"process"``.
+
+    ``slowdown`` in [0, 1) makes it a slow (gray) failure: from the fault
+    until its detection (``detect``) the job keeps running at that share of
+    its speed (checkpoints included); that share of the time is progress,
+    the rest counts as ``detection``; at detection it is handled as a
+    failure (rolled back to the newest checkpoint that survives it). ``0``
+    (the default): no progress until detection (fail-stop)."""
 
     name: str
     share: float
     detect: Distribution
     node_down: bool
     nodes: int
+    scope: str
+    slowdown: float
 
     def __init__(
         self,
@@ -49,6 +69,8 @@ class Cause:
         detect: Distribution | float = 0.0,
         node_down: bool = True,
         nodes: int = 1,
+        scope: str | None = None,
+        slowdown: float = 0.0,
     ) -> None:
         if not isinstance(name, str):
             raise TypeError(f"name must be a string, got {type(name).__name__}")
@@ -62,6 +84,26 @@ class Cause:
         object.__setattr__(self, "detect", as_distribution("detect", detect))
         object.__setattr__(self, "node_down", bool(node_down))
         object.__setattr__(self, "nodes", integer("nodes", nodes, minimum=1, maximum=2**24))
+        if scope is None:
+            scope = "node" if node_down else "process"
+        if scope not in CAUSE_SCOPES:
+            raise ValueError(f"scope must be one of {CAUSE_SCOPES} or None, got {scope!r}")
+        object.__setattr__(self, "scope", scope)
+        slow = finite("slowdown", slowdown)
+        if not 0.0 <= slow < 1.0:
+            raise ValueError(f"slowdown must be in [0, 1), got {slow!r}")
+        object.__setattr__(self, "slowdown", slow)
+
+    def _core_spec(self, index: Any) -> tuple[float, int, bool, int, bool, float]:
+        """The core's cause tuple (share, detect law, node_down, nodes, node scope, slowdown)."""
+        return (
+            self.share,
+            index(self.detect),
+            self.node_down,
+            self.nodes,
+            self.scope == "node",
+            self.slowdown,
+        )
 
 
 #: Llama 3 405B pre-training, 54 days on 16,384 H100 GPUs: root causes of the

@@ -8,11 +8,14 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._validation import integer, non_negative, positive
+from ._validation import integer, non_negative, positive, sequence_of
 from .distributions import Distribution, as_distribution
 from .units import MINUTE
 
-__all__ = ["INTERVAL_RULES", "Job", "JobArray"]
+__all__ = ["INTERVAL_RULES", "CheckpointTier", "Job", "JobArray"]
+
+#: Checkpoint tiers a job may have besides its durable checkpoint (the core's kMaxTiers).
+MAX_TIERS = 4
 
 #: Rules accepted as ``checkpoint_interval`` besides a number of seconds, and
 #: their codes in the core (one source: the compiled IntervalRule enum).
@@ -38,6 +41,77 @@ def _rule(checkpoint_interval: str) -> str:
 IntervalRule = Literal["young", "daly", "adaptive"]
 
 
+class CheckpointTier:
+    """A fast checkpoint level beside a job's durable checkpoint: a
+    synchronous write of ``save`` seconds (a stall) every ``interval``
+    seconds of progress, loaded in ``load`` seconds by a restart from it
+    (e.g. an in-memory copy every 5 minutes, a node-local one every 30).
+
+    ``replication`` is how many of the job's nodes hold a copy: the tier
+    survives a failure that takes fewer than ``replication`` of the job's
+    nodes (``1``: process failures only, see :class:`acesim.Cause`'s
+    ``scope``); the durable checkpoint survives everything. A failure rolls
+    the job back to the newest checkpoint that survives it. A preemption,
+    a time-limit stop or a planned maintenance stop moves the job off its
+    nodes: only the durable checkpoint follows it.
+
+    >>> import acesim as ace
+    >>> ace.CheckpointTier(5 * ace.MINUTE, save=2.0, load=10.0)
+    CheckpointTier(interval=300, save=Constant(value=2.0), load=Constant(value=10.0), replication=1)
+    """
+
+    __slots__ = ("interval", "load", "replication", "save")
+
+    def __init__(
+        self,
+        interval: float,
+        save: Distribution | float,
+        load: Distribution | float,
+        replication: int = 1,
+    ) -> None:
+        self.interval: float = positive("interval", interval)
+        self.save: Distribution = as_distribution("save", save)
+        self.load: Distribution = as_distribution("load", load)
+        self.replication: int = integer("replication", replication, minimum=1, maximum=2**24)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CheckpointTier):
+            return NotImplemented
+        return (self.interval, self.save, self.load, self.replication) == (
+            other.interval,
+            other.save,
+            other.load,
+            other.replication,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.interval, self.replication))
+
+    def __repr__(self) -> str:
+        return (
+            f"CheckpointTier(interval={self.interval:g}, save={self.save!r}, "
+            f"load={self.load!r}, replication={self.replication})"
+        )
+
+
+def _tiers(tiers: Any, interval: float | str) -> tuple[CheckpointTier, ...]:
+    """A job's tiers, checked: at most MAX_TIERS, none longer than a numeric
+    durable interval (a rule's interval is checked by the core)."""
+    if tiers is None or (isinstance(tiers, tuple | list) and not tiers):
+        return ()
+    out = tuple(sequence_of("tiers", tiers, CheckpointTier))
+    if len(out) > MAX_TIERS:
+        raise ValueError(f"tiers: at most {MAX_TIERS} checkpoint tiers, got {len(out)}")
+    if not isinstance(interval, str):
+        for k, tier in enumerate(out):
+            if tier.interval > interval:
+                raise ValueError(
+                    f"tiers[{k}].interval ({tier.interval:g} s) must not exceed the durable "
+                    f"checkpoint_interval ({interval:g} s)"
+                )
+    return out
+
+
 class Job:
     """A job of ``gpus`` GPUs that must do ``work`` seconds of compute.
 
@@ -48,6 +122,21 @@ class Job:
     ``init`` (scheduling, container and driver init, data staging), ``save``
     and ``load`` are distributions (or numbers of seconds), drawn per event.
     Every start, the first included, costs init + load.
+
+    ``persist`` (a distribution, or ``None``) makes checkpoints asynchronous
+    (PyTorch DCP, Megatron): ``save`` is then the blocking snapshot (a stall)
+    and ``persist`` the background write, during which compute goes on. A
+    checkpoint is durable only when its persist ends; a failure before that
+    rolls back to the previous durable one (its snapshot's segment counts as
+    ``wasted``, the row's ``lost_checkpoints`` counts it). At most one
+    persist is in flight: a checkpoint due while the previous persist still
+    runs waits for it (a stall, ``ckpt_stall``), and the job is done when its
+    final checkpoint is durable. ``persist=0`` is the synchronous model.
+
+    ``tiers`` are faster checkpoint levels beside the durable one (see
+    :class:`CheckpointTier`): a restart from a tier loads with the tier's
+    ``load``; the row's ``tier_restores`` counts those restarts. Every
+    interval is in seconds of progress.
 
     ``time_limit`` (seconds, or ``None`` for none) caps each run: a run is
     stopped that long after it started (init + load included) and the job
@@ -73,9 +162,11 @@ class Job:
         "init",
         "load",
         "name",
+        "persist",
         "priority",
         "save",
         "submit",
+        "tiers",
         "time_limit",
         "work",
     )
@@ -92,6 +183,8 @@ class Job:
         priority: int = 0,
         name: str | None = None,
         time_limit: float | None = None,
+        persist: Distribution | float | None = None,
+        tiers: Any = (),
     ) -> None:
         self.gpus: int = integer("gpus", gpus, minimum=1, maximum=2**32 - 1)
         self.work: float = positive("work", work)
@@ -111,6 +204,10 @@ class Job:
         self.time_limit: float | None = (
             None if time_limit is None else positive("time_limit", time_limit)
         )
+        self.persist: Distribution | None = (
+            None if persist is None else as_distribution("persist", persist)
+        )
+        self.tiers: tuple[CheckpointTier, ...] = _tiers(tiers, self.checkpoint_interval)
 
     def with_interval(self, checkpoint_interval: float | IntervalRule) -> Job:
         """A copy with another checkpoint interval (everything else equal)."""
@@ -125,6 +222,8 @@ class Job:
             self.priority,
             self.name,
             self.time_limit,
+            self.persist,
+            self.tiers,
         )
 
     def __repr__(self) -> str:
@@ -136,6 +235,10 @@ class Job:
         label = f", name={self.name!r}" if self.name else ""
         if self.time_limit is not None:
             label += f", time_limit={self.time_limit:g}"
+        if self.persist is not None:
+            label += f", persist={self.persist!r}"
+        if self.tiers:
+            label += f", tiers={list(self.tiers)!r}"
         return (
             f"Job(gpus={self.gpus}, work={self.work:g}, checkpoint_interval={interval!s}, "
             f"init={self.init!r}, save={self.save!r}, load={self.load!r}, "
@@ -206,7 +309,8 @@ class JobArray:
     all); ``checkpoint_interval`` may also be a rule name for every job.
     ``init``, ``save`` and ``load`` are shared by all jobs. ``time_limit``
     (see :class:`Job`) is ``None``, one number for all jobs, or one per job
-    (``inf``: no limit for that job).
+    (``inf``: no limit for that job). ``persist`` and ``tiers`` (see
+    :class:`Job`) are shared by all jobs.
 
     >>> import acesim as ace
     >>> jobs = ace.JobArray(gpus=[8, 64], work=[ace.HOUR, ace.DAY],
@@ -226,6 +330,8 @@ class JobArray:
         save: Distribution | float = 1 * MINUTE,
         load: Distribution | float = 1 * MINUTE,
         time_limit: npt.ArrayLike | None = None,
+        persist: Distribution | float | None = None,
+        tiers: Any = (),
     ) -> None:
         if np.ndim(gpus) != 1:
             raise ValueError("gpus must be a one-dimensional array (one entry per job)")
@@ -248,6 +354,15 @@ class JobArray:
         self.save: Distribution = as_distribution("save", save)
         self.load: Distribution = as_distribution("load", load)
         self.time_limit: npt.NDArray[np.float64] | None = _time_limits(time_limit, n)
+        self.persist: Distribution | None = (
+            None if persist is None else as_distribution("persist", persist)
+        )
+        shortest = (
+            "rule"
+            if isinstance(checkpoint_interval, str)
+            else float(self.checkpoint_interval.min())
+        )
+        self.tiers: tuple[CheckpointTier, ...] = _tiers(tiers, shortest)
 
     def __len__(self) -> int:
         return int(self.gpus.size)

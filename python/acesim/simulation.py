@@ -19,7 +19,7 @@ from ._validation import integer, real
 from .analytic import meta_scale_model
 from .distributions import Distribution
 from .fleet import Fleet, _cause_list
-from .job import RULE_CODES, Job, JobArray
+from .job import RULE_CODES, CheckpointTier, Job, JobArray
 from .policy import Policy
 
 __all__ = [
@@ -300,6 +300,35 @@ def _job_columns(job_list: list[Job] | JobArray, index: Any) -> _Columns:
     return gpus, work, interval, rule, init, save, load, submit, priority
 
 
+def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any, ...] | None:
+    """The core's asynchronous / tiered checkpoint columns, or None when no
+    job has them (the synchronous model)."""
+    shared = isinstance(job_list, JobArray)
+    jobs_: list[Any] = [job_list] if isinstance(job_list, JobArray) else list(job_list)
+    if all(j.persist is None and not j.tiers for j in jobs_):
+        return None
+    n = len(job_list)
+    persist = np.full(n, -1, np.int64)
+    first = np.zeros(n, np.uint32)
+    count = np.zeros(n, np.uint32)
+    tiers: list[tuple[float, int, int, int]] = []
+    seen: dict[tuple[CheckpointTier, ...], int] = {}
+    for j, job in enumerate(jobs_):
+        if job.persist is not None:
+            persist[j] = index(job.persist)
+        if job.tiers:
+            if job.tiers not in seen:  # jobs with the same tiers share their rows
+                seen[job.tiers] = len(tiers)
+                tiers.extend(
+                    (t.interval, index(t.save), index(t.load), t.replication) for t in job.tiers
+                )
+            first[j] = seen[job.tiers]
+            count[j] = len(job.tiers)
+    if shared:
+        persist[:], first[:], count[:] = persist[0], first[0], count[0]
+    return persist, first, count, tiers
+
+
 def simulate(
     jobs: JobsArg,
     failures: Distribution | Sequence[Distribution | None] | None = None,
@@ -369,7 +398,7 @@ def simulate(
     failure_index = _failure_laws(failures, job_list, index)
     gpus, work, interval, rule, init, save, load, submit, priority = _job_columns(job_list, index)
 
-    cause_spec = [(c.share, index(c.detect), c.node_down, c.nodes) for c in cause_list]
+    cause_spec = [c._core_spec(index) for c in cause_list]
     fleet_spec = None if fleet is None else fleet._core_spec(index)
     policy_spec = None if policy is None else policy._core_spec(index)
 
@@ -398,6 +427,7 @@ def simulate(
         threads_,
         max_events_,
         time_limit=_time_limits(job_list),
+        checkpoint_levels=_checkpoint_levels(job_list, index),
     )
     return SimulationResult(
         jobs=raw["jobs"],
@@ -490,7 +520,7 @@ def batch_simulate(
     table = _DistributionTable()
     failure_index = _failure_laws(failures, job_list, table.index)
     columns = _job_columns(job_list, table.index)
-    cause_spec = [(c.share, table.index(c.detect), c.node_down, c.nodes) for c in cause_list]
+    cause_spec = [c._core_spec(table.index) for c in cause_list]
     rows = _core.simulate_batch(
         table.compiled,
         *columns,
@@ -504,5 +534,6 @@ def batch_simulate(
         threads_,
         max_events_,
         device,
+        checkpoint_levels=_checkpoint_levels(job_list, table.index),
     )
     return BatchResult(jobs=rows, points=n_points, replicas=n_replicas, seed=seed_)

@@ -28,6 +28,7 @@ struct BatchRequest {
     const std::vector<SingleJobSpec>* specs;
     const std::vector<double>* cause_shares;
     const std::vector<std::uint32_t>* cause_detect;
+    const std::vector<std::uint32_t>* cause_width;
     double cause_total;
     std::uint64_t seed;
     std::uint32_t first_replica;

@@ -24,6 +24,7 @@ enum class Phase : std::uint8_t {
     Detecting,  ///< a fault happened; nodes held, no progress, failure clock stopped
     Waiting,    ///< holds some nodes and waits for the rest after a failure
     Done,
+    PersistWait,  ///< holds hardware, waits for the previous checkpoint's persist (a stall)
 };
 
 /// A job's phase and progress: the state every transition below reads and writes.
@@ -131,7 +132,7 @@ ACESIM_HD double interrupt(Lifecycle& s, JobRecord& rec, double t) {
 
 /// The job holds hardware (its failure clock runs) in this phase.
 ACESIM_HD bool holds_hardware(Phase p) {
-    return p == Phase::Starting || p == Phase::Computing || p == Phase::Saving;
+    return p == Phase::Starting || p == Phase::Computing || p == Phase::Saving || p == Phase::PersistWait;
 }
 
 /// A row's status when it is closed in `phase` at the horizon: a job that

@@ -51,6 +51,8 @@ struct JobRecord {
     std::uint8_t status;                  ///< JobStatus (packed beside completed: rows stay 200 bytes)
     std::uint32_t planned_interruptions;  ///< stops for planned maintenance (not in failures)
     std::uint32_t timeouts;  ///< runs stopped at the job's time limit (requeued from the last checkpoint)
+    std::uint32_t lost_checkpoints;  ///< snapshots whose persist a failure or stop cut off
+    std::uint32_t tier_restores;     ///< restarts that loaded a checkpoint tier (not the durable)
 };
 
 /// One row per replica: the fleet rollup.
@@ -117,9 +119,10 @@ enum class EventKind : std::uint32_t {
     Horizon = 8,
     Preempted = 9,
     Waiting = 10,
-    Maintenance = 11,  ///< stopped for planned maintenance
-    Unplaceable = 12,  ///< the job can never start again (its row closes)
-    TimeLimit = 13,    ///< a run stopped at the job's time limit (the job is queued again)
+    Maintenance = 11,        ///< stopped for planned maintenance
+    Unplaceable = 12,        ///< the job can never start again (its row closes)
+    TimeLimit = 13,          ///< a run stopped at the job's time limit (the job is queued again)
+    CheckpointDurable = 14,  ///< an asynchronous checkpoint's persist ended
 };
 
 /// One row per event when record_events is on.

@@ -15,6 +15,8 @@
 
 namespace acesim {
 
+constexpr std::uint32_t kNoDistribution = std::numeric_limits<std::uint32_t>::max();
+
 /// How a job's checkpoint interval is chosen.
 enum class IntervalRule : std::uint32_t {
     Fixed = 0,     ///< JobSpec::checkpoint_interval seconds of compute
@@ -35,9 +37,20 @@ struct JobSpec {
     std::uint32_t load = 0;
     double submit = 0.0;
     std::int32_t priority = 0;
+    /// Asynchronous checkpoints: the background persist law (save is then the
+    /// blocking snapshot); none: synchronous writes.
+    std::uint32_t persist = kNoDistribution;
+    std::uint32_t tier_first = 0;  ///< the job's tiers: SimulationInput::tiers[tier_first, + tier_count)
+    std::uint32_t tier_count = 0;
 };
 
-constexpr std::uint32_t kNoDistribution = std::numeric_limits<std::uint32_t>::max();
+/// A fast checkpoint tier beside the durable checkpoint (in-memory, node-local).
+struct CheckpointTierSpec {
+    double interval = 0.0;          ///< seconds of progress between its checkpoints
+    std::uint32_t save = 0;         ///< its write latency law (a stall)
+    std::uint32_t load = 0;         ///< its load latency law (a restart from it)
+    std::uint32_t replication = 1;  ///< survives a failure taking fewer than this many of the job's nodes
+};
 
 /// A failure cause (a row of a taxonomy such as Llama 3's Table 5).
 struct CauseSpec {
@@ -45,6 +58,12 @@ struct CauseSpec {
     std::uint32_t detect = kNoDistribution;  ///< detection latency law; none: seen at once
     bool node_down = true;                   ///< the node goes to repair
     std::uint32_t nodes = 1;                 ///< nodes one event takes (aligned block: a switch, a rack)
+    /// The failure takes the job's nodes (node scope) or only its processes
+    /// (process scope: every checkpoint tier survives it).
+    bool node_scope = true;
+    /// A slow (gray) failure: from the fault to its detection the job runs at
+    /// this progress rate, in [0, 1); 0: no progress (fail-stop).
+    double slowdown = 0.0;
 };
 
 /// Re-placement after a failure (values match the C ABI's ACESIM_*).
@@ -203,6 +222,7 @@ struct SimulationInput {
     /// queued again to restart from its last checkpoint. Also the run's
     /// estimate for EASY backfill. inf: no limit for that job.
     std::vector<double> time_limits;
+    std::vector<CheckpointTierSpec> tiers;  ///< every job's checkpoint tiers (JobSpec::tier_first)
 };
 
 /// A run that processes more events than this in one replica stops with an

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "acesim/analytic.hpp"
+#include "acesim/checkpoint_levels.hpp"
 #include "acesim/distributions.hpp"
 #include "acesim/hd.hpp"
 #include "acesim/lifecycle.hpp"
@@ -39,12 +40,15 @@ struct SingleJobSpec {
     std::uint32_t save;
     std::uint32_t load;
     std::uint32_t failures;  ///< kNoLaw: no job-level failures
+    std::uint32_t leveled;   ///< 1: asynchronous or tiered checkpoints (levels below)
+    LevelPlan levels;
 };
 
 /// Failure causes for the batch path (shares and detection laws).
 struct CauseTable {
     const double* shares;
     const std::uint32_t* detect;  ///< kNoLaw: seen at once
+    const std::uint32_t* width;   ///< nodes a failure of the cause takes (0: process scope)
     std::uint32_t count;
     double total;
 };
@@ -100,7 +104,181 @@ struct StreamDraws {
     }
 };
 
+/// The cause of a failure by share (-1 without a taxonomy), from the
+/// job's cause stream: the same pick as the event-heap engine's.
+ACESIM_HD std::int32_t draw_cause(const CauseTable& causes, const Stream& s_cause, std::uint32_t& n_cause) {
+    if (causes.count == 0) return -1;
+    const double u = uniform_open(lo64(s_cause.block(n_cause++, 0))) * causes.total;
+    double cumulative = 0.0;
+    for (std::uint32_t c = 0; c + 1 < causes.count; ++c) {
+        cumulative += causes.shares[c];
+        if (u < cumulative) return static_cast<std::int32_t>(c);
+    }
+    return static_cast<std::int32_t>(causes.count - 1);
+}
+
 }  // namespace detail
+
+/// run_single_job for a job with checkpoint levels (an asynchronous persist,
+/// tiers): the transitions of checkpoint_levels.hpp in the order the
+/// event-heap engine makes them, so the rows are the same bits.
+ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const DistributionView* dists,
+                                              const CauseTable& causes, Key key, std::uint32_t replica,
+                                              std::uint32_t entity, double horizon, std::uint64_t max_events,
+                                              JobRecord& rec, std::uint64_t& events) {
+    using namespace detail;
+    constexpr double kInfinity = INFINITY;
+    const double gpus = static_cast<double>(spec.gpus);
+    const LevelPlan& P = spec.levels;
+    std::uint32_t n_cause = 0, n_detect = 0, n_persist = 0, n_tier_save = 0, n_tier_load = 0;
+    const bool job_failures = spec.failures != kNoLaw;
+    auto stream = [&](Purpose purpose) {
+        return Stream{key, stream_id(EntityKind::Job, entity, purpose), replica};
+    };
+    StreamDraws failure_draw(&dists[job_failures ? spec.failures : spec.init], stream(Purpose::Failure),
+                             gpus);
+    StreamDraws init_draw(&dists[spec.init], stream(Purpose::Init), gpus);
+    StreamDraws save_draw(&dists[spec.save], stream(Purpose::Save), gpus);
+    StreamDraws load_draw(&dists[spec.load], stream(Purpose::Load), gpus);
+    const Stream s_cause = stream(Purpose::Cause);
+    const Stream s_detect = stream(Purpose::Detect);
+    const Stream s_persist = stream(Purpose::Persist);
+    const Stream s_tier_save = stream(Purpose::TierSave);
+    const Stream s_tier_load = stream(Purpose::TierLoad);
+
+    rec = JobRecord{};
+    rec.replica = replica;
+    rec.job = entity;
+    rec.gpus = spec.gpus;
+    rec.priority = spec.priority;
+    rec.submit = spec.submit;
+
+    Lifecycle s;
+    s.phase_end = spec.submit;
+    s.interval = spec.interval;
+    Levels L;
+    FailureClock clock;
+    clock.fail_left = job_failures ? failure_draw() : kInfinity;
+    bool started = false;
+    std::uint64_t failures_recorded = 0;
+    events = 0;
+    auto write_latency = [&]() {
+        return L.writing == 0 ? save_draw()
+                              : draw(dists[P.tier[L.writing - 1].save], s_tier_save, n_tier_save++, gpus);
+    };
+    auto finish = [&](double t) {
+        clock.unhold(t);
+        s.phase = Phase::Done;
+        rec.completed = true;
+        rec.end = t;
+    };
+
+    for (;;) {
+        // At equal times: the persist's end, then the phase's; a failure
+        // strikes only strictly before both.
+        const double due = L.persist_end < s.phase_end ? L.persist_end : s.phase_end;
+        const double next = clock.next(due);
+        if (s.phase == Phase::Done || next > horizon || next == kInfinity) break;
+        if (++events > max_events) return kSingleJobMaxEvents;
+        double t;
+        bool restart = false;
+        if (clock.strikes_before(due)) {
+            t = clock.fail_at;
+            const std::int32_t cause = draw_cause(causes, s_cause, n_cause);
+            double detect = 0.0;
+            if (cause >= 0 && causes.detect[cause] != kNoLaw)
+                detect = draw(dists[causes.detect[cause]], s_detect, n_detect++, gpus);
+            if (++failures_recorded > kSingleJobMaxFailures) return kSingleJobTooManyFailures;
+            const std::uint32_t width = cause >= 0 ? causes.width[cause] : 1u;
+            levels_roll_back(s, L, P, rec, t, width < spec.nodes ? width : spec.nodes);
+            clock.unhold(t);
+            ++rec.failures;
+            clock.fail_left = job_failures ? failure_draw() : kInfinity;
+            s.phase = Phase::Detecting;
+            s.phase_start = t;
+            s.phase_end = t + detect;
+            if (detect == 0.0) {
+                rec.detection += t - s.phase_start;
+                restart = true;
+            }
+        } else if (L.persist_end <= s.phase_end) {
+            t = L.persist_end;
+            levels_end_persist(L, rec);
+            if (s.phase == Phase::PersistWait) {
+                rec.ckpt_stall += t - s.phase_start;
+                if (s.boundary >= spec.work) {
+                    finish(t);
+                } else {
+                    levels_begin_write(s, t, save_draw());
+                }
+            }
+        } else {
+            t = s.phase_end;
+            switch (s.phase) {
+                case Phase::Pending:
+                    s.phase_start = t;  // queued and started at once
+                    restart = true;
+                    break;
+                case Phase::Starting:
+                    end_start(s, rec, t);
+                    levels_begin_compute(s, L, P, spec.work, t);
+                    break;
+                case Phase::Computing:
+                    if (levels_reach_boundary(s, L, rec, t)) levels_begin_write(s, t, write_latency());
+                    break;
+                case Phase::Saving: {
+                    const double persist = L.writing == 0 && P.persist != kNoLevelLaw
+                                               ? draw(dists[P.persist], s_persist, n_persist++, gpus)
+                                               : 0.0;
+                    switch (levels_end_write(s, L, P, rec, spec.work, t, persist)) {
+                        case WriteEnd::Done:
+                            finish(t);
+                            break;
+                        case WriteEnd::FinalPersist:
+                            s.phase = Phase::PersistWait;
+                            s.phase_start = t;
+                            s.phase_end = L.persist_end;
+                            break;
+                        default:
+                            levels_begin_compute(s, L, P, spec.work, t);
+                            break;
+                    }
+                    break;
+                }
+                case Phase::Detecting:
+                    rec.detection += t - s.phase_start;
+                    restart = true;
+                    break;
+                default:
+                    break;
+            }
+        }
+        if (restart) {
+            if (!started) {
+                started = true;
+                rec.queue_wait += t - s.phase_start;
+            } else {
+                ++rec.restarts;
+            }
+            if (spec.rule == 3u)
+                s.interval = adaptive_interval(spec.mtbf, spec.work, spec.save_mean, clock.held_time,
+                                               rec.failures, spec.interval);
+            const double init = init_draw();
+            const double load =
+                L.restore == 0 ? load_draw()
+                               : draw(dists[P.tier[L.restore - 1].load], s_tier_load, n_tier_load++, gpus);
+            L.restore = 0;
+            begin_start(s, t, init, load);
+            clock.hold(t);
+        }
+    }
+
+    double progress = s.committed;
+    if (s.phase != Phase::Done)
+        progress = levels_close_at(s, L, rec, started, horizon > spec.submit ? horizon : spec.submit);
+    finish_row(rec, progress, s.interval, RowConstants{spec.mtbf, spec.young, spec.daly, spec.expected_ettr});
+    return kSingleJobOk;
+}
 
 /// Runs one replica of one job. `entity` is the job index its streams are
 /// keyed by (0 for a job simulated alone). Fills `rec` and counts events.
@@ -110,6 +288,9 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                                        const CauseTable& causes, Key key, std::uint32_t replica,
                                        std::uint32_t entity, double horizon, std::uint64_t max_events,
                                        JobRecord& rec, std::uint64_t& events) {
+    if (spec.leveled)
+        return run_single_job_levels(spec, dists, causes, key, replica, entity, horizon, max_events, rec,
+                                     events);
     using namespace detail;
     constexpr double kInfinity = INFINITY;
     const double gpus = static_cast<double>(spec.gpus);
@@ -155,19 +336,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
             t = clock.fail_at;
             // The blamed node only names a trace row, which the batch path does not
             // keep; its stream is separate, so skipping it changes no other draw.
-            std::int32_t cause = -1;
-            if (causes.count > 0) {
-                const double u = uniform_open(lo64(s_cause.block(n_cause++, 0))) * causes.total;
-                double cumulative = 0.0;
-                cause = static_cast<std::int32_t>(causes.count - 1);
-                for (std::uint32_t c = 0; c + 1 < causes.count; ++c) {
-                    cumulative += causes.shares[c];
-                    if (u < cumulative) {
-                        cause = static_cast<std::int32_t>(c);
-                        break;
-                    }
-                }
-            }
+            const std::int32_t cause = draw_cause(causes, s_cause, n_cause);
             double detect = 0.0;
             if (cause >= 0 && causes.detect[cause] != kNoLaw)
                 detect = draw(dists[causes.detect[cause]], s_detect, n_detect++, gpus);

@@ -23,7 +23,9 @@ void FailureRouting::job_level_failure(std::uint32_t j, double t) {
     if (!pool_.enabled()) {
         ledger_.trace(event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(local), -1, cause, 0u, t,
                       drawn);
-        fault(j, t, detect, cause, true);
+        const CauseSpec* spec = draws_.cause_spec(cause);
+        const std::uint32_t width = spec ? (spec->node_scope ? std::max(spec->nodes, 1u) : 0u) : 1u;
+        fault(j, t, detect, cause, true, std::min(width, plans_.jobs[j].nodes));
         return;
     }
     const std::uint32_t blamed = pool_.nodes_of(j)[local];
@@ -64,11 +66,12 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
     // interrupts (idle, or its jobs were already down).
     auto hit_job = [&](std::uint32_t j, std::uint32_t m) {
         if (std::find(hit_.begin(), hit_.end(), j) != hit_.end()) return true;
-        if (!jobs_[j].running()) return false;
+        if (!jobs_[j].interruptible()) return false;
         hit_.push_back(j);
         ledger_.trace(event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(m), origin, cause,
                       source, t, drawn);
-        fault(j, t, detect, cause, static_cast<std::int32_t>(j) == blamed_job);
+        fault(j, t, detect, cause, static_cast<std::int32_t>(j) == blamed_job,
+              levels_.empty() ? 0u : nodes_taken(j, cause, first, last));
         return true;
     };
     if (blamed_job >= 0) hit_job(static_cast<std::uint32_t>(blamed_job), node);
@@ -131,11 +134,26 @@ bool FailureRouting::lose_held_node(std::uint32_t j, std::uint32_t m, double t) 
     return true;
 }
 
-void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level) {
+std::uint32_t FailureRouting::nodes_taken(std::uint32_t j, std::int32_t cause, std::uint32_t first,
+                                          std::uint32_t last) const {
+    const CauseSpec* spec = draws_.cause_spec(cause);
+    if (spec && !spec->node_scope) return 0;
+    std::uint32_t taken = 0;
+    for (std::uint32_t n : pool_.nodes_of(j)) taken += n >= first && n < last ? 1u : 0u;
+    return taken;
+}
+
+void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level,
+                           std::uint32_t lost_nodes) {
     JobState& job = jobs_[j];
-    if (!job.running()) return;  // detecting already, waiting, queued or done
+    if (!job.interruptible()) return;  // detecting already (or slow), waiting, queued or done
+    const CauseSpec* spec = draws_.cause_spec(cause);
+    if (spec && spec->slowdown > 0.0 && detect > 0.0) {
+        begin_slow_failure(j, t, detect, cause, job_level, lost_nodes);
+        return;
+    }
     const std::int32_t preemptor = recovery_->cancel_deferred_preemption(j);
-    job.lost_work = lifecycle_->interrupt(j, t);
+    job.lost_work = lifecycle_->interrupt(j, t, lost_nodes);
     job.cause = cause;
     ++job.rec->failures;
     lifecycle_->log(j, EventKind::Failure, t);
@@ -148,12 +166,51 @@ void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
     job.life.phase_end = t + detect;
-    if (detect == 0.0 && !pool_.enabled()) {
-        lifecycle_->on_phase_end(j, t);  // seen at once and nothing to wait for
+    if (detect == 0.0) {
+        detected_at(j, t);
     } else {
         lifecycle_->schedule_job(j);
     }
     recovery_->retry_preemption(preemptor, t);  // j is no longer a candidate: it is down
+}
+
+void FailureRouting::detected_at(std::uint32_t j, double t) {
+    if (!pool_.enabled()) {
+        lifecycle_->on_phase_end(j, t);  // seen at once and nothing to wait for
+    } else {
+        lifecycle_->schedule_job(j);
+    }
+}
+
+void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect, std::int32_t cause,
+                                        bool job_level, std::uint32_t lost_nodes) {
+    // The job goes on at the cause's rate until the fault is found; no other
+    // failure can strike it meanwhile (its failure clock stops, as in detection).
+    JobState& job = jobs_[j];
+    const std::int32_t preemptor = recovery_->cancel_deferred_preemption(j);
+    job.slow = true;
+    job.slow_until = t + detect;
+    job.slow_lost_nodes = lost_nodes;
+    job.cause = cause;
+    job.fault_time = t;
+    ++job.rec->failures;
+    lifecycle_->log(j, EventKind::Failure, t);
+    job.clock.unhold(t);
+    if (job_level) lifecycle_->renew_failure_clock(j);
+    levels_set_rate(job.life, levels_[j], *job.rec, t, draws_.cause_spec(cause)->slowdown);
+    lifecycle_->schedule_job(j);
+    recovery_->retry_preemption(preemptor, t);
+}
+
+void FailureRouting::detect_slow_failure(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const std::uint32_t lost_nodes = job.slow_lost_nodes;
+    job.lost_work = lifecycle_->interrupt(j, t, lost_nodes);  // ends the slow failure
+    if (reservation_.enabled()) reservation_.set_end(j, t + lifecycle_->run_estimate(j));
+    job.life.phase = Phase::Detecting;
+    job.life.phase_start = t;
+    job.life.phase_end = t;
+    detected_at(j, t);
 }
 
 void FailureRouting::return_to_service(std::uint32_t n, double t) {

@@ -24,7 +24,11 @@ public:
                 std::uint32_t source, double t, double drawn, double detect, std::int32_t blamed_job);
     /// A job's hardware faulted at t: progress rolls back now; it notices
     /// after `detect` seconds.
-    void fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level);
+    void fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level,
+               std::uint32_t lost_nodes);
+    /// A slow failure of j, faulted earlier, is detected at t: handled as a
+    /// failure now (rolled back, then recovery).
+    void detect_slow_failure(std::uint32_t j, double t);
     void return_to_service(std::uint32_t n, double t);
     /// Job j, waiting, held node m, now out of service; true when that
     /// cancelled its re-placement delay (it waits for nodes again).
@@ -36,6 +40,14 @@ public:
     void finish_acquisition(std::uint32_t n, double t);
 
 private:
+    /// j's nodes in [first, last) that a failure of `cause` takes (0 for a process-scope cause).
+    std::uint32_t nodes_taken(std::uint32_t j, std::int32_t cause, std::uint32_t first,
+                              std::uint32_t last) const;
+    /// A slow failure begins: j runs at the cause's rate until t + detect.
+    void begin_slow_failure(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level,
+                            std::uint32_t lost_nodes);
+    /// Detection of j's failure ends at t: recovery now (or as j's next event with a fleet).
+    void detected_at(std::uint32_t j, double t);
     std::vector<std::uint32_t> hit_;  ///< jobs one event has interrupted
 };
 

@@ -31,12 +31,17 @@ struct JobState {
     Replacement decision{};         ///< the re-placement chosen at its last failure
     DrawCounters draws = {};
     bool started = false;
-    bool planned_stop = false;  ///< recovering from a planned stop, not a fault
-    bool replaced = false;      ///< took a new node since its last start: a re-placement delay is due
-    bool replacing = false;     ///< waiting out that delay (phase Waiting, all its nodes held)
+    bool planned_stop = false;          ///< recovering from a planned stop, not a fault
+    bool replaced = false;              ///< took a new node since its last start: a re-placement delay is due
+    bool replacing = false;             ///< waiting out that delay (phase Waiting, all its nodes held)
+    bool slow = false;                  ///< in a slow failure: running at a reduced rate until its detection
+    std::uint32_t slow_lost_nodes = 0;  ///< the nodes that failure takes (at its detection)
+    double slow_until = std::numeric_limits<double>::infinity();  ///< its detection
 
     Phase phase() const { return life.phase; }
     bool running() const { return holds_hardware(life.phase); }
+    /// A failure can interrupt it: it holds hardware and is not failing already.
+    bool interruptible() const { return running() && !slow; }
 };
 
 }  // namespace acesim

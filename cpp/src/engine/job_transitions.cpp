@@ -44,9 +44,15 @@ void JobTransitions::renew_failure_clock(std::uint32_t j) {
     job.clock.fail_left = job.fail_draw;
 }
 
+double JobTransitions::phase_due(std::uint32_t j) const {
+    const JobState& job = jobs_[j];
+    if (levels_.empty()) return job.life.phase_end;
+    return std::min(std::min(job.life.phase_end, levels_[j].persist_end), job.slow_until);
+}
+
 void JobTransitions::schedule_job(std::uint32_t j) {
     const JobState& job = jobs_[j];
-    const double next = job.clock.next(job.life.phase_end);
+    const double next = job.clock.next(phase_due(j));
     // limit_at: inf unless the job runs under a limit.
     kernel_.schedule_job(j, limits_ && limit_at_[j] < next ? limit_at_[j] : next);
 }
@@ -70,9 +76,16 @@ void JobTransitions::wait_for_nodes(std::uint32_t j, double t) {
 void JobTransitions::handle_job(std::uint32_t j) {
     JobState& job = jobs_[j];
     // At equal times: the phase end, then the time limit, then a job-level failure.
+    // With checkpoint levels, a persist's end comes first, then a slow
+    // failure's detection (after a phase end at the same time).
     const double limit = limits_ ? limit_at_[j] : std::numeric_limits<double>::infinity();
-    if (job.clock.strikes_before(std::min(job.life.phase_end, limit))) {
+    const double end = job.life.phase_end;
+    if (job.clock.strikes_before(std::min(phase_due(j), limit))) {
         failures_->job_level_failure(j, job.clock.fail_at);
+    } else if (!levels_.empty() && levels_[j].persist_end <= std::min(std::min(end, limit), job.slow_until)) {
+        end_persist(j, levels_[j].persist_end);
+    } else if (!levels_.empty() && job.slow_until < end && job.slow_until <= limit) {
+        failures_->detect_slow_failure(j, job.slow_until);
     } else if (limit < job.life.phase_end) {
         stop_at_time_limit(j, limit);
     } else {
@@ -97,6 +110,10 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
             break;
         }
         case Phase::Computing: {
+            if (!levels_.empty()) {
+                reach_leveled_boundary(j, t);
+                break;
+            }
             const double save = draw_job(j, Purpose::Save, in_.jobs[j].save);
             begin_save(job.life, t, save);
             if (job.drain_by < job.life.phase_end && save <= plans_.of(j).save_mean) {
@@ -130,35 +147,120 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
             break;
         case Phase::Queued:
         case Phase::Done:
-            break;  // no timed end
+        case Phase::PersistWait:  // ends with the persist (end_persist)
+            break;                // no timed end
     }
 }
 
 void JobTransitions::end_checkpoint(std::uint32_t j, double t) {
+    if (!levels_.empty()) {
+        end_leveled_write(j, t);
+        return;
+    }
     JobState& job = jobs_[j];
     const bool done = end_save(job.life, *job.rec, in_.jobs[j].work, t);
     log(j, EventKind::CheckpointEnd, t);
     if (done) {
-        const std::int32_t by = recovery_->cancel_deferred_preemption(j);
-        complete(j, t);
-        recovery_->retry_preemption(by, t);  // the finished job's nodes went to dispatch
-    } else if (job.preempt_for >= 0) {
-        const auto by = static_cast<std::uint32_t>(recovery_->cancel_deferred_preemption(j));
-        if (jobs_[by].phase() == Phase::Waiting && scheduler_.waiting(by)) {
-            // At its checkpoint nothing is lost: the write is done and no
-            // compute has started.
-            job.life.phase = Phase::Computing;
-            job.life.phase_start = t;
-            recovery_->preempt(j, by, t);
-            // Free nodes it counted on may have gone to others meanwhile.
-            if (jobs_[by].pledged == 0) recovery_->retry_preemption(static_cast<std::int32_t>(by), t);
-            recovery_->dispatch(t);
-        } else {
-            begin_compute(j, t);  // the preemptor no longer needs the nodes
-        }
-    } else {
+        finish_at_checkpoint(j, t);
+    } else if (!preempt_if_deferred(j, t, true)) {
         begin_compute(j, t);
     }
+}
+
+void JobTransitions::finish_at_checkpoint(std::uint32_t j, double t) {
+    const std::int32_t by = recovery_->cancel_deferred_preemption(j);
+    complete(j, t);
+    recovery_->retry_preemption(by, t);  // the finished job's nodes went to dispatch
+}
+
+bool JobTransitions::preempt_if_deferred(std::uint32_t j, double t, bool at_boundary) {
+    JobState& job = jobs_[j];
+    if (job.preempt_for < 0) return false;
+    const auto by = static_cast<std::uint32_t>(recovery_->cancel_deferred_preemption(j));
+    if (jobs_[by].phase() != Phase::Waiting || !scheduler_.waiting(by))
+        return false;  // the preemptor no longer needs the nodes
+    if (at_boundary) {
+        // At its checkpoint nothing is lost: the write is done and no
+        // compute has started.
+        job.life.phase = Phase::Computing;
+        job.life.phase_start = t;
+        if (!levels_.empty()) levels_[j].seg_acc = 0.0;
+    }
+    recovery_->preempt(j, by, t);
+    // Free nodes it counted on may have gone to others meanwhile.
+    if (jobs_[by].pledged == 0) recovery_->retry_preemption(static_cast<std::int32_t>(by), t);
+    recovery_->dispatch(t);
+    return true;
+}
+
+void JobTransitions::reach_leveled_boundary(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    Levels& L = levels_[j];
+    if (levels_reach_boundary(job.life, L, *job.rec, t)) {
+        begin_leveled_write(j, t);
+    } else {
+        schedule_job(j);  // waits for the persist in flight (end_persist)
+    }
+}
+
+void JobTransitions::begin_leveled_write(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const Levels& L = levels_[j];
+    const double save = L.writing == 0
+                            ? draw_job(j, Purpose::Save, in_.jobs[j].save)
+                            : draw_job(j, Purpose::TierSave, plans_.levels[j].tier[L.writing - 1].save);
+    levels_begin_write(job.life, t, save);
+    if (L.writing == 0 && job.drain_by < job.life.phase_end && save <= plans_.of(j).save_mean)
+        job.life.phase_end = job.drain_by;  // as for a synchronous drain checkpoint
+    job.drain_by = std::numeric_limits<double>::infinity();
+    log(j, EventKind::CheckpointBegin, t);
+    schedule_job(j);
+}
+
+void JobTransitions::end_leveled_write(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    Levels& L = levels_[j];
+    const LevelPlan& plan = plans_.levels[j];
+    const bool durable = L.writing == 0;
+    const double persist =
+        durable && plan.persist != kNoLevelLaw ? draw_job(j, Purpose::Persist, plan.persist) : 0.0;
+    const WriteEnd end = levels_end_write(job.life, L, plan, *job.rec, in_.jobs[j].work, t, persist);
+    log(j, EventKind::CheckpointEnd, t);
+    switch (end) {
+        case WriteEnd::Done:
+            finish_at_checkpoint(j, t);
+            break;
+        case WriteEnd::FinalPersist:
+            job.life.phase = Phase::PersistWait;
+            job.life.phase_start = t;
+            job.life.phase_end = L.persist_end;
+            schedule_job(j);
+            break;
+        case WriteEnd::Continue:
+            if (!(durable && preempt_if_deferred(j, t, true))) begin_compute(j, t);
+            break;
+        case WriteEnd::Persisting:
+            begin_compute(j, t);
+            break;
+    }
+}
+
+void JobTransitions::end_persist(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    Levels& L = levels_[j];
+    levels_end_persist(L, *job.rec);
+    log(j, EventKind::CheckpointDurable, t);
+    if (job.life.phase == Phase::PersistWait) {
+        job.rec->ckpt_stall += t - job.life.phase_start;
+        if (job.life.boundary >= in_.jobs[j].work) {
+            finish_at_checkpoint(j, t);
+            return;
+        }
+        job.life.phase_start = t;
+        if (!preempt_if_deferred(j, t, false)) begin_leveled_write(j, t);
+        return;
+    }
+    if (!preempt_if_deferred(j, t, false)) schedule_job(j);
 }
 
 void JobTransitions::begin_start(std::uint32_t j, double t) {
@@ -179,7 +281,13 @@ void JobTransitions::begin_start(std::uint32_t j, double t) {
                                               job.rec->failures, plans_.jobs[j].interval);
     }
     const double init = draw_job(j, Purpose::Init, spec.init);
-    const double load = draw_job(j, Purpose::Load, spec.load);
+    double load;
+    if (!levels_.empty() && levels_[j].restore > 0) {
+        load = draw_job(j, Purpose::TierLoad, plans_.levels[j].tier[levels_[j].restore - 1].load);
+        levels_[j].restore = 0;
+    } else {
+        load = draw_job(j, Purpose::Load, spec.load);
+    }
     acesim::begin_start(job.life, t, init, load);
     job.replaced = false;
     job.run_start = t;
@@ -197,7 +305,11 @@ void JobTransitions::note_start(std::uint32_t j, double t) {
 }
 
 void JobTransitions::begin_compute(std::uint32_t j, double t) {
-    acesim::begin_compute(jobs_[j].life, in_.jobs[j].work, t);
+    if (levels_.empty()) {
+        acesim::begin_compute(jobs_[j].life, in_.jobs[j].work, t);
+    } else {
+        levels_begin_compute(jobs_[j].life, levels_[j], plans_.levels[j], in_.jobs[j].work, t);
+    }
     if (!pool_.maintenance().empty()) plan_drain_checkpoint(j, t);
     log(j, EventKind::ComputeBegin, t);
     schedule_job(j);
@@ -215,8 +327,10 @@ void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
     const double at = start - plans_.of(j).save_mean;
     if (!(t < at && at <= job.life.phase_end)) return;
     if (at < job.life.phase_end) {
-        job.life.boundary = job.life.committed + (at - t);
+        // (a drain checkpoint is durable; its compute at the job's rate)
+        job.life.boundary = job.life.committed + (levels_.empty() ? at - t : (at - t) * levels_[j].rate);
         job.life.phase_end = at;
+        if (!levels_.empty()) levels_[j].writing = 0;
     }
     job.drain_by = start;
 }
@@ -224,6 +338,7 @@ void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
 void JobTransitions::complete(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     job.clock.unhold(t);
+    end_slow_failure(j);  // done before its slow failure was found
     if (limits_) limit_at_[j] = std::numeric_limits<double>::infinity();
     job.life.phase = Phase::Done;
     ++jobs_done_;
@@ -251,16 +366,25 @@ void JobTransitions::stop_at_time_limit(std::uint32_t j, double t) {
     recovery_->dispatch(t);
 }
 
-double JobTransitions::interrupt(std::uint32_t j, double t) {
+double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes) {
     JobState& job = jobs_[j];
     const double overhead = t - job.life.phase_start;
     const bool starting = job.life.phase == Phase::Starting;
-    const double lost = acesim::interrupt(job.life, *job.rec, t);
+    const double lost =
+        levels_.empty() ? acesim::interrupt(job.life, *job.rec, t)
+                        : levels_roll_back(job.life, levels_[j], plans_.levels[j], *job.rec, t, lost_nodes);
+    end_slow_failure(j);
     if (starting) charge_restart_churn(j, overhead);
     job.clock.unhold(t);
     job.drain_by = std::numeric_limits<double>::infinity();
     if (limits_) limit_at_[j] = std::numeric_limits<double>::infinity();  // the run is over
     return lost;
+}
+
+void JobTransitions::end_slow_failure(std::uint32_t j) {
+    JobState& job = jobs_[j];
+    job.slow = false;
+    job.slow_until = std::numeric_limits<double>::infinity();
 }
 
 void JobTransitions::charge_restart_churn(std::uint32_t j, double overhead) {

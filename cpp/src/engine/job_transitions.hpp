@@ -19,6 +19,26 @@ public:
     void handle_job(std::uint32_t j);
     void on_phase_end(std::uint32_t j, double t);
     void end_checkpoint(std::uint32_t j, double t);
+    /// With checkpoint levels: the write in progress ends (a tier's, or the
+    /// durable's snapshot or synchronous write).
+    void end_leveled_write(std::uint32_t j, double t);
+    /// The background persist of j's last snapshot ends at t: it is durable.
+    void end_persist(std::uint32_t j, double t);
+    /// j's final checkpoint is durable at t: it is done.
+    void finish_at_checkpoint(std::uint32_t j, double t);
+    /// j's checkpoint became durable at t: a preemption deferred to it
+    /// happens now. `at_boundary`: at the end of a write (nothing is lost);
+    /// else in the middle of the run. Returns true when j was preempted.
+    bool preempt_if_deferred(std::uint32_t j, double t, bool at_boundary);
+    /// The wall time of j's next timed transition (its phase end; with
+    /// checkpoint levels also its persist's end and a slow failure's detection).
+    double phase_due(std::uint32_t j) const;
+    /// With checkpoint levels: compute reaches its boundary at t.
+    void reach_leveled_boundary(std::uint32_t j, double t);
+    /// With checkpoint levels: the boundary's write begins at t.
+    void begin_leveled_write(std::uint32_t j, double t);
+    /// j is no longer in a slow failure (found, stopped or done).
+    void end_slow_failure(std::uint32_t j);
     void begin_start(std::uint32_t j, double t);
     /// EASY: a run of job j begins at t (its estimated end).
     [[gnu::noinline]] void note_start(std::uint32_t j, double t);
@@ -30,8 +50,10 @@ public:
     /// Job j's run reached its time limit at t: stopped and queued again.
     void stop_at_time_limit(std::uint32_t j, double t);
     /// Ends the current phase early (failure or preemption); returns the
-    /// compute it rolls back.
-    double interrupt(std::uint32_t j, double t);
+    /// compute it rolls back. With checkpoint levels it rolls back to the
+    /// newest checkpoint that survives the loss of `lost_nodes` of the job's
+    /// nodes (kAllNodes: a stop, only the durable checkpoint survives).
+    double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes);
     void charge_restart_churn(std::uint32_t j, double overhead);
     void schedule_job(std::uint32_t j);
     void enqueue(std::uint32_t j, double t);

@@ -24,7 +24,8 @@ void Ledger::check_trace_bound() const {
 }
 
 void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<JobState>& jobs,
-                   const NodeTotals& nodes, std::uint64_t events, bool checking) {
+                   const std::vector<Levels>& levels, const NodeTotals& nodes, std::uint64_t events,
+                   bool checking) {
     FleetRecord fleet{};
     fleet.replica = replica_;
     fleet.jobs = static_cast<std::uint32_t>(jobs.size());
@@ -46,7 +47,8 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
         double progress = job.life.committed;
         if (job.phase() != Phase::Done) {
             const double t = std::max(in.horizon, in.jobs[j].submit);
-            progress = close_at(job.life, r, job.started, t);
+            progress = levels.empty() ? close_at(job.life, r, job.started, t)
+                                      : levels_close_at(job.life, levels[j], r, job.started, t);
             if (job.phase() != Phase::Pending) log(j, EventKind::Horizon, t, job.life.committed);
         }
         const JobProfile& profile = plans.of(j);

@@ -35,7 +35,8 @@ public:
 
     /// Closes every job's row at the horizon and appends the fleet rollup.
     void close(const SimulationInput& in, const Plans& plans, std::vector<JobState>& jobs,
-               const NodeTotals& nodes, std::uint64_t events, bool checking);
+               const std::vector<Levels>& levels, const NodeTotals& nodes, std::uint64_t events,
+               bool checking);
 
 private:
     SimulationOutput& out_;

@@ -29,6 +29,62 @@ void require_that(bool ok, Message message) {
 
 std::string job_field(std::size_t j, const char* field) { return "jobs[" + std::to_string(j) + "]." + field; }
 
+/// A latency law: a valid index whose mean is finite and >= 0.
+void require_latency(const SimulationInput& in, std::uint32_t law, std::size_t j, const char* field) {
+    require_that(law < in.distributions.size(),
+                 [&] { return job_field(j, field) + ": bad distribution index"; });
+    const double mean = in.distributions[law].mean(static_cast<double>(in.jobs[j].gpus));
+    require_that(std::isfinite(mean) && mean >= 0.0,
+                 [&] { return job_field(j, field) + " must have a finite mean >= 0"; });
+}
+
+/// A job's persist law and checkpoint tiers.
+void validate_levels(const SimulationInput& in, std::size_t j) {
+    const JobSpec& s = in.jobs[j];
+    if (s.persist != kNoDistribution) require_latency(in, s.persist, j, "persist");
+    if (s.tier_count == 0) return;
+    require_that(s.tier_count <= kMaxTiers, [&] {
+        return job_field(j, "tiers") + ": at most " + std::to_string(kMaxTiers) + " checkpoint tiers";
+    });
+    require_that(static_cast<std::uint64_t>(s.tier_first) + s.tier_count <= in.tiers.size(),
+                 [&] { return job_field(j, "tiers") + ": bad tier index"; });
+    const std::uint64_t nodes =
+        (static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) / in.gpus_per_node;
+    for (std::uint32_t k = 0; k < s.tier_count; ++k) {
+        const CheckpointTierSpec& tier = in.tiers[s.tier_first + k];
+        const std::string name = "tiers[" + std::to_string(k) + "]";
+        require_that(std::isfinite(tier.interval) && tier.interval > 0.0,
+                     [&] { return job_field(j, name.c_str()) + ".interval must be finite and > 0"; });
+        require_latency(in, tier.save, j, (name + ".save").c_str());
+        require_latency(in, tier.load, j, (name + ".load").c_str());
+        require_that(tier.replication >= 1 && tier.replication <= nodes, [&] {
+            return job_field(j, name.c_str()) + ".replication must be between 1 and the job's " +
+                   std::to_string(nodes) + " nodes";
+        });
+    }
+}
+
+/// A job's levels, most durable tier first (replication descending, then as given).
+LevelPlan level_plan(const SimulationInput& in, std::size_t j, double interval) {
+    const JobSpec& s = in.jobs[j];
+    LevelPlan p{};
+    p.persist = s.persist;
+    p.persist_mean = s.persist == kNoDistribution ? 0.0 : in.distributions[s.persist].mean(s.gpus);
+    p.tiers = s.tier_count;
+    for (std::uint32_t k = 0; k < s.tier_count; ++k) {
+        const CheckpointTierSpec& t = in.tiers[s.tier_first + k];
+        require_that(t.interval <= interval, [&] {
+            return job_field(j, ("tiers[" + std::to_string(k) + "].interval").c_str()) + " (" +
+                   std::to_string(t.interval) + " s) must not exceed the durable checkpoint_interval (" +
+                   std::to_string(interval) + " s)";
+        });
+        p.tier[k] = TierPlan{t.interval, t.save, t.load, t.replication, 0u};
+    }
+    std::stable_sort(p.tier, p.tier + p.tiers,
+                     [](const TierPlan& a, const TierPlan& b) { return a.replication > b.replication; });
+    return p;
+}
+
 }  // namespace
 
 void validate(const SimulationInput& in) {
@@ -61,6 +117,8 @@ void validate(const SimulationInput& in) {
                 "causes[" + std::to_string(c) + "].share must be >= 0");
         require(cause.detect == kNoDistribution || cause.detect < nd, "causes: bad distribution index");
         require(cause.nodes >= 1, "causes[" + std::to_string(c) + "].nodes must be >= 1");
+        require(cause.slowdown >= 0.0 && cause.slowdown < 1.0,
+                "causes[" + std::to_string(c) + "].slowdown must be in [0, 1)");
         share += cause.share;
     }
     require(in.causes.empty() || share > 0.0, "causes: shares must not all be zero");
@@ -173,6 +231,7 @@ void validate(const SimulationInput& in) {
         }
         require_that(s.init < nd && s.save < nd && s.load < nd,
                      [&] { return job_field(j, "init/save/load") + ": bad distribution index"; });
+        validate_levels(in, j);
         if (f.enabled) {
             const std::uint64_t need =
                 (static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) / in.gpus_per_node;
@@ -182,6 +241,14 @@ void validate(const SimulationInput& in) {
             });
         }
     }
+}
+
+bool uses_levels(const SimulationInput& in) {
+    for (const JobSpec& s : in.jobs)
+        if (s.persist != kNoDistribution || s.tier_count > 0) return true;
+    for (const CauseSpec& c : in.causes)
+        if (c.slowdown > 0.0) return true;
+    return false;
 }
 
 double job_mtbf(const SimulationInput& in, std::size_t j) {
@@ -259,6 +326,11 @@ Plans make_plans(const SimulationInput& in) {
         p.nodes = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) /
                                              in.gpus_per_node);
         p.gpus_per_node = s.gpus < in.gpus_per_node ? s.gpus : in.gpus_per_node;
+    }
+    if (uses_levels(in)) {
+        plans.levels.resize(in.jobs.size());
+        for (std::size_t j = 0; j < in.jobs.size(); ++j)
+            plans.levels[j] = level_plan(in, j, plans.jobs[j].interval);
     }
     return plans;
 }

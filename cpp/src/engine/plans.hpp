@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "acesim/checkpoint_levels.hpp"
 #include "acesim/simulator.hpp"
 
 namespace acesim {
@@ -31,8 +32,14 @@ struct JobPlan {
 struct Plans {
     std::vector<JobPlan> jobs;
     std::vector<JobProfile> profiles;
+    /// Per job, when some job checkpoints asynchronously or in tiers or a
+    /// cause is a slow failure (else empty: the synchronous transitions).
+    std::vector<LevelPlan> levels;
     const JobProfile& of(std::size_t j) const { return profiles[jobs[j].profile]; }
 };
+
+/// Some job needs the checkpoint-level transitions (checkpoint_levels.hpp).
+bool uses_levels(const SimulationInput& in);
 
 /// Resolves every job's interval rule and groups jobs by profile (throws
 /// std::invalid_argument naming the job when a rule gives no interval).

@@ -8,6 +8,33 @@
 
 namespace acesim {
 
+void RecoveryPolicy::durable_release(std::uint32_t k, double t, const JobState& v, const Levels& L,
+                                     double& lost, double& until_released) const {
+    // A preemption keeps only the durable checkpoint: everything since it is
+    // lost, and the victim gives its nodes once its next checkpoint is durable
+    // (the persist in flight ends; else its next durable snapshot and persist).
+    const Lifecycle& life = v.life;
+    const LevelPlan& plan = plans_.levels[k];
+    double current = 0.0;
+    if (life.phase == Phase::Computing) current = compute_progress(life, L, t);
+    if (life.phase == Phase::Saving || life.phase == Phase::PersistWait)
+        current = life.segment_compute + (t - life.phase_start);
+    lost = (v.rec->productive - L.durable_credit) + L.unkept + current;
+    if (L.persisting()) {
+        until_released = L.persist_end - t;
+    } else if (life.phase == Phase::Computing) {
+        const double ahead =
+            L.durable_base + life.interval < specs_[k].work ? L.durable_base + life.interval : specs_[k].work;
+        const double done = life.committed + compute_progress(life, L, t);
+        until_released =
+            (ahead > done ? (ahead - done) / L.rate : 0.0) + plans_.of(k).save_mean + plan.persist_mean;
+    } else if (life.phase == Phase::Saving && L.writing == 0) {
+        until_released = (life.phase_end - t) + plan.persist_mean;
+    } else {
+        until_released = std::numeric_limits<double>::infinity();
+    }
+}
+
 Replacement RecoveryPolicy::decide(std::uint32_t j, double t, std::uint32_t replica,
                                    const std::vector<JobState>& jobs, const NodePool& pool,
                                    std::uint32_t failed, double repair_remaining) const {
@@ -46,7 +73,8 @@ Replacement RecoveryPolicy::decide(std::uint32_t j, double t, std::uint32_t repl
 }
 
 std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint32_t need,
-                                            const std::vector<JobState>& jobs) const {
+                                            const std::vector<JobState>& jobs,
+                                            const std::vector<Levels>& levels) const {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     struct Candidate {
         double cost;
@@ -64,10 +92,11 @@ std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint
         if (life.phase == Phase::Computing) lost = t - life.phase_start;
         if (life.phase == Phase::Saving) lost = life.segment_compute + (t - life.phase_start);
         // The victim gives its nodes when its checkpoint write ends.
-        const double until_released = life.phase == Phase::Saving ? life.phase_end - t
-                                      : life.phase == Phase::Computing
-                                          ? (life.phase_end - t) + plans_.of(k).save_mean
-                                          : kInf;
+        double until_released = life.phase == Phase::Saving ? life.phase_end - t
+                                : life.phase == Phase::Computing
+                                    ? (life.phase_end - t) + plans_.of(k).save_mean
+                                    : kInf;
+        if (!levels.empty()) durable_release(k, t, v, levels[k], lost, until_released);
         const bool defer = policy_.preemption == Preemption::CheckpointAware &&
                            policy_.preemption_grace > 0.0 && until_released <= policy_.preemption_grace;
         candidates.push_back(

@@ -39,9 +39,13 @@ public:
     /// (compute left plus its mean save, or the rest of a write in progress)
     /// is deferred to it.
     std::vector<Victim> victims(std::uint32_t j, double t, std::uint32_t need,
-                                const std::vector<JobState>& jobs) const;
+                                const std::vector<JobState>& jobs, const std::vector<Levels>& levels) const;
 
 private:
+    /// With checkpoint levels: victim k's work lost to a preemption at t (back
+    /// to its durable checkpoint) and the time until its next checkpoint is durable.
+    void durable_release(std::uint32_t k, double t, const JobState& v, const Levels& L, double& lost,
+                         double& until_released) const;
     /// Job j may take job k's nodes: k runs, has a lower priority and holds whole nodes.
     bool may_preempt(std::uint32_t j, std::uint32_t k, const std::vector<JobState>& jobs) const {
         return jobs[k].running() && specs_[k].priority < specs_[j].priority &&

@@ -53,6 +53,7 @@ void ReplicaEngine::run() {
     if (!pool_.maintenance().empty()) kernel_.plan(pool_.maintenance().times());
     const std::size_t n = in_.jobs.size();
     jobs_.resize(n);
+    if (!plans_.levels.empty()) levels_.assign(n, Levels{});
     if (limits_) limit_at_.assign(n, std::numeric_limits<double>::infinity());
     for (std::uint32_t j = 0; j < n; ++j) {
         const JobSpec& spec = in_.jobs[j];
@@ -90,7 +91,7 @@ void ReplicaEngine::run() {
                        : std::isfinite(in_.horizon) ? in_.horizon
                                                     : kernel_.now();
     pool_.close(end);
-    ledger_.close(in_, plans_, jobs_, pool_.totals(), kernel_.events(), checking_);
+    ledger_.close(in_, plans_, jobs_, levels_, pool_.totals(), kernel_.events(), checking_);
 }
 
 void ReplicaEngine::check_invariants() const {

@@ -43,6 +43,9 @@ struct ReplicaState {
     Reservation reservation_;       ///< EASY backfill (enabled under it, with a fleet)
     const bool limits_;             ///< some job has a time limit (else none is looked at)
     std::vector<double> limit_at_;  ///< with limits_: each running run's time limit (wall time; inf: none)
+    /// Per job when Plans::levels is set (asynchronous or tiered checkpoints,
+    /// slow failures); else empty and the synchronous transitions run.
+    std::vector<Levels> levels_;
 };
 
 class JobTransitions;
@@ -67,7 +70,8 @@ struct ReplicaParts {
           jobs_done_(s.jobs_done_),
           reservation_(s.reservation_),
           limits_(s.limits_),
-          limit_at_(s.limit_at_) {}
+          limit_at_(s.limit_at_),
+          levels_(s.levels_) {}
 
     void wire(JobTransitions* lifecycle, FailureRouting* failures, RecoveryActions* recovery) {
         lifecycle_ = lifecycle;
@@ -90,6 +94,7 @@ struct ReplicaParts {
     Reservation& reservation_;
     const bool limits_;
     std::vector<double>& limit_at_;
+    std::vector<Levels>& levels_;
     JobTransitions* lifecycle_ = nullptr;
     FailureRouting* failures_ = nullptr;
     RecoveryActions* recovery_ = nullptr;
