@@ -669,3 +669,290 @@ def test_identity_on_random_lifecycles() -> None:
     assert rows["failures"].mean() > 2.0
     assert rows["detection"].mean() > 0.0
     assert rows["tier_checkpoints"].mean() > 30.0
+
+
+# --- 3. closed forms: exponential failures, constant costs, no detection -------
+#
+# Tool: a stretch of x held seconds that must run without a failure (Poisson
+# failures of rate lam) and that, on a failure, is retried from scratch:
+#   an attempt lasts min(X, x), E[min(X, x)] = (1 - e^{-lam x}) / lam, and
+#   succeeds with probability e^{-lam x}; so the expected time to get through
+#   it, retries included, is
+#       T(x) = E[min(X, x)] / P(success) = (e^{lam x} - 1) / lam.
+# A stretch whose first attempt is of length a but whose retries are of
+# length b (a retry starts with a restart and replays more) takes
+#       E = (1 - e^{-lam a}) / lam + (1 - e^{-lam a}) T(b)
+#         = (1 - e^{-lam a}) e^{lam b} / lam.
+# Failures strike at rate lam all the time (no detection), so by Wald's
+# identity E[failures] = lam E[wall] in every case below.
+
+
+def closed_form_async(lam: float, n: int, tau: float, s: float, p: float, restart: float) -> float:
+    """E[wall] of the asynchronous single-level lifecycle.
+
+    work = n * tau, snapshot s, persist p, restart R = init + load (every
+    start, the first too; a start is vulnerable), the final checkpoint done
+    when its persist ends.
+
+    Let A_j be the instant checkpoint j becomes durable (the end of its
+    persist). The state at A_j is the same for every j < n:
+      * p <= tau: the job is p seconds into the compute of segment j + 1;
+      * p > tau: it is at boundary j + 1, having waited p - tau for the
+        persist, about to snapshot.
+    From A_j, reaching A_{j+1} without a failure takes
+      * p <= tau: (tau - p) compute + s snapshot + p (compute of the next
+        segment, or the final wait): a = tau + s;
+      * p > tau: s snapshot + p (tau compute + p - tau wait, or the final
+        wait): a = s + p;
+    i.e. a = s + max(tau, p). A failure before A_{j+1} rolls back to j
+    (checkpoint j + 1 is not durable yet); the retry is restart R, compute
+    tau, snapshot s, persist p: b = R + tau + s + p. From t = 0 (progress 0,
+    the initial state is durable) the first stretch is b as well (the first
+    start is a restart). So
+        E[wall] = T(b) + (n - 1) (1 - e^{-lam a}) e^{lam b} / lam,
+        a = s + max(tau, p),  b = R + tau + s + p.
+    p = 0 gives the synchronous form e^{lam R}-weighted (T(R) + n e^{lam R}
+    (e^{lam (tau + s)} - 1) / lam), see test_closed_form_async_p0_is_sync.
+    """
+    a = s + max(tau, p)
+    b = restart + tau + s + p
+    return math.expm1(lam * b) / lam + (n - 1) * (-math.expm1(-lam * a)) * math.exp(lam * b) / lam
+
+
+def closed_form_sync(lam: float, n: int, tau: float, s: float, restart: float) -> float:
+    """The synchronous lifecycle (DESIGN.md section 8): T(R) + n e^{lam R}
+    (e^{lam (tau + s)} - 1) / lam."""
+    return math.expm1(lam * restart) / lam + n * math.exp(lam * restart) * math.expm1(lam * (tau + s)) / lam
+
+
+def closed_form_two_level(
+    lam: float, periods: int, k: int, tau1: float, s1: float, s2: float, r1: float, r2: float, q: float
+) -> float:
+    """E[wall] with one tier (interval tau1, save s1, restart r1 = init + L1,
+    replication 1) and the synchronous durable (interval tau2 = k tau1, save
+    s2, restart r2 = init + L2); work = periods * tau2, k >= 2. A failure is
+    process scope with probability q (the tier survives) and node scope
+    otherwise (only the durable survives).
+
+    A durable period (from a durable checkpoint d to the next) is k segments
+    of tau1 compute: segments 1..k-1 end with a tier write (c = tau1 + s1),
+    segment k with the durable write (c_k = tau1 + s2; at d + tau2 both levels
+    are due, the durable writes). Positions: P_0 just after the durable
+    write at d, P_j just after tier write j (j = 1..k-1). A failure rolls
+    back to the newest surviving checkpoint:
+      * from P_0's segment: the durable d whatever the scope (the tier's
+        newest checkpoint, if any, is older than d): restart r2;
+      * from P_j's segment (j >= 1): process (q): the tier's j, restart r1;
+        node (1 - q): the tier is lost, d, restart r2;
+      * in a restart from tier j: process: the tier's j again (r1); node: d
+        (r2); in a restart from d: d again (r2).
+    With e(x) = e^{-lam x}, g(x) = (1 - e(x)) / lam, let V_j be the expected
+    time from P_j to the period's end, U_0 from "restart from d", U_j from
+    "restart from tier j" (V_k = 0):
+        U_0 = g(r2) + (1 - e(r2)) U_0 + e(r2) V_0
+        U_j = g(r1) + (1 - e(r1)) (q U_j + (1 - q) U_0) + e(r1) V_j
+        V_0 = g(c_1) + (1 - e(c_1)) U_0 + e(c_1) V_1
+        V_j = g(c_{j+1}) + (1 - e(c_{j+1})) (q U_j + (1 - q) U_0) + e(c_{j+1}) V_{j+1}
+    (an attempt of length x lasts min(X, x) on average g(x)). The first
+    gives U_0 - V_0 = D = (e^{lam r2} - 1) / lam. With Z_j = U_0 - V_j
+    (Z_0 = D, Z_k = U_0) and H_j = U_0 - U_j, the U_j equation gives
+        H_j = (e1 Z_j - g1) / alpha,  e1 = e(r1), g1 = g(r1),
+        alpha = 1 - q (1 - e1),
+    the V_0 equation Z_1 = e^{lam c_1} D + (e^{lam c_1} - 1) / lam, and the
+    V_j equation, H_j substituted, the forward recursion (j = 1..k-1,
+    c = c_{j+1}, ec = e(c), gc = g(c))
+        Z_{j+1} = (beta Z_j + alpha gc + q (1 - ec) g1) / (alpha ec),
+        beta = 1 - q + q e1 ec = 1 - q (1 - e^{-lam (r1 + c)}).
+    Every period starts at P_0 except the first, which starts with a start
+    from d (the initial state, the job's load): one period from a start
+    takes U_0 = Z_k, from P_0 V_0 = Z_k - D, so
+        E[wall] = U_0 + (periods - 1) V_0 = periods Z_k - (periods - 1) D.
+    Checks: q = 0 gives T(r2 + sum c) per period from a start (every failure
+    replays the period); q = 1 gives the synchronous per-segment cost
+    e^{lam r1} (e^{lam c} - 1) / lam for the tier segments (Z grows by it).
+    """
+    if k < 2:
+        raise ValueError("k >= 2 (k = 1: no tier write)")
+
+    def e(x: float) -> float:
+        return math.exp(-lam * x)
+
+    def g(x: float) -> float:
+        return -math.expm1(-lam * x) / lam
+
+    d = math.expm1(lam * r2) / lam
+    e1, g1 = e(r1), g(r1)
+    alpha = 1.0 - q * (1.0 - e1)
+    c1 = tau1 + s1
+    z = math.exp(lam * c1) * d + math.expm1(lam * c1) / lam  # Z_1
+    for j in range(1, k):
+        c = tau1 + (s1 if j + 1 < k else s2)
+        ec, gc = e(c), g(c)
+        beta = 1.0 - q + q * e1 * ec
+        z = (beta * z + alpha * gc + q * (1.0 - ec) * g1) / (alpha * ec)
+    return periods * z - (periods - 1) * d
+
+
+def _two_level_linear_system(
+    lam: float, periods: int, k: int, tau1: float, s1: float, s2: float, r1: float, r2: float, q: float
+) -> float:
+    """The same expectation by solving the 2k equations above numerically
+    (unknowns V_0..V_{k-1}, U_0..U_{k-1}; U_0 is the 'restart from d')."""
+
+    def e(x: float) -> float:
+        return math.exp(-lam * x)
+
+    def g(x: float) -> float:
+        return -math.expm1(-lam * x) / lam
+
+    n = 2 * k
+    a = np.zeros((n, n))
+    rhs = np.zeros(n)
+    v = list(range(k))
+    u = list(range(k, 2 * k))
+    for j in range(k):
+        c = tau1 + (s1 if j + 1 < k else s2)
+        fail = 1.0 - e(c)
+        a[v[j], v[j]] = 1.0
+        rhs[v[j]] = g(c)
+        if j == 0:
+            a[v[j], u[0]] -= fail
+        else:
+            a[v[j], u[j]] -= q * fail
+            a[v[j], u[0]] -= (1.0 - q) * fail
+        if j + 1 < k:
+            a[v[j], v[j + 1]] -= e(c)
+    a[u[0], u[0]] = e(r2)
+    a[u[0], v[0]] = -e(r2)
+    rhs[u[0]] = g(r2)
+    for j in range(1, k):
+        a[u[j], u[j]] = 1.0 - q * (1.0 - e(r1))
+        a[u[j], u[0]] = -(1.0 - q) * (1.0 - e(r1))
+        a[u[j], v[j]] = -e(r1)
+        rhs[u[j]] = g(r1)
+    x = np.linalg.solve(a, rhs)
+    return float(x[u[0]] + (periods - 1) * x[v[0]])
+
+
+@dataclass(frozen=True)
+class AsyncCase:
+    lam: float
+    n: int
+    tau: float
+    s: float
+    p: float
+    init: float
+    load: float
+
+    def closed_form(self) -> float:
+        return closed_form_async(self.lam, self.n, self.tau, self.s, self.p, self.init + self.load)
+
+    def scenario(self) -> Scenario:
+        return Scenario(
+            work=self.n * self.tau,
+            interval=self.tau,
+            failures=exp_(1.0 / self.lam),
+            init=const(self.init),
+            save=const(self.s),
+            load=const(self.load),
+            persist=const(self.p),
+        )
+
+
+@dataclass(frozen=True)
+class TwoLevelCase:
+    lam: float
+    periods: int
+    k: int
+    tau1: float
+    s1: float
+    s2: float
+    l1: float
+    l2: float
+    init: float
+    q: float
+    nodes: int = 4
+
+    def closed_form(self) -> float:
+        return closed_form_two_level(
+            self.lam, self.periods, self.k, self.tau1, self.s1, self.s2,
+            self.init + self.l1, self.init + self.l2, self.q,
+        )
+
+    def scenario(self) -> Scenario:
+        return Scenario(
+            work=self.periods * self.k * self.tau1,
+            interval=self.k * self.tau1,
+            failures=exp_(1.0 / self.lam),
+            init=const(self.init),
+            save=const(self.s2),
+            load=const(self.l2),
+            tiers=(TierSpec(self.tau1, const(self.s1), const(self.l1), 1),),
+            causes=(
+                CauseSpec(self.q, scope="process"),
+                CauseSpec(1.0 - self.q, scope="node", nodes=1),
+            ),
+            nodes=self.nodes,
+        )
+
+
+ASYNC_CASES = {
+    "short-persist": AsyncCase(1 / (6 * HOUR), 6, HOUR, 2 * MINUTE, 10 * MINUTE, 3 * MINUTE, 5 * MINUTE),
+    "long-persist": AsyncCase(1 / (6 * HOUR), 6, HOUR, 2 * MINUTE, 1.5 * HOUR, 3 * MINUTE, 5 * MINUTE),
+}
+TWO_LEVEL_CASES = {
+    "mostly-node": TwoLevelCase(1 / (4 * HOUR), 3, 3, 20 * MINUTE, 30.0, 4 * MINUTE, MINUTE, 6 * MINUTE, 2 * MINUTE, 0.3),
+    "mostly-process": TwoLevelCase(1 / (4 * HOUR), 3, 3, 20 * MINUTE, 30.0, 4 * MINUTE, MINUTE, 6 * MINUTE, 2 * MINUTE, 0.8),
+    "four-tiers-a-period": TwoLevelCase(1 / (3 * HOUR), 2, 4, 15 * MINUTE, 20.0, 5 * MINUTE, 40.0, 8 * MINUTE, MINUTE, 0.6),
+}
+
+
+def _check_closed_form(rows: np.ndarray, expected: float, lam: float, label: str) -> None:
+    mean, se = _mean_se(rows["wall"])
+    z = (mean - expected) / se
+    rel = mean / expected - 1.0
+    print(f"{label}: mean wall {mean:.6g} closed form {expected:.6g} rel {rel:+.2e} z {z:+.2f}")
+    assert abs(z) < Z, (mean, expected, se)
+    assert abs(rel) < CLOSED_FORM_RTOL, (mean, expected)
+    # Wald: E[failures] = lam E[wall]
+    fm, fse = _mean_se(rows["failures"])
+    assert abs(fm - lam * expected) < Z * fse, (fm, lam * expected, fse)
+
+
+def test_closed_form_async_p0_is_sync() -> None:
+    for lam, n, tau, s, r in [(1 / 3600.0, 5, 1800.0, 60.0, 200.0), (1 / 86400.0, 24, 3600.0, 30.0, 600.0)]:
+        assert closed_form_async(lam, n, tau, s, 0.0, r) == pytest.approx(closed_form_sync(lam, n, tau, s, r), rel=1e-12)
+
+
+def test_closed_form_two_level_limits() -> None:
+    lam, m, k, tau1, s1, s2, r1, r2 = 1 / 7200.0, 3, 4, 600.0, 10.0, 90.0, 40.0, 300.0
+    # the recursion solves the linear system
+    for q in (0.0, 0.25, 0.7, 1.0):
+        assert closed_form_two_level(lam, m, k, tau1, s1, s2, r1, r2, q) == pytest.approx(
+            _two_level_linear_system(lam, m, k, tau1, s1, s2, r1, r2, q), rel=1e-10
+        )
+    # q = 0: every failure replays the period from its durable checkpoint
+    period = (k - 1) * (tau1 + s1) + tau1 + s2
+    d = math.expm1(lam * r2) / lam
+    per_start = math.expm1(lam * (r2 + period)) / lam
+    assert closed_form_two_level(lam, m, k, tau1, s1, s2, r1, r2, 0.0) == pytest.approx(
+        m * per_start - (m - 1) * d, rel=1e-12
+    )
+    # zero tier write and r1 == r2, q = 1: the synchronous model with interval tau1
+    assert closed_form_two_level(lam, m, k, tau1, 0.0, 0.0, r2, r2, 1.0) == pytest.approx(
+        closed_form_sync(lam, m * k, tau1, 0.0, r2), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize("case", list(ASYNC_CASES))
+def test_reference_closed_form_async(case: str) -> None:
+    c = ASYNC_CASES[case]
+    rows = c.scenario().reference(20_000, seed=21)
+    _check_closed_form(rows, c.closed_form(), c.lam, f"async {case}")
+
+
+@pytest.mark.parametrize("case", list(TWO_LEVEL_CASES))
+def test_reference_closed_form_two_level(case: str) -> None:
+    c = TWO_LEVEL_CASES[case]
+    rows = c.scenario().reference(20_000, seed=22)
+    _check_closed_form(rows, c.closed_form(), c.lam, f"two-level {case}")
