@@ -66,7 +66,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Union
 
 import numpy as np
 
@@ -83,7 +82,7 @@ __all__ = [
 Sampler = Callable[[np.random.Generator], float]
 """A callable drawing one duration in seconds from the generator it is given."""
 
-Law = Union[Sampler, float]
+Law = Sampler | float
 """A sampler, or a plain number for a constant (drawn without the generator)."""
 
 FIELDS: tuple[str, ...] = (
@@ -353,9 +352,12 @@ def simulate_one(
                     _, m, f, draw_detect = cause_table[0]
                 else:
                     u = rng.random()
-                    for _acc, m, f, draw_detect in cause_table:
-                        if u < _acc:
+                    pick = len(cause_table) - 1
+                    for i, row in enumerate(cause_table):
+                        if u < row[0]:
+                            pick = i
                             break
+                    _, m, f, draw_detect = cause_table[pick]
                 d = draw_detect()
                 if f > 0.0:
                     # slow: the lifecycle goes on at progress rate f until detection

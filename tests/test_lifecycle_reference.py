@@ -23,17 +23,16 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import acesim as ace
 import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lifecycle_reference import FIELDS, Cause, Lifecycle, Tier, run_replicas, simulate_one
-
-import acesim as ace
 
 MINUTE, HOUR = 60.0, 3600.0
 Z = 3.0
@@ -119,6 +118,9 @@ def gamma(shape: float, scale: float) -> Law:
     return Law("gamma", shape, scale)
 
 
+ZERO = Law("const", 0.0)
+
+
 @dataclass(frozen=True)
 class TierSpec:
     interval: float
@@ -143,9 +145,9 @@ class Scenario:
     work: float
     interval: float
     failures: Law
-    init: Law = const(0.0)
-    save: Law = const(0.0)
-    load: Law = const(0.0)
+    init: Law = ZERO
+    save: Law = ZERO
+    load: Law = ZERO
     persist: Law | None = None
     tiers: tuple[TierSpec, ...] = ()
     causes: tuple[CauseSpec, ...] | None = None
@@ -161,8 +163,7 @@ class Scenario:
             load=self.load.sampler,
             persist=None if self.persist is None else self.persist.sampler,
             tiers=tuple(
-                Tier(t.interval, t.save.sampler, t.load.sampler, t.replication)
-                for t in self.tiers
+                Tier(t.interval, t.save.sampler, t.load.sampler, t.replication) for t in self.tiers
             ),
             nodes=self.nodes,
         )
@@ -186,12 +187,16 @@ class Scenario:
 
     # -- acesim (planned API of the lifecycle features)
     def ace_job(self) -> Any:
-        kwargs: dict[str, Any] = dict(init=self.init.ace(), save=self.save.ace(), load=self.load.ace())
+        kwargs: dict[str, Any] = dict(
+            init=self.init.ace(), save=self.save.ace(), load=self.load.ace()
+        )
         if self.persist is not None:
             kwargs["persist"] = self.persist.ace()
         if self.tiers:
             kwargs["tiers"] = [
-                ace.CheckpointTier(t.interval, t.save.ace(), t.load.ace(), replication=t.replication)
+                ace.CheckpointTier(
+                    t.interval, t.save.ace(), t.load.ace(), replication=t.replication
+                )
                 for t in self.tiers
             ]
         return ace.Job(8 * self.nodes, self.work, self.interval, **kwargs)
@@ -235,7 +240,10 @@ def _mean_se(x: np.ndarray) -> tuple[float, float]:
 
 
 def compare(
-    a: np.ndarray, b: np.ndarray, fields: Sequence[str] = COMPARED, names: tuple[str, str] = ("acesim", "reference")
+    a: np.ndarray,
+    b: np.ndarray,
+    fields: Sequence[str] = COMPARED,
+    names: tuple[str, str] = ("acesim", "reference"),
 ) -> dict[str, tuple[float, float, float, float]]:
     """Per field: (mean a, mean b, combined SE, z); asserts |z| < Z. A field
     constant in both samples (e.g. productive == work) must agree to 1e-9."""
@@ -253,7 +261,9 @@ def compare(
         out[name] = (ma, mb, se, z)
         print(f"{name:12s} {names[0]} {ma:12.6g}  {names[1]} {mb:12.6g}  SE {se:9.3g}  z {z:+.2f}")
         if not abs(z) < Z:
-            problems.append(f"{name}: {names[0]} {ma:.6g} vs {names[1]} {mb:.6g}, SE {se:.3g}, z {z:+.2f}")
+            problems.append(
+                f"{name}: {names[0]} {ma:.6g} vs {names[1]} {mb:.6g}, SE {se:.3g}, z {z:+.2f}"
+            )
     assert not problems, "; ".join(problems)
     return out
 
@@ -291,7 +301,9 @@ HAND_CASES: dict[str, tuple[Scenario, list[float], dict[str, float]]] = {
         # held 20 and 40 lose 15 and 4 s of compute
         Scenario(failures=const(0.0), **ASYNC),  # type: ignore[arg-type]
         [20.0, 40.0],
-        dict(wall=138, wasted=19, ckpt_stall=4, overhead=15, detection=0, failures=2, checkpoints=4),
+        dict(
+            wall=138, wasted=19, ckpt_stall=4, overhead=15, detection=0, failures=2, checkpoints=4
+        ),
     ),
     "async-no-failure": (
         Scenario(failures=const(0.0), persist=const(12.0), **ASYNC),  # type: ignore[arg-type]
@@ -304,7 +316,9 @@ HAND_CASES: dict[str, tuple[Scenario, list[float], dict[str, float]]] = {
         # restart 40-45, then the 118 s after the first start: 163
         Scenario(failures=const(0.0), persist=const(12.0), **ASYNC),  # type: ignore[arg-type]
         [40.0],
-        dict(wall=163, wasted=34, ckpt_stall=19, overhead=10, detection=0, failures=1, checkpoints=4),
+        dict(
+            wall=163, wasted=34, ckpt_stall=19, overhead=10, detection=0, failures=1, checkpoints=4
+        ),
     ),
     "async-persist-done": (
         # held 50: 30 is durable (48), progress 44: 14 wasted; restart 50-55;
@@ -313,7 +327,9 @@ HAND_CASES: dict[str, tuple[Scenario, list[float], dict[str, float]]] = {
         # 129-130, final persist 130-142
         Scenario(failures=const(0.0), persist=const(12.0), **ASYNC),  # type: ignore[arg-type]
         [50.0],
-        dict(wall=142, wasted=14, ckpt_stall=18, overhead=10, detection=0, failures=1, checkpoints=4),
+        dict(
+            wall=142, wasted=14, ckpt_stall=18, overhead=10, detection=0, failures=1, checkpoints=4
+        ),
     ),
     "async-final-persist-cut": (
         # held 115 in the final persist (111-123): 90 is durable; 10 of
@@ -321,7 +337,9 @@ HAND_CASES: dict[str, tuple[Scenario, list[float], dict[str, float]]] = {
         # 120-130, snap 130-131, persist 131-143
         Scenario(failures=const(0.0), persist=const(12.0), **ASYNC),  # type: ignore[arg-type]
         [115.0],
-        dict(wall=143, wasted=14, ckpt_stall=19, overhead=10, detection=0, failures=1, checkpoints=4),
+        dict(
+            wall=143, wasted=14, ckpt_stall=19, overhead=10, detection=0, failures=1, checkpoints=4
+        ),
     ),
     "async-long-persist": (
         # persist 40 > interval: every boundary waits 10 for the persist
@@ -336,7 +354,9 @@ HAND_CASES: dict[str, tuple[Scenario, list[float], dict[str, float]]] = {
         # and 4 of waiting wasted; restart 70-75, then 194 s: 269
         Scenario(failures=const(0.0), persist=const(40.0), **ASYNC),  # type: ignore[arg-type]
         [70.0],
-        dict(wall=269, wasted=64, ckpt_stall=95, overhead=10, detection=0, failures=1, checkpoints=4),
+        dict(
+            wall=269, wasted=64, ckpt_stall=95, overhead=10, detection=0, failures=1, checkpoints=4
+        ),
     ),
 }
 
@@ -367,15 +387,27 @@ NODE8 = (CauseSpec(1.0, scope="node", nodes=8),)
 #  node scope taking >= replication nodes: the tier is lost, roll back to 0
 #    (32 wasted), restart init + job load 40-47, then 47 + 132 = 179 (the
 #    tier write at 20 completed: ckpt_stall 13, checkpoints 7)
-_T_PROC = dict(wall=154, wasted=12, ckpt_stall=12, overhead=10, detection=0, failures=1, checkpoints=6)
-_T_NODE = dict(wall=179, wasted=32, ckpt_stall=13, overhead=14, detection=0, failures=1, checkpoints=7)
+_T_PROC = dict(
+    wall=154, wasted=12, ckpt_stall=12, overhead=10, detection=0, failures=1, checkpoints=6
+)
+_T_NODE = dict(
+    wall=179, wasted=32, ckpt_stall=13, overhead=14, detection=0, failures=1, checkpoints=7
+)
 
 HAND_CASES.update(
     {
         "tier-no-failure": (
             Scenario(failures=const(0.0), tiers=TIER1, **TIERED),  # type: ignore[arg-type]
             [],
-            dict(wall=139, wasted=0, ckpt_stall=12, overhead=7, detection=0, failures=0, checkpoints=6),
+            dict(
+                wall=139,
+                wasted=0,
+                ckpt_stall=12,
+                overhead=7,
+                detection=0,
+                failures=0,
+                checkpoints=6,
+            ),
         ),
         "tier-process": (
             Scenario(failures=const(0.0), tiers=TIER1, causes=PROCESS, **TIERED),  # type: ignore[arg-type]
@@ -417,7 +449,15 @@ HAND_CASES.update(
             # 149-153
             Scenario(failures=const(0.0), tiers=TIER1, causes=PROCESS, **TIERED),  # type: ignore[arg-type]
             [80.0],
-            dict(wall=153, wasted=7, ckpt_stall=12, overhead=14, detection=0, failures=1, checkpoints=6),
+            dict(
+                wall=153,
+                wasted=7,
+                ckpt_stall=12,
+                overhead=14,
+                detection=0,
+                failures=1,
+                checkpoints=6,
+            ),
         ),
         "tier-async-durable-behind": (
             # durable with persist 30: snap 69-73, persist 73-103; a tier write
@@ -436,7 +476,15 @@ HAND_CASES.update(
                 **TIERED,  # type: ignore[arg-type]
             ),
             [100.0],
-            dict(wall=182, wasted=6, ckpt_stall=46, overhead=10, detection=0, failures=1, checkpoints=6),
+            dict(
+                wall=182,
+                wasted=6,
+                ckpt_stall=46,
+                overhead=10,
+                detection=0,
+                failures=1,
+                checkpoints=6,
+            ),
         ),
     }
 )
@@ -457,7 +505,15 @@ HAND_CASES.update(
             # then 104 s: 139
             Scenario(failures=const(0.0), causes=_slow(0.5, 10.0), **ASYNC),  # type: ignore[arg-type]
             [20.0],
-            dict(wall=139, wasted=20, ckpt_stall=4, overhead=10, detection=5, failures=1, checkpoints=4),
+            dict(
+                wall=139,
+                wasted=20,
+                ckpt_stall=4,
+                overhead=10,
+                detection=5,
+                failures=1,
+                checkpoints=4,
+            ),
         ),
         "slow-checkpoint-in-window": (
             # held 30, progress 25: window 30-50; progress 30 at 40 (detection
@@ -465,21 +521,39 @@ HAND_CASES.update(
             # 4.5); at 50 roll back to 30 (4.5 wasted), restart 50-55, 73 s
             Scenario(failures=const(0.0), causes=_slow(0.5, 20.0), **ASYNC),  # type: ignore[arg-type]
             [30.0],
-            dict(wall=128, wasted=4.5, ckpt_stall=4, overhead=10, detection=9.5, failures=1, checkpoints=4),
+            dict(
+                wall=128,
+                wasted=4.5,
+                ckpt_stall=4,
+                overhead=10,
+                detection=9.5,
+                failures=1,
+                checkpoints=4,
+            ),
         ),
         "fail-stop-detection": (
             # f = 0: handled at the fault (held 30: 25 wasted), detection
             # 30-50, restart 50-55, 104 s
             Scenario(failures=const(0.0), causes=_slow(0.0, 20.0), **ASYNC),  # type: ignore[arg-type]
             [30.0],
-            dict(wall=159, wasted=25, ckpt_stall=4, overhead=10, detection=20, failures=1, checkpoints=4),
+            dict(
+                wall=159,
+                wasted=25,
+                ckpt_stall=4,
+                overhead=10,
+                detection=20,
+                failures=1,
+                checkpoints=4,
+            ),
         ),
         "slow-done-in-window": (
             # held 100, progress 92: at rate 0.5 progress 100 at 116 (detection
             # 8), last save 116-117: DONE inside the window, no failure
             Scenario(failures=const(0.0), causes=_slow(0.5, 50.0), **ASYNC),  # type: ignore[arg-type]
             [100.0],
-            dict(wall=117, wasted=0, ckpt_stall=4, overhead=5, detection=8, failures=0, checkpoints=4),
+            dict(
+                wall=117, wasted=0, ckpt_stall=4, overhead=5, detection=8, failures=0, checkpoints=4
+            ),
         ),
         "slow-in-start": (
             # held 3, in the first start (0-5): the start goes on; 5-13 at rate
@@ -487,7 +561,15 @@ HAND_CASES.update(
             # 13-18, 104 s
             Scenario(failures=const(0.0), causes=_slow(0.5, 10.0), **ASYNC),  # type: ignore[arg-type]
             [3.0],
-            dict(wall=122, wasted=4, ckpt_stall=4, overhead=10, detection=4, failures=1, checkpoints=4),
+            dict(
+                wall=122,
+                wasted=4,
+                ckpt_stall=4,
+                overhead=10,
+                detection=4,
+                failures=1,
+                checkpoints=4,
+            ),
         ),
         "slow-clock-stops-in-window": (
             # held 20: window 20-30, handled at 30 (20 wasted), restart 30-35;
@@ -495,16 +577,34 @@ HAND_CASES.update(
             # 3); window 38-48 (progress 8, detection 5); restart 48-53, 104 s
             Scenario(failures=const(0.0), causes=_slow(0.5, 10.0), **ASYNC),  # type: ignore[arg-type]
             [20.0, 8.0],
-            dict(wall=157, wasted=28, ckpt_stall=4, overhead=15, detection=10, failures=2, checkpoints=4),
+            dict(
+                wall=157,
+                wasted=28,
+                ckpt_stall=4,
+                overhead=15,
+                detection=10,
+                failures=2,
+                checkpoints=4,
+            ),
         ),
         "slow-tier-process": (
             # tiers of (b), process scope, f 0.5, detect 10: held 40 (progress
             # 32), 40-50 at rate 0.5 (progress 37, detection 5); roll back to
             # the tier at 20 (17 wasted), restart 50-53, then 111 s as in
             # tier-process
-            Scenario(failures=const(0.0), tiers=TIER1, causes=_slow(0.5, 10.0, "process"), **TIERED),  # type: ignore[arg-type]
+            Scenario(
+                failures=const(0.0), tiers=TIER1, causes=_slow(0.5, 10.0, "process"), **TIERED
+            ),  # type: ignore[arg-type]
             [40.0],
-            dict(wall=164, wasted=17, ckpt_stall=12, overhead=10, detection=5, failures=1, checkpoints=6),
+            dict(
+                wall=164,
+                wasted=17,
+                ckpt_stall=12,
+                overhead=10,
+                detection=5,
+                failures=1,
+                checkpoints=6,
+            ),
         ),
         "slow-persist-ends-in-window": (
             # persist 12 of (a); held 40 (progress 34, persist of 30 until 48):
@@ -518,7 +618,15 @@ HAND_CASES.update(
                 **ASYNC,  # type: ignore[arg-type]
             ),
             [40.0],
-            dict(wall=142, wasted=9, ckpt_stall=18, overhead=10, detection=5, failures=1, checkpoints=4),
+            dict(
+                wall=142,
+                wasted=9,
+                ckpt_stall=18,
+                overhead=10,
+                detection=5,
+                failures=1,
+                checkpoints=4,
+            ),
         ),
     }
 )
@@ -538,14 +646,16 @@ def test_hand_timeline_reference(case: str) -> None:
     values = simulate_one(
         scenario.lifecycle(), _replay(failures), scenario.ref_causes(), np.random.default_rng(0)
     )
-    _check_hand(dict(zip(FIELDS, values)), scenario, expected)
+    _check_hand(dict(zip(FIELDS, values, strict=True)), scenario, expected)
 
 
 @needs_lifecycle
 @pytest.mark.parametrize("case", list(HAND_CASES))
 def test_hand_timeline_acesim(case: str) -> None:
     scenario, failures, expected = HAND_CASES[case]
-    rows = scenario.acesim(1, seed=0, failures=ace.Replay(failures) if failures else ace.Replay([math.inf]))
+    rows = scenario.acesim(
+        1, seed=0, failures=ace.Replay(failures) if failures else ace.Replay([math.inf])
+    )
     _check_hand(rows[0], scenario, expected)
     assert bool(rows[0]["completed"])
 
@@ -594,7 +704,9 @@ def test_a_free_tier_lost_at_every_failure_is_the_synchronous_model() -> None:
     )
     for name in ("wall", "wasted", "ckpt_stall", "overhead", "failures"):
         np.testing.assert_allclose(tiered[name], plain[name], rtol=1e-9, atol=1e-6)
-    np.testing.assert_allclose(tiered["checkpoints"], plain["checkpoints"] + tiered["tier_checkpoints"])
+    np.testing.assert_allclose(
+        tiered["checkpoints"], plain["checkpoints"] + tiered["tier_checkpoints"]
+    )
     assert tiered["tier_checkpoints"].min() >= 16  # 2 per hour at least, no repeats counted
 
 
@@ -639,7 +751,12 @@ def test_synchronous_model_agrees_with_the_simpy_reference() -> None:
         load_sampler=s.load.sampler,
         seed=16,
     )
-    compare(mine, theirs, ("wall", "wasted", "ckpt_stall", "overhead", "failures", "checkpoints"), ("lifecycle", "simpy"))
+    compare(
+        mine,
+        theirs,
+        ("wall", "wasted", "ckpt_stall", "overhead", "failures", "checkpoints"),
+        ("lifecycle", "simpy"),
+    )
 
 
 def test_identity_on_random_lifecycles() -> None:
@@ -722,11 +839,22 @@ def closed_form_async(lam: float, n: int, tau: float, s: float, p: float, restar
 def closed_form_sync(lam: float, n: int, tau: float, s: float, restart: float) -> float:
     """The synchronous lifecycle (DESIGN.md section 8): T(R) + n e^{lam R}
     (e^{lam (tau + s)} - 1) / lam."""
-    return math.expm1(lam * restart) / lam + n * math.exp(lam * restart) * math.expm1(lam * (tau + s)) / lam
+    return (
+        math.expm1(lam * restart) / lam
+        + n * math.exp(lam * restart) * math.expm1(lam * (tau + s)) / lam
+    )
 
 
 def closed_form_two_level(
-    lam: float, periods: int, k: int, tau1: float, s1: float, s2: float, r1: float, r2: float, q: float
+    lam: float,
+    periods: int,
+    k: int,
+    tau1: float,
+    s1: float,
+    s2: float,
+    r1: float,
+    r2: float,
+    q: float,
 ) -> float:
     """E[wall] with one tier (interval tau1, save s1, restart r1 = init + L1,
     replication 1) and the synchronous durable (interval tau2 = k tau1, save
@@ -794,7 +922,15 @@ def closed_form_two_level(
 
 
 def _two_level_linear_system(
-    lam: float, periods: int, k: int, tau1: float, s1: float, s2: float, r1: float, r2: float, q: float
+    lam: float,
+    periods: int,
+    k: int,
+    tau1: float,
+    s1: float,
+    s2: float,
+    r1: float,
+    r2: float,
+    q: float,
 ) -> float:
     """The same expectation by solving the 2k equations above numerically
     (unknowns V_0..V_{k-1}, U_0..U_{k-1}; U_0 is the 'restart from d')."""
@@ -875,8 +1011,15 @@ class TwoLevelCase:
 
     def closed_form(self) -> float:
         return closed_form_two_level(
-            self.lam, self.periods, self.k, self.tau1, self.s1, self.s2,
-            self.init + self.l1, self.init + self.l2, self.q,
+            self.lam,
+            self.periods,
+            self.k,
+            self.tau1,
+            self.s1,
+            self.s2,
+            self.init + self.l1,
+            self.init + self.l2,
+            self.q,
         )
 
     def scenario(self) -> Scenario:
@@ -897,13 +1040,23 @@ class TwoLevelCase:
 
 
 ASYNC_CASES = {
-    "short-persist": AsyncCase(1 / (6 * HOUR), 6, HOUR, 2 * MINUTE, 10 * MINUTE, 3 * MINUTE, 5 * MINUTE),
-    "long-persist": AsyncCase(1 / (6 * HOUR), 6, HOUR, 2 * MINUTE, 1.5 * HOUR, 3 * MINUTE, 5 * MINUTE),
+    "short-persist": AsyncCase(
+        1 / (6 * HOUR), 6, HOUR, 2 * MINUTE, 10 * MINUTE, 3 * MINUTE, 5 * MINUTE
+    ),
+    "long-persist": AsyncCase(
+        1 / (6 * HOUR), 6, HOUR, 2 * MINUTE, 1.5 * HOUR, 3 * MINUTE, 5 * MINUTE
+    ),
 }
 TWO_LEVEL_CASES = {
-    "mostly-node": TwoLevelCase(1 / (4 * HOUR), 3, 3, 20 * MINUTE, 30.0, 4 * MINUTE, MINUTE, 6 * MINUTE, 2 * MINUTE, 0.3),
-    "mostly-process": TwoLevelCase(1 / (4 * HOUR), 3, 3, 20 * MINUTE, 30.0, 4 * MINUTE, MINUTE, 6 * MINUTE, 2 * MINUTE, 0.8),
-    "four-tiers-a-period": TwoLevelCase(1 / (3 * HOUR), 2, 4, 15 * MINUTE, 20.0, 5 * MINUTE, 40.0, 8 * MINUTE, MINUTE, 0.6),
+    "mostly-node": TwoLevelCase(
+        1 / (4 * HOUR), 3, 3, 20 * MINUTE, 30.0, 4 * MINUTE, MINUTE, 6 * MINUTE, 2 * MINUTE, 0.3
+    ),
+    "mostly-process": TwoLevelCase(
+        1 / (4 * HOUR), 3, 3, 20 * MINUTE, 30.0, 4 * MINUTE, MINUTE, 6 * MINUTE, 2 * MINUTE, 0.8
+    ),
+    "four-tiers-a-period": TwoLevelCase(
+        1 / (3 * HOUR), 2, 4, 15 * MINUTE, 20.0, 5 * MINUTE, 40.0, 8 * MINUTE, MINUTE, 0.6
+    ),
 }
 
 
@@ -920,8 +1073,13 @@ def _check_closed_form(rows: np.ndarray, expected: float, lam: float, label: str
 
 
 def test_closed_form_async_p0_is_sync() -> None:
-    for lam, n, tau, s, r in [(1 / 3600.0, 5, 1800.0, 60.0, 200.0), (1 / 86400.0, 24, 3600.0, 30.0, 600.0)]:
-        assert closed_form_async(lam, n, tau, s, 0.0, r) == pytest.approx(closed_form_sync(lam, n, tau, s, r), rel=1e-12)
+    for lam, n, tau, s, r in [
+        (1 / 3600.0, 5, 1800.0, 60.0, 200.0),
+        (1 / 86400.0, 24, 3600.0, 30.0, 600.0),
+    ]:
+        assert closed_form_async(lam, n, tau, s, 0.0, r) == pytest.approx(
+            closed_form_sync(lam, n, tau, s, r), rel=1e-12
+        )
 
 
 def test_closed_form_two_level_limits() -> None:
@@ -956,3 +1114,202 @@ def test_reference_closed_form_two_level(case: str) -> None:
     c = TWO_LEVEL_CASES[case]
     rows = c.scenario().reference(20_000, seed=22)
     _check_closed_form(rows, c.closed_form(), c.lam, f"two-level {case}")
+
+
+# --- 4. acesim against the reference and the closed forms ----------------------
+
+ACESIM_REPLICAS = 20_000
+REFERENCE_REPLICAS = 4_000
+
+_GAMMA_INIT = gamma(2.0, MINUTE)
+_LN_SAVE = lognormal(math.log(30.0), 0.5)
+_LN_LOAD = lognormal(math.log(90.0), 0.4)
+
+ASYNC_SCENARIOS = {
+    # Weibull failures (decreasing hazard), persists mostly shorter than the interval
+    "weibull-short-persist": Scenario(
+        work=10 * HOUR,
+        interval=HOUR,
+        failures=weibull(0.7, 4 * HOUR),
+        init=_GAMMA_INIT,
+        save=_LN_SAVE,
+        load=_LN_LOAD,
+        persist=lognormal(math.log(10 * MINUTE), 0.5),
+    ),
+    # exponential persists often longer than the interval (waits), with
+    # detection: crashes (node) and hangs (process, a 10-minute watchdog)
+    "long-persist-with-detection": Scenario(
+        work=8 * HOUR,
+        interval=30 * MINUTE,
+        failures=exp_(2 * HOUR),
+        init=const(MINUTE),
+        save=const(20.0),
+        load=gamma(3.0, 30.0),
+        persist=exp_(40 * MINUTE),
+        causes=(
+            CauseSpec(0.7, detect=None, scope="node"),
+            CauseSpec(0.3, detect=const(10 * MINUTE), scope="process"),
+        ),
+        nodes=4,
+    ),
+    # log-normal failures, Weibull snapshots, gamma persists
+    "lognormal-failures": Scenario(
+        work=12 * HOUR,
+        interval=2 * HOUR,
+        failures=lognormal(math.log(3 * HOUR), 1.0),
+        init=const(2 * MINUTE),
+        save=weibull(2.0, MINUTE),
+        load=lognormal(math.log(60.0), 0.3),
+        persist=gamma(2.0, 15 * MINUTE),
+    ),
+}
+
+TIER_SCENARIOS = {
+    # one local tier; processes die (tier survives) or a node is lost
+    "one-tier-scoped": Scenario(
+        work=8 * HOUR,
+        interval=2 * HOUR,
+        failures=weibull(0.8, 2 * HOUR),
+        init=_GAMMA_INIT,
+        save=lognormal(math.log(5 * MINUTE), 0.3),
+        load=const(10 * MINUTE),
+        tiers=(
+            TierSpec(
+                20 * MINUTE, lognormal(math.log(15.0), 0.5), lognormal(math.log(60.0), 0.3), 1
+            ),
+        ),
+        causes=(
+            CauseSpec(0.6, detect=None, scope="process"),
+            CauseSpec(0.4, detect=exp_(3 * MINUTE), scope="node", nodes=1),
+        ),
+        nodes=16,
+    ),
+    # two tiers (local, and replicated on 2 nodes) and an asynchronous
+    # durable; a rack failure takes 4 nodes (all the job's)
+    "two-tiers-async-durable": Scenario(
+        work=8 * HOUR,
+        interval=2 * HOUR,
+        failures=gamma(0.7, 2 * HOUR),
+        init=const(MINUTE),
+        save=const(MINUTE),
+        load=const(8 * MINUTE),
+        persist=lognormal(math.log(20 * MINUTE), 0.5),
+        tiers=(
+            TierSpec(10 * MINUTE, const(5.0), const(30.0), 1),
+            TierSpec(30 * MINUTE, lognormal(math.log(20.0), 0.4), const(90.0), 2),
+        ),
+        causes=(
+            CauseSpec(0.5, detect=None, scope="process"),
+            CauseSpec(0.3, detect=exp_(MINUTE), scope="node", nodes=1),
+            CauseSpec(0.2, detect=const(2 * MINUTE), scope="node", nodes=4),
+        ),
+        nodes=4,
+    ),
+    # no causes: node scope, m = 1: the local tier is lost, the replicated one survives
+    "no-causes-replicated": Scenario(
+        work=6 * HOUR,
+        interval=HOUR,
+        failures=lognormal(math.log(90 * MINUTE), 0.8),
+        init=_GAMMA_INIT,
+        save=_LN_SAVE,
+        load=_LN_LOAD,
+        tiers=(
+            TierSpec(15 * MINUTE, const(3.0), const(20.0), 1),
+            TierSpec(30 * MINUTE, const(10.0), const(45.0), 2),
+        ),
+        nodes=2,
+    ),
+}
+
+SLOW_SCENARIOS = {
+    # gray failures at half speed until a watchdog (exponential) fires
+    "gray-sync": Scenario(
+        work=8 * HOUR,
+        interval=HOUR,
+        failures=weibull(0.7, 3 * HOUR),
+        init=_GAMMA_INIT,
+        save=_LN_SAVE,
+        load=_LN_LOAD,
+        causes=(
+            CauseSpec(0.6, detect=None, scope="node"),
+            CauseSpec(0.4, detect=exp_(20 * MINUTE), scope="node", nodes=1, slowdown=0.5),
+        ),
+        nodes=8,
+    ),
+    # slow process-scope failures with tiers and an asynchronous durable
+    "slow-tiers-async": Scenario(
+        work=8 * HOUR,
+        interval=2 * HOUR,
+        failures=exp_(90 * MINUTE),
+        init=const(MINUTE),
+        save=const(MINUTE),
+        load=const(5 * MINUTE),
+        persist=exp_(15 * MINUTE),
+        tiers=(TierSpec(20 * MINUTE, const(10.0), const(40.0), 1),),
+        causes=(
+            CauseSpec(
+                0.5, detect=lognormal(math.log(10 * MINUTE), 0.5), scope="process", slowdown=0.2
+            ),
+            CauseSpec(0.5, detect=None, scope="node", nodes=1),
+        ),
+        nodes=4,
+    ),
+    # long windows at 80% speed: jobs often finish inside one
+    "done-in-window": Scenario(
+        work=3 * HOUR,
+        interval=30 * MINUTE,
+        failures=exp_(4 * HOUR),
+        init=const(MINUTE),
+        save=const(30.0),
+        load=const(2 * MINUTE),
+        causes=(CauseSpec(1.0, detect=const(HOUR), scope="node", slowdown=0.8),),
+    ),
+}
+
+ALL_SCENARIOS = {
+    **{f"async-{k}": v for k, v in ASYNC_SCENARIOS.items()},
+    **{f"tiers-{k}": v for k, v in TIER_SCENARIOS.items()},
+    **{f"slow-{k}": v for k, v in SLOW_SCENARIOS.items()},
+}
+
+
+def test_scenarios_exercise_their_features() -> None:
+    """The reference side of the comparisons (small samples): failures
+    happen, tiers write, persists wait, slow windows run."""
+    for name, s in ALL_SCENARIOS.items():
+        rows = s.reference(200, seed=31)
+        _identity(rows)
+        assert rows["failures"].mean() > 0.3, name
+        if s.tiers:
+            assert rows["tier_checkpoints"].mean() > 5.0, name
+        if any(c.slowdown or c.detect for c in s.causes or ()):
+            assert rows["detection"].mean() > 0.0, name
+
+
+@needs_lifecycle
+@pytest.mark.parametrize("name", list(ALL_SCENARIOS))
+def test_acesim_matches_reference(name: str) -> None:
+    s = ALL_SCENARIOS[name]
+    a = s.acesim(ACESIM_REPLICAS, seed=41)
+    b = s.reference(REFERENCE_REPLICAS, seed=41)
+    assert a["completed"].all()
+    np.testing.assert_allclose(a["productive"], s.work, rtol=1e-9)
+    out = compare(a, b)
+    # the comparison has power: the combined SE is well under 1% of the mean wall
+    assert out["wall"][2] < 0.01 * out["wall"][1]
+
+
+@needs_lifecycle
+@pytest.mark.parametrize("case", list(ASYNC_CASES))
+def test_acesim_closed_form_async(case: str) -> None:
+    c = ASYNC_CASES[case]
+    rows = c.scenario().acesim(ACESIM_REPLICAS, seed=51)
+    _check_closed_form(rows, c.closed_form(), c.lam, f"acesim async {case}")
+
+
+@needs_lifecycle
+@pytest.mark.parametrize("case", list(TWO_LEVEL_CASES))
+def test_acesim_closed_form_two_level(case: str) -> None:
+    c = TWO_LEVEL_CASES[case]
+    rows = c.scenario().acesim(ACESIM_REPLICAS, seed=52)
+    _check_closed_form(rows, c.closed_form(), c.lam, f"acesim two-level {case}")
