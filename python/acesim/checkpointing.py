@@ -1,6 +1,6 @@
-"""Closed forms for asynchronous checkpoints under exponential failures (the
-lifecycle semantics of asynchronous persist), extending :mod:`acesim.analytic`'s
-Young/Daly expectations.
+"""Closed forms for asynchronous and two-level checkpoints under exponential
+failures (the lifecycle semantics of asynchronous persist and multi-level
+tiers), extending :mod:`acesim.analytic`'s Young/Daly expectations.
 
 Failures strike at rate l = 1/mtbf whenever the job holds hardware (starts,
 compute, checkpoint writes, persist waits); every start, the first included,
@@ -9,13 +9,17 @@ Nothing here needs the compiled core.
 
 >>> round(async_checkpoint_cost(30.0, 900.0, 600.0), 6)
 330.0
->>> round(expected_wall_async_exponential(3600.0, 7200.0, 600.0, 30.0, 0.0, 120.0), 3)
-8663.895
+>>> w = expected_wall_async_exponential(3600.0, 7200.0, 600.0, 30.0, 0.0, 120.0)
+>>> sync = expected_wall_two_level_exponential(3600.0, 7200.0, 600.0, 5.0, 10.0,
+...                                            600.0, 30.0, 120.0)
+>>> abs(w - sync) < 1e-9 * w
+True
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,13 +28,21 @@ import numpy.typing as npt
 from ._validation import finite, positive, real
 
 __all__ = [
+    "TwoLevelIntervals",
     "async_checkpoint_cost",
     "async_optimal_interval",
     "expected_wall_async_exponential",
+    "expected_wall_two_level_exponential",
+    "two_level_optimal_intervals",
 ]
 
 Number = float | npt.NDArray[np.float64]
 Array = npt.NDArray[np.float64]
+
+#: Relative tolerance of "durable_interval is a multiple of tier_interval"
+#: (the lifecycle's tolerance for coinciding boundaries).
+_MULTIPLE_RTOL = 1e-9
+
 
 # --------------------------------------------------------------------------- validation
 
@@ -347,3 +359,271 @@ def _minimise_finite_work(wall: Any, work: float, guess: float) -> float:
     if float(wall(np.asarray([x]))[0]) < fbest:
         best = x
     return min(best, work)
+
+
+# --------------------------------------------------------------------------- two levels
+
+
+def _period(
+    rate: Array,
+    segments: Array,
+    tier_run: Array,
+    durable_run: Array,
+    tier_restart: Array,
+    durable_restart: Array,
+    survive: Array,
+) -> Array:
+    """Expected time from "durable checkpoint just written" to "next durable
+    checkpoint written" for a durable period of ``segments`` segments: the
+    first ``segments - 1`` take ``tier_run`` (compute + tier save), the last
+    ``durable_run`` (compute + durable save). Exact; see
+    :func:`expected_wall_two_level_exponential` for the chain solved here."""
+    q = survive
+    e_r = np.exp(-rate * tier_restart)
+    h = (1.0 - q) + q * e_r  # 1 - q (1 - e^(-l rho1))
+    # last segment (ends with the durable write): alpha_(J-1), delta_(J-1)
+    den2 = (1.0 - q) + q * e_r * np.exp(-rate * durable_run)
+    p2 = -np.expm1(-rate * durable_run)
+    alpha_last = p2 / (rate * den2)
+    log_delta_last = np.log(h) - rate * durable_run - np.log(den2)
+    # the J - 2 middle tier segments: alpha_i = c + g alpha_(i+1), delta_i = g delta_(i+1)
+    n = np.maximum(segments - 2.0, 0.0)
+    p1 = -np.expm1(-rate * tier_run)
+    den1 = (1.0 - q) + q * e_r * np.exp(-rate * tier_run)
+    one_minus_g = (1.0 - q) * p1 / den1
+    log_g = np.log1p(-one_minus_g)
+    gn = np.exp(n * log_g)
+    series = np.where(one_minus_g > 0.0, -np.expm1(n * log_g) / one_minus_g, n)  # sum g^j, j < n
+    alpha_1 = p1 / (rate * den1) * series + gn * alpha_last
+    log_delta_1 = n * log_g + log_delta_last
+    # state 0 (at the durable): every failure goes back to it
+    alpha_0 = np.where(segments > 1.0, p1 / rate + (1.0 - p1) * alpha_1, p2 / rate)
+    log_delta_0 = np.where(segments > 1.0, -rate * tier_run + log_delta_1, -rate * durable_run)
+    restart = np.expm1(rate * durable_restart) / rate
+    # T0 = (alpha_0 + beta_0 restart) / delta_0,  beta_0 = 1 - delta_0
+    return (alpha_0 - np.expm1(log_delta_0) * restart) * np.exp(-log_delta_0)
+
+
+def expected_wall_two_level_exponential(
+    mtbf: Number,
+    work: Number,
+    tier_interval: Number,
+    tier_save: Number,
+    tier_load: Number,
+    durable_interval: Number,
+    durable_save: Number,
+    durable_load: Number,
+    init: Number = 0.0,
+    survive: Number = 0.0,
+) -> Number:
+    """Expected wall-clock of a job with a fast tier and a durable checkpoint
+    under exponential failures (rate l = 1/mtbf while the job holds hardware);
+    exact under the lifecycle semantics.
+
+    Every ``tier_interval`` of progress the job writes a checkpoint
+    synchronously: the durable one (``durable_save``) at multiples of
+    ``durable_interval`` (which must be a multiple k of ``tier_interval``)
+    and at the end of the work, the tier (``tier_save``) elsewhere. A failure
+    is survived by the tier with probability ``survive`` = q (the
+    process-scope share of failures): the job rolls back to its newest
+    checkpoint (tier or durable); otherwise (node scope) the tier's
+    checkpoint is lost and the job rolls back to the last durable one. Each
+    start costs ``init`` plus the load of the level it rolls back to
+    (``tier_load``, or ``durable_load`` for the durable and the first start)
+    and is itself vulnerable. The default q = 0 is the simulator's default
+    without causes (node-scope failures, m = 1, the tier never survives).
+
+    With k = 1 (or q = 0 and no tier writes, i.e. tier_interval =
+    durable_interval) this is the synchronous single-level
+    (e^(lR) - 1)/l + sum_s e^(lR)(e^(l(s + C)) - 1)/l, R = init +
+    durable_load, C = durable_save. No failures: init + durable_load + work
+    + (tier writes) tier_save + (durable writes) durable_save.
+
+    Derivation. Once a durable checkpoint is written nothing before it
+    matters, so E[wall] = (e^(l rho0) - 1)/l (the first start) + the sum,
+    over durable periods, of the expected time T_0 from one durable write to
+    the next (rho0 = init + durable_load, rho1 = init + tier_load). In a
+    period of J segments let T_i be the expected time to its end from "the
+    i-th checkpoint of the period just written" and U_i from "a restart
+    towards it begins"; a stretch of a seconds (a segment and its write, or
+    a restart) fails with probability p = 1 - e^(-la) after E[min(X, a)] =
+    p/l on average. Then, with U_0 the restart to the period's durable::
+
+        T_i = p_i/l + (1 - p_i) T_(i+1) + p_i (q U_i + (1 - q) U_0),  T_J = 0
+        U_i = r/l + (1 - r) T_i + r (q U_i + (1 - q) U_0),   r = 1 - e^(-l rho1)
+        T_0 = p_0/l + (1 - p_0) T_1 + p_0 U_0,  U_0 = T_0 + (e^(l rho0) - 1)/l
+
+    (p_i for segment i + 1). Eliminating U_i (i >= 1) gives
+    T_i = (p_i/l + h (1 - p_i) T_(i+1) + p_i (1 - q) U_0) / d_i with
+    h = 1 - q r and d_i = (1 - q) + q (1 - r)(1 - p_i). Writing
+    T_i = alpha_i + (1 - delta_i) U_0, the recursions are affine with
+    constant coefficients over the period's tier segments (geometric sums,
+    closed form); delta_i is a product of positive factors (no
+    cancellation) and U_0 = (alpha_0 + (e^(l rho0) - 1)/l) / delta_0. The
+    last period may have fewer segments and a shorter last one.
+    """
+    arrays = _broadcast(
+        mtbf=_array("mtbf", mtbf, allow_inf=True),
+        work=_array("work", work),
+        tier_interval=_array("tier_interval", tier_interval),
+        tier_save=_array("tier_save", tier_save, allow_zero=True),
+        tier_load=_array("tier_load", tier_load, allow_zero=True),
+        durable_interval=_array("durable_interval", durable_interval),
+        durable_save=_array("durable_save", durable_save, allow_zero=True),
+        durable_load=_array("durable_load", durable_load, allow_zero=True),
+        init=_array("init", init, allow_zero=True),
+        survive=_array("survive", survive, allow_zero=True),
+    )
+    m, w, t1, c1, r1, t2, c2, r2, i0, q = arrays
+    if (q > 1.0).any():
+        raise ValueError("survive must be in [0, 1]")
+    k = _multiple(t1, t2)
+    return _out(_two_level_wall(m, w, t1, c1, r1, k, c2, r2, i0, q))
+
+
+def _multiple(tier_interval: Array, durable_interval: Array) -> Array:
+    ratio = durable_interval / tier_interval
+    k = np.round(ratio)
+    if (k < 1.0).any() or (np.abs(ratio - k) > _MULTIPLE_RTOL * ratio).any():
+        raise ValueError("durable_interval must be a positive integer multiple of tier_interval")
+    return k
+
+
+def _two_level_wall(
+    m: Array,
+    w: Array,
+    t1: Array,
+    c1: Array,
+    r1: Array,
+    k: Array,
+    c2: Array,
+    r2: Array,
+    i0: Array,
+    q: Array,
+) -> Array:
+    n, last = _segments(w, t1)
+    periods = np.ceil(n / k)
+    j_last = n - (periods - 1.0) * k
+    free = i0 + r2 + w + (n - periods) * c1 + periods * c2
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        rate = 1.0 / m
+        rho1, rho0 = i0 + r1, i0 + r2
+        full = _period(rate, k, t1 + c1, t1 + c2, rho1, rho0, q)
+        tail = _period(rate, j_last, t1 + c1, last + c2, rho1, rho0, q)
+        wall = np.expm1(rate * rho0) / rate + (periods - 1.0) * full + tail
+    # NaN only comes from overflowing terms (the expectation is beyond a float)
+    return np.where(rate > 0.0, np.where(np.isnan(wall), np.inf, wall), free)
+
+
+@dataclass(frozen=True)
+class TwoLevelIntervals:
+    """Result of :func:`two_level_optimal_intervals`: the tier interval, the
+    durable interval (``k`` times the tier interval) and the expected waste
+    (1 - ETTR) of a very long job at those intervals."""
+
+    tier_interval: float
+    durable_interval: float
+    k: int
+    expected_waste: float
+
+
+def _two_level_steady(
+    rate: float,
+    tau: Array,
+    k: Array,
+    c1: float,
+    rho1: float,
+    c2: float,
+    rho0: float,
+    q: float,
+) -> Array:
+    """E[wall]/work of a very long job: one period's T_0 / (k tau)."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        rates, restarts = np.asarray(rate), (np.asarray(rho1), np.asarray(rho0))
+        t0 = _period(rates, k, tau + c1, tau + c2, *restarts, np.asarray(q))
+        ratio = t0 / (k * tau)
+    return np.where(np.isnan(ratio), np.inf, ratio)
+
+
+def two_level_optimal_intervals(
+    mtbf: float,
+    tier_save: float,
+    tier_load: float,
+    durable_save: float,
+    durable_load: float,
+    survive: float,
+    init: float = 0.0,
+) -> TwoLevelIntervals:
+    """The tier interval tau and the integer k (durable interval k tau)
+    minimising the expected waste of :func:`expected_wall_two_level_exponential`
+    for a very long job (its exact limit: one durable period's expected time
+    over its k tau of work), numerically: for every k a golden-section
+    search over tau, then the best k (all k up to 256, a geometric set
+    beyond, refined to the integer).
+
+    First order (all costs << mtbf M), each level Young-like on the failures
+    it must absorb: with c1, c2 the saves and T = k tau,
+    waste ~ c1/tau + (c2 - c1)/T + l (q tau + (1 - q) T)/2 + const, minimised
+    near tau ~ sqrt(2 c1 M / q) and T ~ sqrt(2 (c2 - c1) M / (1 - q)) (k = T/tau
+    rounded; k = 1 when T < tau, i.e. the tier does not pay).
+
+    ``survive`` must be < 1 (with every failure survivable the durable
+    interval grows without bound) and the save costs > 0.
+    """
+    m = positive("mtbf", mtbf)
+    c1 = positive("tier_save", tier_save)
+    r1 = _non_negative("tier_load", tier_load)
+    c2 = positive("durable_save", durable_save)
+    r2 = _non_negative("durable_load", durable_load)
+    q = _non_negative("survive", survive)
+    if q >= 1.0:
+        raise ValueError(f"survive must be in [0, 1), got {q!r}")
+    i0 = _non_negative("init", init)
+    rate = 1.0 / m
+    rho1, rho0 = i0 + r1, i0 + r2
+
+    def best_tau(ks: Array) -> tuple[Array, Array]:
+        lo = np.full(ks.shape, math.log(m * 1e-9))
+        hi = np.full(ks.shape, math.log(m * 4.0))
+
+        def fn(u: Array) -> Array:
+            return _two_level_steady(rate, np.exp(u), ks, c1, rho1, c2, rho0, q)
+
+        # a coarse scan first (the golden search then works on a bracket)
+        grid = np.linspace(lo[0], hi[0], 241)
+        values = np.stack([fn(np.full(ks.shape, g)) for g in grid])
+        i = np.argmin(values, axis=0)
+        a = grid[np.maximum(i - 1, 0)]
+        b = grid[np.minimum(i + 1, grid.size - 1)]
+        u = _golden(fn, a, b)
+        return np.exp(u), fn(u)
+
+    ks = np.unique(np.concatenate([np.arange(1.0, 257.0), np.round(np.geomspace(256, 2**30, 241))]))
+    taus, values = best_tau(ks)
+    i = int(np.argmin(values))
+    if ks[i] > 256.0:  # refine between the geometric neighbours
+        lo_k, hi_k = ks[i - 1], ks[min(i + 1, ks.size - 1)]
+        while hi_k - lo_k > 64.0:  # ternary search on integers
+            k1 = np.floor(lo_k + (hi_k - lo_k) / 3.0)
+            k2 = np.ceil(hi_k - (hi_k - lo_k) / 3.0)
+            _, v = best_tau(np.asarray([k1, k2]))
+            if v[0] <= v[1]:
+                hi_k = k2
+            else:
+                lo_k = k1
+        ks = np.arange(lo_k, hi_k + 1.0)
+        taus, values = best_tau(ks)
+        i = int(np.argmin(values))
+    if not math.isfinite(float(values[i])):
+        raise ValueError(
+            "the expected wall-clock overflows a float at every interval: mtbf is far "
+            "too short for these costs"
+        )
+    k = int(ks[i])
+    tau = float(taus[i])
+    return TwoLevelIntervals(
+        tier_interval=tau,
+        durable_interval=tau * k,
+        k=k,
+        expected_waste=1.0 - 1.0 / float(values[i]),
+    )
