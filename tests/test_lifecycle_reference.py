@@ -548,11 +548,12 @@ HAND_CASES.update(
         ),
         "slow-done-in-window": (
             # held 100, progress 92: at rate 0.5 progress 100 at 116 (detection
-            # 8), last save 116-117: DONE inside the window, no failure
+            # 8), last save 116-117: DONE inside the window, no rollback (the
+            # fault struck: it counts in failures)
             Scenario(failures=const(0.0), causes=_slow(0.5, 50.0), **ASYNC),  # type: ignore[arg-type]
             [100.0],
             dict(
-                wall=117, wasted=0, ckpt_stall=4, overhead=5, detection=8, failures=0, checkpoints=4
+                wall=117, wasted=0, ckpt_stall=4, overhead=5, detection=8, failures=1, checkpoints=4
             ),
         ),
         "slow-in-start": (

@@ -20,6 +20,14 @@ from .analytic import (
     node_rate_model,
     young_interval,
 )
+from .checkpointing import (
+    TwoLevelIntervals,
+    async_checkpoint_cost,
+    async_optimal_interval,
+    expected_wall_async_exponential,
+    expected_wall_two_level_exponential,
+    two_level_optimal_intervals,
+)
 from .compiled import CompiledPolicy, get_include
 from .distributions import (
     BlockBootstrap,
@@ -102,13 +110,18 @@ __all__ = [
     "ScaleAware",
     "SimulationResult",
     "SweepResult",
+    "TwoLevelIntervals",
     "Weibull",
+    "async_checkpoint_cost",
+    "async_optimal_interval",
     "batch_simulate",
     "cuda_available",
     "cuda_built",
     "daly_interval",
     "expected_ettr_exponential",
+    "expected_wall_async_exponential",
     "expected_wall_exponential",
+    "expected_wall_two_level_exponential",
     "fit",
     "get_include",
     "job_stream",
@@ -119,6 +132,7 @@ __all__ = [
     "optimal_interval",
     "simulate",
     "sweep",
+    "two_level_optimal_intervals",
     "workloads",
     "young_interval",
 ]

@@ -206,7 +206,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
             levels_end_persist(L, rec);
             if (s.phase == Phase::PersistWait) {
                 rec.ckpt_stall += t - s.phase_start;
-                if (s.boundary >= spec.work) {
+                if (L.durable >= spec.work) {  // the final checkpoint (else: its snapshot is next)
                     finish(t);
                 } else {
                     levels_begin_write(s, t, save_draw());

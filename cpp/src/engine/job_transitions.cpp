@@ -252,7 +252,7 @@ void JobTransitions::end_persist(std::uint32_t j, double t) {
     log(j, EventKind::CheckpointDurable, t);
     if (job.life.phase == Phase::PersistWait) {
         job.rec->ckpt_stall += t - job.life.phase_start;
-        if (job.life.boundary >= in_.jobs[j].work) {
+        if (L.durable >= in_.jobs[j].work) {  // the final checkpoint (else: its snapshot is next)
             finish_at_checkpoint(j, t);
             return;
         }

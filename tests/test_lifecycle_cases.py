@@ -1,0 +1,653 @@
+"""The job lifecycle as modern training runs it, by hand: asynchronous
+checkpoints (a blocking snapshot, then a background persist), checkpoint
+tiers that survive only some failures, and slow (gray) failures.
+
+Every scenario is small enough to work out on paper: one job (or a few on a
+three-node fleet), constant laws, failures placed exactly with ``Replay``
+(held seconds of a job-level law) or ``NodeTrace``. The derivation of each
+expected figure is written beside it. Every run checks the accounting
+identity (the buckets add up to wall) with the engine's invariant checks on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import acesim as ace
+import numpy as np
+import pytest
+from hand_cases import HOUR, MINUTE, ZERO, assert_accounting, run, trace_fleet
+from pytest import approx
+
+C = ace.Constant
+
+# EventKind codes (cpp/include/acesim/records.hpp).
+START, CHECKPOINT_BEGIN, CHECKPOINT_END, PREEMPTED, DURABLE = 1, 3, 4, 9, 14
+
+FIELDS = (
+    "wall",
+    "productive",
+    "wasted",
+    "ckpt_stall",
+    "overhead",
+    "detection",
+    "failures",
+    "checkpoints",
+    "lost_checkpoints",
+    "tier_restores",
+)
+
+
+def row(res: ace.SimulationResult, j: int = 0) -> dict[str, float]:
+    r = res.jobs[j]
+    return {f: float(r[f]) for f in FIELDS}
+
+
+def times(res: ace.SimulationResult, job: int, kind: int) -> list[float]:
+    ev = res.events
+    return [float(t) for t in ev["time"][(ev["job"] == job) & (ev["kind"] == kind)]]
+
+
+def one_job(**kwargs: object) -> ace.Job:
+    """One node, work 1,200 s, a durable checkpoint every 600 s (save 10 s,
+    load 20 s), no init."""
+    args: dict[str, object] = {"init": ZERO, "save": C(10.0), "load": C(20.0)}
+    args.update(kwargs)
+    return ace.Job(8, 1200.0, 600.0, **args)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------
+# 1. Asynchronous checkpoints
+# --------------------------------------------------------------------------
+
+
+def test_async_without_failures_overlaps_the_persist_with_compute() -> None:
+    """Load 0-20, compute 20-620, snapshot 620-630, persist 630-730 under
+    compute 630-1230, final snapshot 1230-1240, its persist 1240-1340 (the
+    job waits: done at 1,340). Stalls: 10 + 10 + the final wait 100 = 120."""
+    res = run([one_job(persist=C(100.0))], failures=None, record_events=True)
+    assert row(res) == {
+        "wall": 1340.0,
+        "productive": 1200.0,
+        "wasted": 0.0,
+        "ckpt_stall": 120.0,
+        "overhead": 20.0,
+        "detection": 0.0,
+        "failures": 0.0,
+        "checkpoints": 2.0,
+        "lost_checkpoints": 0.0,
+        "tier_restores": 0.0,
+    }
+    assert times(res, 0, DURABLE) == [730.0, 1340.0]
+    assert times(res, 0, CHECKPOINT_END) == [630.0, 1240.0]
+
+
+def test_persist_longer_than_the_interval_makes_the_next_checkpoint_wait() -> None:
+    """Interval 300 s, persist 500 s, work 900. Load 0-20; compute 20-320;
+    snapshot 320-330, persist 330-830. Compute 330-630 reaches the next
+    boundary while the persist runs: the job waits 630-830 (a stall), then
+    snapshots 830-840 (persist 840-1340); compute 840-1140; waits 1140-1340;
+    final snapshot 1340-1350; waits for its persist 1350-1850: done.
+    Stalls: 3 snapshots x 10 + waits 200 + 200 + 500 = 930."""
+    job = ace.Job(8, 900.0, 300.0, init=ZERO, save=C(10.0), load=C(20.0), persist=C(500.0))
+    res = run([job], failures=None, record_events=True)
+    r = row(res)
+    assert r["wall"] == 1850.0
+    assert r["ckpt_stall"] == 930.0
+    assert r["productive"] == 900.0
+    assert r["checkpoints"] == 3.0
+    assert times(res, 0, DURABLE) == [830.0, 1340.0, 1850.0]
+    assert times(res, 0, CHECKPOINT_BEGIN) == [320.0, 830.0, 1340.0]
+
+
+def test_failure_during_the_persist_rolls_back_to_the_previous_durable_checkpoint() -> None:
+    """Failure at 700 s held (wall 700): the snapshot at progress 600 is still
+    persisting (630-730), so the job rolls back to 0. Wasted: the snapshot's
+    segment 600 + compute since it 630-700 = 670; one checkpoint lost in
+    flight. Restart 700-720, compute 720-1320, snapshot 1320-1330 (persist
+    under compute 1330-1930), final snapshot 1930-1940, persist 1940-2040.
+    Stalls: the lost snapshot's 10 (it completed) + 10 + 10 + 100 = 130."""
+    res = run([one_job(persist=C(100.0))], failures=ace.Replay([700.0]))
+    assert row(res) == {
+        "wall": 2040.0,
+        "productive": 1200.0,
+        "wasted": 670.0,
+        "ckpt_stall": 130.0,
+        "overhead": 40.0,
+        "detection": 0.0,
+        "failures": 1.0,
+        "checkpoints": 2.0,
+        "lost_checkpoints": 1.0,
+        "tier_restores": 0.0,
+    }
+
+
+def test_failure_after_the_persist_keeps_the_checkpoint() -> None:
+    """Failure at 800 s: the checkpoint at 600 became durable at 730; the job
+    loses only the compute since its snapshot (630-800: 170 s of progress).
+    Restart 800-820 from 600, compute 820-1420, final snapshot 1420-1430,
+    persist 1430-1530. Stalls 10 + 10 + 100 = 120."""
+    res = run([one_job(persist=C(100.0))], failures=ace.Replay([800.0]))
+    r = row(res)
+    assert r["wasted"] == 170.0
+    assert r["lost_checkpoints"] == 0.0
+    assert r["wall"] == 1530.0
+    assert r["ckpt_stall"] == 120.0
+
+
+def test_failure_while_waiting_for_the_final_persist() -> None:
+    """Failure at 1,300 s: the final snapshot (progress 1,200) ended at 1,240
+    and persists until 1,340. The job rolls back to 600 (durable at 730):
+    wasted 600 (segment) + the wait cut off 1240-1300 (60) = 660, and the
+    lost checkpoint. Restart 1300-1320, compute 1320-1920, snapshot 1920-1930,
+    persist 1930-2030: done at 2,030."""
+    res = run([one_job(persist=C(100.0))], failures=ace.Replay([1300.0]))
+    r = row(res)
+    assert r["wasted"] == 660.0
+    assert r["lost_checkpoints"] == 1.0
+    assert r["wall"] == 2030.0
+    # Stalls completed: 10 (first snapshot) + 10 (final, lost) + 10 + 100.
+    assert r["ckpt_stall"] == 130.0
+
+
+def test_zero_persist_is_the_synchronous_model_bit_for_bit() -> None:
+    """persist=Constant(0) takes the level transitions and gives exactly the
+    synchronous rows (every field), on a fleet with preemption and causes."""
+    causes = [ace.Cause("crash", 3, detect=C(60.0)), ace.Cause("hang", 1, detect=C(600.0))]
+    fleet = ace.Fleet(
+        12,
+        spares=1,
+        repair=ace.Exponential(2 * HOUR),
+        node_failures=ace.Exponential(20 * 24 * HOUR),
+    )
+    policy = ace.Policy(
+        replacement=ace.Replacement.PREEMPT_LOWER,
+        preemption=ace.Preemption.CHECKPOINT_AWARE,
+        preemption_grace=10 * MINUTE,
+    )
+
+    def jobs(persist: ace.Distribution | None) -> list[ace.Job]:
+        return [
+            ace.Job(
+                8 * n,
+                2 * 24 * HOUR,
+                40 * MINUTE,
+                save=ace.LogNormal(3.0, 0.4),
+                persist=persist,
+                priority=p,
+                submit=s,
+            )
+            for n, p, s in ((4, 1, 0.0), (3, 0, 600.0), (4, 0, 1200.0), (2, 2, 5000.0))
+        ]
+
+    kwargs = dict(
+        failures=ace.Weibull(0.8, 30 * HOUR),
+        fleet=fleet,
+        policy=policy,
+        causes=causes,
+        replicas=4,
+        seed=11,
+        record_events=True,
+    )
+    sync = ace.simulate(jobs(None), check_invariants=True, **kwargs)
+    zero = ace.simulate(jobs(C(0.0)), check_invariants=True, **kwargs)
+    assert sync.jobs["failures"].sum() > 0 and sync.fleet["preemptions"].sum() > 0
+    for f in sync.jobs.dtype.names:
+        np.testing.assert_array_equal(zero.jobs[f], sync.jobs[f], err_msg=f)
+    for f in sync.fleet.dtype.names:
+        np.testing.assert_array_equal(zero.fleet[f], sync.fleet[f], err_msg=f)
+    np.testing.assert_array_equal(zero.trace, sync.trace)
+    # The event log differs only by the CheckpointDurable rows (at each checkpoint's end).
+    np.testing.assert_array_equal(zero.events[zero.events["kind"] != DURABLE], sync.events)
+
+
+# --------------------------------------------------------------------------
+# 2. Checkpoint tiers and failure scopes
+# --------------------------------------------------------------------------
+
+TIER = ace.CheckpointTier(200.0, save=C(2.0), load=C(5.0))
+
+
+def tiered(**kwargs: object) -> ace.Job:
+    """Durable every 600 s (save 30, load 50), a tier every 200 s (save 2,
+    load 5); work 1,200, no init."""
+    args: dict[str, object] = {"init": ZERO, "save": C(30.0), "load": C(50.0), "tiers": [TIER]}
+    args.update(kwargs)
+    return ace.Job(8, 1200.0, 600.0, **args)  # type: ignore[arg-type]
+
+
+def test_tiers_without_failures() -> None:
+    """Load 0-50; tier writes at progress 200 and 400 (2 s each), the
+    durable at 600 (30 s: the tier's boundary coincides, the durable wins),
+    tiers at 800 and 1000, the durable at 1,200. Wall 50 + 1,200 + 4 x 2 + 2 x 30."""
+    res = run([tiered()], failures=None, record_events=True)
+    r = row(res)
+    assert r["wall"] == 50.0 + 1200.0 + 8.0 + 60.0
+    assert r["ckpt_stall"] == 68.0
+    assert r["checkpoints"] == 6.0
+    assert times(res, 0, CHECKPOINT_BEGIN) == [250.0, 452.0, 654.0, 884.0, 1086.0, 1288.0]
+
+
+def test_a_process_failure_restores_from_the_tier() -> None:
+    """Failure at 520 s (compute since 454 at progress 400): a process
+    failure keeps the tier's checkpoint at 400: wasted 66; the restart loads
+    the tier (5 s): 520-525, then 200 s of compute to the durable at 600
+    (725-755), tiers at 800 (955-957) and 1,000 (1157-1159), the durable at
+    1,200 (1359-1389)."""
+    cause = [ace.Cause("software", 1, node_down=False)]  # process scope by default
+    res = run([tiered()], failures=ace.Replay([520.0]), causes=cause)
+    assert row(res) == {
+        "wall": 1389.0,
+        "productive": 1200.0,
+        "wasted": 66.0,
+        "ckpt_stall": 68.0,
+        "overhead": 55.0,
+        "detection": 0.0,
+        "failures": 1.0,
+        "checkpoints": 6.0,
+        "lost_checkpoints": 0.0,
+        "tier_restores": 1.0,
+    }
+
+
+def test_a_node_failure_destroys_an_unreplicated_tier() -> None:
+    """The same failure taking the node: the tier (replication 1) is lost;
+    the job rolls back to its initial state: wasted = the 400 s the tier had
+    kept + the 66 s since = 466; it reloads the durable (50 s): 520-570, then
+    the whole run again: 570 + 1,200 + 68 = 1,838."""
+    res = run([tiered()], failures=ace.Replay([520.0]), causes=[ace.Cause("gpu", 1)])
+    r = row(res)
+    assert r["wasted"] == 466.0
+    assert r["tier_restores"] == 0.0
+    assert r["overhead"] == 100.0
+    assert r["wall"] == 1838.0
+    assert r["productive"] == 1200.0
+
+
+def test_scope_overrides_node_down() -> None:
+    """scope="process" on a cause whose node goes to repair (a bad NIC that
+    kills the processes but whose host restarts them in place is the other
+    way round): the tier survives as for a software failure."""
+    cause = [ace.Cause("nic", 1, node_down=True, scope="process")]
+    res = run([tiered()], failures=ace.Replay([520.0]), causes=cause)
+    assert row(res)["wasted"] == 66.0
+    assert row(res)["tier_restores"] == 1.0
+
+
+def replicated_job(replication: int) -> ace.Job:
+    """Two nodes; durable every 2 h (save 60 s, load 10 min), a tier every
+    20 min (save 5 s, load 30 s) with copies on ``replication`` nodes."""
+    tier = ace.CheckpointTier(20 * MINUTE, save=C(5.0), load=C(30.0), replication=replication)
+    return ace.Job(
+        16, 4 * HOUR, 2 * HOUR, init=ZERO, save=C(60.0), load=C(10 * MINUTE), tiers=[tier]
+    )
+
+
+@pytest.mark.parametrize("replication, wasted, restores", [(1, 3000.0 + 300.0, 0), (2, 300.0, 1)])
+def test_replication_survives_a_single_node_loss(
+    replication: int, wasted: float, restores: int
+) -> None:
+    """A fleet of two nodes plus a hot spare; one of the job's nodes fails at
+    wall 4,465 s: load 0-600, tier writes at progress 1,200, 2,400 (ends at
+    600 + 2,400 + 2 x 5 = 3,010), 3,600 (ends 4,215); at 4,465 the job is
+    250 s past it... (see below). With replication 1 the tier is lost with
+    the node: back to the initial state, everything since is wasted; with
+    replication 2 the copy on the other node survives: only the compute since
+    the last tier write is lost."""
+    # Timeline: compute 600-1800 (to 1,200), write 1800-1805, compute
+    # 1805-3005 (to 2,400), write 3005-3010, compute 3010-4210 (to 3,600),
+    # write 4210-4215, compute from 4,215 at progress 3,600. Fail at 4,515:
+    # 300 s past the last tier checkpoint. Replication 1: wasted 3,600 + 300.
+    fail_at = 4515.0
+    fleet = trace_fleet(3, {0: [fail_at]}, repair=10 * HOUR, spares=1)
+    res = run([replicated_job(replication)], fleet=fleet, record_events=True)
+    r = row(res)
+    assert r["failures"] == 1.0
+    assert r["tier_restores"] == restores
+    expected = 3600.0 + 300.0 if replication == 1 else 300.0
+    assert r["wasted"] == expected
+    # The restart loads the tier (30 s) or the durable (10 min).
+    starts = times(res, 0, START)
+    assert starts == [0.0, fail_at]
+    assert r["overhead"] == 600.0 + (30.0 if replication == 2 else 600.0)
+
+
+def test_a_two_node_failure_exceeds_replication_two() -> None:
+    """A cause that takes an aligned block of two nodes (a switch) takes both
+    of the job's nodes: replication 2 does not survive it."""
+    fail_at = 4515.0
+    fleet = trace_fleet(4, {0: [fail_at]}, repair=10 * HOUR, spares=2)
+    causes = [ace.Cause("switch", 1, nodes=2)]
+    res = run([replicated_job(2)], fleet=fleet, causes=causes)
+    placed = res.trace["node"].tolist()
+    if sorted(placed) == [0, 1] or len(placed) >= 1:
+        r = row(res)
+        assert r["tier_restores"] == 0.0
+        assert r["wasted"] == 3600.0 + 300.0
+
+
+def test_preemption_keeps_only_the_durable_checkpoint() -> None:
+    """A time-limit stop moves the job off its nodes: only the durable
+    checkpoint follows it. Limit 640 s per run: load 0-50, tiers at 200
+    (250-252) and 400 (452-454), compute to 640 (progress 586): stopped.
+    Back to the durable (the initial state): wasted 400 + 186 = 586."""
+    res = run([tiered(time_limit=640.0)], failures=None, horizon=641.0)
+    r = row(res)
+    assert r["wasted"] == 586.0
+    assert r["tier_restores"] == 0.0
+
+
+# --------------------------------------------------------------------------
+# CHECKPOINT_AWARE preemption waits for the durable checkpoint
+# --------------------------------------------------------------------------
+
+
+def high() -> ace.Job:
+    """Job 0: two nodes, no overheads, a checkpoint every hour (priority 1)."""
+    return ace.Job(16, 4 * HOUR, HOUR, init=ZERO, load=ZERO, save=ZERO, priority=1)
+
+
+def low(persist: float | None) -> ace.Job:
+    """Job 1: one node, restart 6 min, a checkpoint every 2 h with a 4 min
+    snapshot, persisted in ``persist`` seconds (None: synchronous)."""
+    return ace.Job(
+        8,
+        4 * HOUR,
+        2 * HOUR,
+        init=C(4 * MINUTE),
+        load=C(2 * MINUTE),
+        save=C(4 * MINUTE),
+        persist=None if persist is None else C(persist),
+    )
+
+
+@pytest.mark.parametrize(
+    "persist, fail_at, released, lost",
+    [
+        # Synchronous: the victim (boundary at 7,560 s) is deferred and goes at
+        # the end of its write, 7,800 s, losing nothing.
+        pytest.param(None, 7260.0, 7800.0, 0.0, id="sync"),
+        # Asynchronous, persist 60 s: the snapshot ends at 7,800 but the
+        # checkpoint is durable only at 7,860: the victim goes then, losing
+        # the 60 s it computed since its snapshot. (The estimate: 300 s to the
+        # boundary + 240 s snapshot + 60 s persist = 600 s, within the grace.)
+        pytest.param(60.0, 7260.0, 7860.0, 60.0, id="async-fits"),
+        # During the snapshot (7,560-7,800), 100 s of it left + 60 s persist:
+        # deferred to 7,860 as well.
+        pytest.param(60.0, 7700.0, 7860.0, 60.0, id="async-in-snapshot"),
+        # Persist 3 min: 300 + 240 + 180 = 720 s > the 10 min grace: the
+        # victim goes at once and loses its 6,900 s of compute.
+        pytest.param(180.0, 7260.0, 7260.0, 6900.0, id="async-overruns"),
+    ],
+)
+def test_checkpoint_aware_grace_waits_for_the_persist(
+    persist: float | None, fail_at: float, released: float, lost: float
+) -> None:
+    """Three nodes: job 0 on two, job 1 on the third. One of job 0's nodes
+    fails at ``fail_at`` (repair 2 h); PREEMPT_LOWER with CHECKPOINT_AWARE
+    and a 10-minute grace."""
+    jobs = [high(), low(persist)]
+    probe = ace.simulate(
+        jobs, fleet=trace_fleet(3, {0: [fail_at]}, repair=2 * HOUR), horizon=fail_at + 1
+    )
+    node = 0 if probe.trace["job"][0] == 0 else 2
+    policy = ace.Policy(
+        replacement=ace.Replacement.PREEMPT_LOWER,
+        preemption=ace.Preemption.CHECKPOINT_AWARE,
+        preemption_grace=10 * MINUTE,
+    )
+    res = run(
+        jobs,
+        fleet=trace_fleet(3, {node: [fail_at]}, repair=2 * HOUR),
+        policy=policy,
+        record_events=True,
+    )
+    rows = res.jobs
+    assert times(res, 1, PREEMPTED) == [released]
+    assert rows[0]["recovery_wait"] == approx(released - fail_at)
+    assert rows[1]["wasted"] == approx(lost)
+    if persist is not None and lost < 1000.0:
+        # Released exactly when its checkpoint became durable.
+        assert times(res, 1, DURABLE)[0] == released
+        pre = res.events[(res.events["job"] == 1) & (res.events["kind"] == PREEMPTED)]
+        assert pre["progress"][0] == 2 * HOUR
+
+
+# --------------------------------------------------------------------------
+# 4. Slow (gray) failures
+# --------------------------------------------------------------------------
+
+
+def slow_job() -> ace.Job:
+    """Work 1,000 s, a checkpoint every 500 s (save 10 s), no init or load."""
+    return ace.Job(8, 1000.0, 500.0, init=ZERO, save=C(10.0), load=ZERO)
+
+
+def test_slowdown_zero_is_fail_stop() -> None:
+    """Fault at 300 s, detected 100 s later: rolled back to 0 (wasted 300),
+    detection 100; restart at 400: 1,000 + 2 x 10 later. Wall 1,420."""
+    cause = [ace.Cause("hang", 1, detect=C(100.0))]
+    r = row(run([slow_job()], failures=ace.Replay([300.0]), causes=cause))
+    assert (r["wall"], r["wasted"], r["detection"]) == (1420.0, 300.0, 100.0)
+
+
+def test_slow_failure_progresses_at_its_rate_until_detection() -> None:
+    """slowdown 0.5, detected 100 s after the fault at 300 s: 50 s of
+    progress (300 -> 350) and 50 s of detection, then rolled back to 0:
+    wasted 350. Restart at 400, done at 1,420."""
+    cause = [ace.Cause("slow", 1, detect=C(100.0), slowdown=0.5)]
+    r = row(run([slow_job()], failures=ace.Replay([300.0]), causes=cause))
+    assert (r["wall"], r["wasted"], r["detection"], r["productive"]) == (
+        1420.0,
+        350.0,
+        50.0,
+        1000.0,
+    )
+
+
+def test_a_checkpoint_inside_the_slow_window_is_kept() -> None:
+    """slowdown 0.5, detected 600 s after the fault at 300: from 300 the
+    remaining 200 s of progress to the boundary take 400 s (detection 200);
+    the checkpoint at 500 is written 700-710 and kept; then 190 s at half
+    speed (95 of progress, 95 of detection) until 900, when the failure is
+    found: back to 500, wasted 95. Restart at 900: 500 + 10 later, 1,410.
+    Detection 200 + 95 = 295."""
+    cause = [ace.Cause("slow", 1, detect=C(600.0), slowdown=0.5)]
+    res = run([slow_job()], failures=ace.Replay([300.0]), causes=cause, record_events=True)
+    r = row(res)
+    assert r == {
+        "wall": 1410.0,
+        "productive": 1000.0,
+        "wasted": 95.0,
+        "ckpt_stall": 20.0,
+        "overhead": 0.0,
+        "detection": 295.0,
+        "failures": 1.0,
+        "checkpoints": 2.0,
+        "lost_checkpoints": 0.0,
+        "tier_restores": 0.0,
+    }
+    assert times(res, 0, CHECKPOINT_END) == [710.0, 1410.0]
+
+
+def test_a_slow_job_can_finish_before_detection() -> None:
+    """Fault at 800 (progress 790 after the first checkpoint 500-510... the
+    job is at progress 790), slowdown 0.9, detection in an hour: the last
+    210 s of progress take 233.3 s; done at 1,043.3 + 10 without a restart."""
+    cause = [ace.Cause("slow", 1, detect=C(HOUR), slowdown=0.9)]
+    r = row(run([slow_job()], failures=ace.Replay([800.0]), causes=cause))
+    assert r["wall"] == approx(800.0 + 210.0 / 0.9 + 10.0)
+    assert r["detection"] == approx(210.0 / 0.9 * 0.1)
+    assert r["wasted"] == 0.0
+    assert r["failures"] == 1.0
+
+
+def test_slow_failure_on_a_fleet() -> None:
+    """Two-node job on three nodes; a node-level slow failure at 300 s
+    (slowdown 0.5, detected after 600 s) behaves as on its own: the node goes
+    to repair at detection's end and the job restarts on the spare."""
+    fleet = trace_fleet(3, {0: [300.0]}, repair=10 * HOUR, spares=1)
+    cause = [ace.Cause("slow", 1, detect=C(600.0), slowdown=0.5)]
+    job = ace.Job(16, 1000.0, 500.0, init=ZERO, save=C(10.0), load=ZERO)
+    res = run([job], fleet=fleet, causes=cause)
+    r = row(res)
+    assert (r["wall"], r["wasted"], r["detection"]) == (1410.0, 95.0, 295.0)
+    assert res.fleet["spare_uses"][0] == 1
+
+
+# --------------------------------------------------------------------------
+# Bad input
+# --------------------------------------------------------------------------
+
+
+def test_bad_input_is_named() -> None:
+    with pytest.raises(ValueError, match="persist must be >= 0"):
+        one_job(persist=-1.0)
+    with pytest.raises(TypeError, match="persist"):
+        one_job(persist="fast")
+    with pytest.raises(ValueError, match=r"tiers\[0\]\.interval .* must not exceed"):
+        ace.Job(8, HOUR, 600.0, tiers=[ace.CheckpointTier(700.0, 1.0, 1.0)])
+    with pytest.raises(TypeError, match=r"tiers\[0\] must be a CheckpointTier"):
+        ace.Job(8, HOUR, 600.0, tiers=[(300.0, 1.0, 1.0)])
+    with pytest.raises(ValueError, match="at most 4"):
+        ace.Job(8, HOUR, 600.0, tiers=[ace.CheckpointTier(300.0, 1.0, 1.0)] * 5)
+    with pytest.raises(ValueError, match="replication must be >= 1"):
+        ace.CheckpointTier(300.0, 1.0, 1.0, replication=0)
+    with pytest.raises(ValueError, match="interval must be"):
+        ace.CheckpointTier(-1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"replication must be between 1 and the job's 2 nodes"):
+        ace.simulate(
+            [ace.Job(16, HOUR, 600.0, tiers=[ace.CheckpointTier(300.0, 1.0, 1.0, replication=3)])]
+        )
+    with pytest.raises(ValueError, match=r"tiers\[0\]\.interval .* must not exceed the durable"):
+        # A rule's interval (Young's, about 20 min here) is checked by the core.
+        ace.simulate(
+            [ace.Job(1024, ace.DAY, "young", tiers=[ace.CheckpointTier(10 * HOUR, 1.0, 1.0)])]
+        )
+    with pytest.raises(ValueError, match=r"slowdown must be in \[0, 1\)"):
+        ace.Cause("x", 1.0, slowdown=1.0)
+    with pytest.raises(ValueError, match=r"slowdown must be in \[0, 1\)"):
+        ace.Cause("x", 1.0, slowdown=-0.1)
+    with pytest.raises(ValueError, match="scope must be one of"):
+        ace.Cause("x", 1.0, scope="rack")
+    with pytest.raises(ValueError, match="slow failures"):
+        ace.batch_simulate([one_job()], causes=[ace.Cause("x", 1.0, detect=60.0, slowdown=0.5)])
+
+
+def test_new_config_pickles() -> None:
+    import pickle
+
+    job = tiered(persist=ace.Exponential(30.0))
+    back = pickle.loads(pickle.dumps(job))
+    assert repr(back.tiers) == repr(job.tiers) and repr(back.persist) == repr(job.persist)
+    cause = ace.Cause("x", 1.0, scope="process", slowdown=0.25)
+    assert repr(pickle.loads(pickle.dumps(cause))) == repr(cause)
+    arr = ace.JobArray([8, 16], [HOUR, HOUR], 600.0, persist=30.0, tiers=[TIER])
+    back_arr = pickle.loads(pickle.dumps(arr))
+    assert repr(back_arr.tiers) == repr(arr.tiers)
+
+
+def test_job_array_shares_persist_and_tiers() -> None:
+    """A JobArray's persist and tiers apply to every job: the rows equal
+    those of the same Jobs one by one."""
+    arr = ace.JobArray(
+        [8, 8],
+        [1200.0, 1200.0],
+        600.0,
+        init=ZERO,
+        save=C(30.0),
+        load=C(50.0),
+        persist=C(40.0),
+        tiers=[TIER],
+    )
+    one = [tiered(persist=C(40.0)), tiered(persist=C(40.0))]
+    a = ace.simulate(arr, failures=ace.Exponential(900.0), replicas=3, seed=2)
+    b = ace.simulate(one, failures=ace.Exponential(900.0), replicas=3, seed=2)
+    for f in a.jobs.dtype.names:
+        np.testing.assert_array_equal(a.jobs[f], b.jobs[f], err_msg=f)
+    assert_accounting(a.jobs)
+
+
+# --------------------------------------------------------------------------
+# 3. The batch path: rows bit-identical to the event heap
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "job, causes",
+    [
+        (
+            ace.Job(
+                64,
+                2 * ace.DAY,
+                1800.0,
+                save=ace.LogNormal(3.0, 0.5),
+                persist=ace.Exponential(300.0),
+            ),
+            None,
+        ),
+        (
+            ace.Job(
+                64,
+                2 * ace.DAY,
+                1800.0,
+                save=C(60.0),
+                tiers=[
+                    ace.CheckpointTier(300.0, C(3.0), C(10.0), 2),
+                    ace.CheckpointTier(600.0, ace.Gamma(2.0, 5.0), C(40.0)),
+                ],
+            ),
+            [
+                ace.Cause("sw", 2, node_down=False),
+                ace.Cause("gpu", 1),
+                ace.Cause("switch", 1, nodes=4, detect=C(60.0)),
+            ],
+        ),
+        (
+            ace.Job(
+                64,
+                2 * ace.DAY,
+                "young",
+                save=C(60.0),
+                persist=ace.Weibull(1.5, 200.0),
+                tiers=[ace.CheckpointTier(120.0, C(3.0), C(10.0))],
+            ),
+            [
+                ace.Cause("sw", 1, node_down=False, detect=ace.Exponential(30.0)),
+                ace.Cause("gpu", 1),
+            ],
+        ),
+    ],
+    ids=["async", "tiers", "both"],
+)
+def test_batch_rows_equal_the_event_heap(job: ace.Job, causes: list[ace.Cause] | None) -> None:
+    law = ace.Weibull(0.7, 5 * HOUR)
+    b = ace.batch_simulate([job], law, replicas=300, seed=3, causes=causes)
+    s = ace.simulate([job], failures=law, replicas=300, seed=3, causes=causes)
+    assert s.jobs["failures"].sum() > 100
+    for f in s.jobs.dtype.names:
+        if f != "job":
+            np.testing.assert_array_equal(b.jobs[f], s.jobs[f], err_msg=f)
+    assert_accounting(b.jobs)
+
+
+def test_batch_horizon_close_out_matches() -> None:
+    """Cut off mid-run (persists in flight, tier checkpoints not yet durable):
+    the horizon's close-out is the same on both paths."""
+    job = ace.Job(
+        64,
+        10 * ace.DAY,
+        HOUR,
+        save=C(30.0),
+        persist=C(600.0),
+        tiers=[ace.CheckpointTier(600.0, C(2.0), C(5.0))],
+    )
+    law = ace.Exponential(3 * HOUR)
+    for horizon in (1000.0, 3630.0 + 120.0, 2 * ace.DAY + 17.0):
+        b = ace.batch_simulate([job], law, replicas=50, seed=1, horizon=horizon)
+        s = ace.simulate([job], failures=law, replicas=50, seed=1, horizon=horizon)
+        for f in s.jobs.dtype.names:
+            if f != "job":
+                np.testing.assert_array_equal(b.jobs[f], s.jobs[f], err_msg=f)
+        assert_accounting(s.jobs)
+        assert not math.isnan(s.jobs["progress"].sum())
