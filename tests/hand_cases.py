@@ -40,6 +40,7 @@ BUCKETS = (
     "detection",
     "queue_wait",
     "recovery_wait",
+    "narrow",
 )
 
 ZERO = ace.Constant(0.0)

@@ -36,6 +36,7 @@ ADDED = {
         "timeouts",
         "lost_checkpoints",
         "tier_restores",
+        "narrow",
     ),
     "fleet": (
         "retired_nodes",
@@ -44,6 +45,7 @@ ADDED = {
         "maintenance_node_hours",
         "cold_spare_uses",
         "timeouts",
+        "narrow_gpu_hours",
     ),
 }
 

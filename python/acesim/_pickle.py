@@ -75,6 +75,9 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "time_limit",
         "persist",
         "tiers",
+        "min_gpus",
+        "reconfigure",
+        "scaling",
     ),
     JobArray: (
         "gpus",
@@ -88,6 +91,9 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "time_limit",
         "persist",
         "tiers",
+        "min_gpus",
+        "reconfigure",
+        "scaling",
     ),
 }
 
@@ -172,6 +178,9 @@ def _job(j: Job) -> Reduced:
         j.time_limit,
         j.persist,
         j.tiers,
+        j.min_gpus,
+        j.reconfigure,
+        j.scaling,
     )
 
 
@@ -192,6 +201,9 @@ def _job_array(a: JobArray) -> Reduced:
         a.time_limit,
         a.persist,
         a.tiers,
+        a.min_gpus,
+        a.reconfigure,
+        a.scaling,
     )
 
 

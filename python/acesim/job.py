@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._validation import integer, non_negative, positive, sequence_of
+from ._validation import finite, integer, non_negative, positive, sequence_of
 from .distributions import Distribution, as_distribution
 from .units import MINUTE
 
@@ -112,6 +112,21 @@ def _tiers(tiers: Any, interval: float | str) -> tuple[CheckpointTier, ...]:
     return out
 
 
+def _elastic(
+    min_gpus: Any, reconfigure: Any, scaling: Any, gpus: int
+) -> tuple[int | None, Distribution, float]:
+    """An elastic job's settings, checked (``gpus``: the smallest job's)."""
+    minimum: int | None = None
+    if min_gpus is not None:
+        minimum = integer("min_gpus", min_gpus, minimum=1, maximum=2**32 - 1)
+        if minimum > gpus:
+            raise ValueError(f"min_gpus ({minimum}) must not exceed gpus ({gpus})")
+    scale = finite("scaling", scaling)
+    if scale < 0:
+        raise ValueError(f"scaling must be >= 0, got {scale!r}")
+    return minimum, as_distribution("reconfigure", reconfigure), scale
+
+
 class Job:
     """A job of ``gpus`` GPUs that must do ``work`` seconds of compute.
 
@@ -138,6 +153,19 @@ class Job:
     ``load``; the row's ``tier_restores`` counts those restarts. Every
     interval is in seconds of progress.
 
+    ``min_gpus`` makes the job elastic (TorchElastic, Oobleck): when a
+    failure takes nodes and no replacement is at hand (under every
+    replacement policy, on a :class:`acesim.Fleet`), a job that still holds
+    at least ``min_gpus`` GPUs goes on with them instead of waiting: it
+    restarts at once on what it holds, at a progress rate of (GPUs held /
+    ``gpus``) ** ``scaling``, and grows back when its nodes return. Each
+    shrink and each grow costs ``reconfigure`` (``overhead``); the throughput
+    lost to running narrow is the row's ``narrow`` bucket. Checkpoint
+    intervals stay in seconds of progress, so running narrow stretches them
+    in wall-clock. ``min_gpus`` must not exceed ``gpus`` and, for a job that
+    spans nodes, must be a multiple of a node's GPUs (checked by
+    :func:`acesim.simulate`, which knows ``gpus_per_node``).
+
     ``time_limit`` (seconds, or ``None`` for none) caps each run: a run is
     stopped that long after it started (init + load included) and the job
     is queued again to restart from its last checkpoint, like a preemption
@@ -161,10 +189,13 @@ class Job:
         "gpus",
         "init",
         "load",
+        "min_gpus",
         "name",
         "persist",
         "priority",
+        "reconfigure",
         "save",
+        "scaling",
         "submit",
         "tiers",
         "time_limit",
@@ -185,6 +216,9 @@ class Job:
         time_limit: float | None = None,
         persist: Distribution | float | None = None,
         tiers: Any = (),
+        min_gpus: int | None = None,
+        reconfigure: Distribution | float = 0.0,
+        scaling: float = 1.0,
     ) -> None:
         self.gpus: int = integer("gpus", gpus, minimum=1, maximum=2**32 - 1)
         self.work: float = positive("work", work)
@@ -208,6 +242,9 @@ class Job:
             None if persist is None else as_distribution("persist", persist)
         )
         self.tiers: tuple[CheckpointTier, ...] = _tiers(tiers, self.checkpoint_interval)
+        self.min_gpus, self.reconfigure, self.scaling = _elastic(
+            min_gpus, reconfigure, scaling, self.gpus
+        )
 
     def with_interval(self, checkpoint_interval: float | IntervalRule) -> Job:
         """A copy with another checkpoint interval (everything else equal)."""
@@ -224,6 +261,9 @@ class Job:
             self.time_limit,
             self.persist,
             self.tiers,
+            self.min_gpus,
+            self.reconfigure,
+            self.scaling,
         )
 
     def __repr__(self) -> str:
@@ -239,6 +279,11 @@ class Job:
             label += f", persist={self.persist!r}"
         if self.tiers:
             label += f", tiers={list(self.tiers)!r}"
+        if self.min_gpus is not None:
+            label += (
+                f", min_gpus={self.min_gpus}, reconfigure={self.reconfigure!r}, "
+                f"scaling={self.scaling:g}"
+            )
         return (
             f"Job(gpus={self.gpus}, work={self.work:g}, checkpoint_interval={interval!s}, "
             f"init={self.init!r}, save={self.save!r}, load={self.load!r}, "
@@ -309,8 +354,9 @@ class JobArray:
     all); ``checkpoint_interval`` may also be a rule name for every job.
     ``init``, ``save`` and ``load`` are shared by all jobs. ``time_limit``
     (see :class:`Job`) is ``None``, one number for all jobs, or one per job
-    (``inf``: no limit for that job). ``persist`` and ``tiers`` (see
-    :class:`Job`) are shared by all jobs.
+    (``inf``: no limit for that job). ``persist``, ``tiers`` and the elastic
+    settings ``min_gpus``, ``reconfigure`` and ``scaling`` (see :class:`Job`)
+    are shared by all jobs.
 
     >>> import acesim as ace
     >>> jobs = ace.JobArray(gpus=[8, 64], work=[ace.HOUR, ace.DAY],
@@ -332,6 +378,9 @@ class JobArray:
         time_limit: npt.ArrayLike | None = None,
         persist: Distribution | float | None = None,
         tiers: Any = (),
+        min_gpus: int | None = None,
+        reconfigure: Distribution | float = 0.0,
+        scaling: float = 1.0,
     ) -> None:
         if np.ndim(gpus) != 1:
             raise ValueError("gpus must be a one-dimensional array (one entry per job)")
@@ -363,6 +412,9 @@ class JobArray:
             else float(self.checkpoint_interval.min())
         )
         self.tiers: tuple[CheckpointTier, ...] = _tiers(tiers, shortest)
+        self.min_gpus, self.reconfigure, self.scaling = _elastic(
+            min_gpus, reconfigure, scaling, int(self.gpus.min())
+        )
 
     def __len__(self) -> int:
         return int(self.gpus.size)

@@ -305,12 +305,15 @@ def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any,
     job has them (the synchronous model)."""
     shared = isinstance(job_list, JobArray)
     jobs_: list[Any] = [job_list] if isinstance(job_list, JobArray) else list(job_list)
-    if all(j.persist is None and not j.tiers for j in jobs_):
+    if all(j.persist is None and not j.tiers and j.min_gpus is None for j in jobs_):
         return None
     n = len(job_list)
     persist = np.full(n, -1, np.int64)
     first = np.zeros(n, np.uint32)
     count = np.zeros(n, np.uint32)
+    min_gpus = np.zeros(n, np.uint32)
+    reconfigure = np.full(n, -1, np.int64)
+    scaling = np.ones(n, np.float64)
     tiers: list[tuple[float, int, int, int]] = []
     seen: dict[tuple[CheckpointTier, ...], int] = {}
     for j, job in enumerate(jobs_):
@@ -324,9 +327,14 @@ def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any,
                 )
             first[j] = seen[job.tiers]
             count[j] = len(job.tiers)
+        if job.min_gpus is not None:
+            min_gpus[j] = job.min_gpus
+            reconfigure[j] = index(job.reconfigure)
+            scaling[j] = job.scaling
     if shared:
-        persist[:], first[:], count[:] = persist[0], first[0], count[0]
-    return persist, first, count, tiers
+        for column in (persist, first, count, min_gpus, reconfigure, scaling):
+            column[:] = column[0]
+    return persist, first, count, tiers, min_gpus, reconfigure, scaling
 
 
 def simulate(

@@ -58,7 +58,9 @@ struct Levels {
     double inflight_credit = 0.0;
     double persist_end = INFINITY;    ///< wall time its persist ends
     double seg_acc = 0.0;             ///< progress of this compute phase before its last rate change
-    double rate = 1.0;                ///< progress per second of compute
+    double rate = 1.0;                ///< progress per second of compute: width_rate x slow_rate
+    double width_rate = 1.0;          ///< an elastic job on fewer nodes: (held / needed) ** scaling
+    double slow_rate = 1.0;           ///< a slow failure's slowdown until its detection
     double tier_progress[kMaxTiers];  ///< < 0: the tier holds no checkpoint
     double tier_credit[kMaxTiers];
     double tier_base[kMaxTiers];
@@ -81,9 +83,13 @@ ACESIM_HD double compute_progress(const Lifecycle& s, const Levels& L, double t)
 }
 
 /// A compute stretch of `elapsed` seconds at a rate below 1 loses (1 - rate)
-/// of its time: to detection during a slow failure.
+/// of its time: (1 - width_rate) to `narrow` (an elastic job on fewer
+/// nodes), the rest of the loss to detection (a slow failure).
 ACESIM_HD void charge_slow_time(const Levels& L, JobRecord& rec, double elapsed) {
-    if (L.rate < 1.0) rec.detection += elapsed * (1.0 - L.rate);
+    if (L.rate < 1.0) {
+        if (L.width_rate < 1.0) rec.narrow += elapsed * (1.0 - L.width_rate);
+        if (L.slow_rate < 1.0) rec.detection += elapsed * L.width_rate * (1.0 - L.slow_rate);
+    }
 }
 
 /// Compute toward the next boundary of any level begins at t: the durable's
@@ -108,17 +114,40 @@ ACESIM_HD void levels_begin_compute(Lifecycle& s, Levels& L, const LevelPlan& P,
     s.phase_end = t + (b - s.committed) / L.rate;
 }
 
-/// The rate of compute changes at t (a slow failure begins or ends).
-ACESIM_HD void levels_set_rate(Lifecycle& s, Levels& L, JobRecord& rec, double t, double rate) {
-    if (s.phase == Phase::Computing) {
+/// The rates of compute change at t (a slow failure begins; an elastic job
+/// shrinks or grows): compute so far is banked and the phase's end moves.
+ACESIM_HD void levels_set_rates(Lifecycle& s, Levels& L, JobRecord& rec, double t, double width_rate,
+                                double slow_rate) {
+    const bool computing = s.phase == Phase::Computing;
+    if (computing) {
         charge_slow_time(L, rec, t - s.phase_start);
         L.seg_acc = compute_progress(s, L, t);
         s.phase_start = t;
-        L.rate = rate;
-        s.phase_end = t + (s.boundary - s.committed - L.seg_acc) / rate;
-    } else {
-        L.rate = rate;
     }
+    L.width_rate = width_rate;
+    L.slow_rate = slow_rate;
+    L.rate = width_rate * slow_rate;
+    if (computing) s.phase_end = t + (s.boundary - s.committed - L.seg_acc) / L.rate;
+}
+
+/// An elastic job pauses its compute at t for `duration` seconds to take
+/// its nodes back (phase Reconfiguring; the compute so far is banked).
+ACESIM_HD void levels_pause_compute(Lifecycle& s, Levels& L, JobRecord& rec, double t, double duration) {
+    if (s.phase == Phase::Computing) {
+        charge_slow_time(L, rec, t - s.phase_start);
+        L.seg_acc = compute_progress(s, L, t);
+    }
+    s.phase = Phase::Reconfiguring;
+    s.phase_start = t;
+    s.phase_end = t + duration;
+}
+
+/// The reconfiguration ends at t (overhead); compute goes on toward the same boundary.
+ACESIM_HD void levels_resume_compute(Lifecycle& s, Levels& L, JobRecord& rec, double t) {
+    rec.overhead += t - s.phase_start;
+    s.phase = Phase::Computing;
+    s.phase_start = t;
+    s.phase_end = t + (s.boundary - s.committed - L.seg_acc) / L.rate;
 }
 
 /// The compute phase reaches its boundary at t. Returns true when the write
@@ -231,6 +260,10 @@ ACESIM_HD double levels_roll_back(Lifecycle& s, Levels& L, const LevelPlan& P, J
         case Phase::PersistWait:
             lost = s.segment_compute + (t - s.phase_start);
             break;
+        case Phase::Reconfiguring:
+            rec.overhead += t - s.phase_start;
+            lost = L.seg_acc;
+            break;
         default:
             break;
     }
@@ -259,7 +292,8 @@ ACESIM_HD double levels_roll_back(Lifecycle& s, Levels& L, const LevelPlan& P, J
     L.inflight = -1.0;
     L.persist_end = INFINITY;
     L.seg_acc = 0.0;
-    L.rate = 1.0;
+    L.slow_rate = 1.0;
+    L.rate = L.width_rate;
     L.durable_base = L.durable;
     levels_rebase(L, P, level, at);
     L.restore = level;
@@ -290,6 +324,13 @@ ACESIM_HD double levels_close_at(const Lifecycle& s, const Levels& L, JobRecord&
             rec.end = t;
             rec.status = static_cast<std::uint8_t>(JobStatus::Running);
             return s.committed + s.segment_compute;
+        case Phase::Reconfiguring:
+            rec.productive += L.unkept;
+            rec.productive += L.seg_acc;
+            rec.overhead += elapsed;
+            rec.end = t;
+            rec.status = static_cast<std::uint8_t>(JobStatus::Running);
+            return s.committed + L.seg_acc;
         default:  // nothing is in flight outside these phases
             return close_at(s, rec, started, t);
     }

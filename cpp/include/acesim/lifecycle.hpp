@@ -24,7 +24,8 @@ enum class Phase : std::uint8_t {
     Detecting,  ///< a fault happened; nodes held, no progress, failure clock stopped
     Waiting,    ///< holds some nodes and waits for the rest after a failure
     Done,
-    PersistWait,  ///< holds hardware, waits for the previous checkpoint's persist (a stall)
+    PersistWait,    ///< holds hardware, waits for the previous checkpoint's persist (a stall)
+    Reconfiguring,  ///< an elastic job regrows onto its returned nodes (holds hardware, no progress)
 };
 
 /// A job's phase and progress: the state every transition below reads and writes.
@@ -132,7 +133,8 @@ ACESIM_HD double interrupt(Lifecycle& s, JobRecord& rec, double t) {
 
 /// The job holds hardware (its failure clock runs) in this phase.
 ACESIM_HD bool holds_hardware(Phase p) {
-    return p == Phase::Starting || p == Phase::Computing || p == Phase::Saving || p == Phase::PersistWait;
+    return p == Phase::Starting || p == Phase::Computing || p == Phase::Saving || p == Phase::PersistWait ||
+           p == Phase::Reconfiguring;
 }
 
 /// A row's status when it is closed in `phase` at the horizon: a job that

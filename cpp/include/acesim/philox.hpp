@@ -133,10 +133,11 @@ enum class Purpose : std::uint32_t {
     /// sub-block 0 of draw d is its d-th misdiagnosis decision, sub-block
     /// 1 + s of draw k is stage s of its k-th pipeline repair (see repair.hpp).
     RepairOutcome = 9,
-    Replace = 10,   ///< re-placement delays: a cold spare's acquisition (node), host selection (job)
-    Persist = 11,   ///< background persist of an asynchronous checkpoint
-    TierSave = 12,  ///< checkpoint tier writes (every tier of the job, in event order)
-    TierLoad = 13,  ///< loads from a checkpoint tier
+    Replace = 10,      ///< re-placement delays: a cold spare's acquisition (node), host selection (job)
+    Persist = 11,      ///< background persist of an asynchronous checkpoint
+    TierSave = 12,     ///< checkpoint tier writes (every tier of the job, in event order)
+    TierLoad = 13,     ///< loads from a checkpoint tier
+    Reconfigure = 14,  ///< an elastic job's reconfiguration at each shrink and grow
 };
 
 constexpr std::uint32_t kMaxEntityId = (1u << 24) - 1;

@@ -17,7 +17,7 @@ enum class JobStatus : std::uint32_t {
 };
 
 /// One row per replica x job. The buckets productive + wasted + ckpt_stall +
-/// overhead + detection + queue_wait + recovery_wait add up to wall.
+/// overhead + detection + queue_wait + recovery_wait + narrow add up to wall.
 struct JobRecord {
     std::uint32_t replica;
     std::uint32_t job;
@@ -53,6 +53,9 @@ struct JobRecord {
     std::uint32_t timeouts;  ///< runs stopped at the job's time limit (requeued from the last checkpoint)
     std::uint32_t lost_checkpoints;  ///< snapshots whose persist a failure or stop cut off
     std::uint32_t tier_restores;     ///< restarts that loaded a checkpoint tier (not the durable)
+    /// An elastic job's compute time lost to running on fewer nodes (a
+    /// stretch of e seconds at width rate w loses (1 - w) e): a bucket.
+    double narrow;
 };
 
 /// One row per replica: the fleet rollup.
@@ -88,6 +91,7 @@ struct FleetRecord {
     double spare_idle_node_hours;         ///< node-hours in the hot-spare pool
     std::uint32_t cold_spare_uses;  ///< cold spares acquired by recovering jobs (acquisitions completed)
     std::uint32_t timeouts;         ///< runs stopped at their job's time limit
+    double narrow_gpu_hours;        ///< elastic jobs' throughput lost to running narrow
 };
 
 /// One row per job (or idle node) hit by a failure event.
@@ -123,6 +127,8 @@ enum class EventKind : std::uint32_t {
     Unplaceable = 12,        ///< the job can never start again (its row closes)
     TimeLimit = 13,          ///< a run stopped at the job's time limit (the job is queued again)
     CheckpointDurable = 14,  ///< an asynchronous checkpoint's persist ended
+    Shrink = 15,             ///< an elastic job restarts on fewer nodes (no replacement at hand)
+    Grow = 16,               ///< an elastic job takes its missing nodes back (reconfigures)
 };
 
 /// One row per event when record_events is on.

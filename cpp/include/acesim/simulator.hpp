@@ -42,6 +42,12 @@ struct JobSpec {
     std::uint32_t persist = kNoDistribution;
     std::uint32_t tier_first = 0;  ///< the job's tiers: SimulationInput::tiers[tier_first, + tier_count)
     std::uint32_t tier_count = 0;
+    /// Elastic: after losing nodes with no replacement at hand, the job goes
+    /// on with what it holds while that is at least this many GPUs (0: not
+    /// elastic), at progress rate (GPUs held / gpus) ** scaling.
+    std::uint32_t min_gpus = 0;
+    std::uint32_t reconfigure = kNoDistribution;  ///< elastic: the cost of each shrink and grow (none: 0)
+    double scaling = 1.0;
 };
 
 /// A fast checkpoint tier beside the durable checkpoint (in-memory, node-local).

@@ -14,7 +14,7 @@
 namespace acesim {
 
 /// Draw counters of one entity, one per purpose.
-constexpr std::size_t kPurposes = 14;
+constexpr std::size_t kPurposes = 15;
 using DrawCounters = std::uint32_t[kPurposes];
 
 class ReplicaDraws {

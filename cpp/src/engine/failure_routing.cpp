@@ -197,7 +197,8 @@ void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect
     lifecycle_->log(j, EventKind::Failure, t);
     job.clock.unhold(t);
     if (job_level) lifecycle_->renew_failure_clock(j);
-    levels_set_rate(job.life, levels_[j], *job.rec, t, draws_.cause_spec(cause)->slowdown);
+    Levels& L = levels_[j];
+    levels_set_rates(job.life, L, *job.rec, t, L.width_rate, draws_.cause_spec(cause)->slowdown);
     lifecycle_->schedule_job(j);
     recovery_->retry_preemption(preemptor, t);
 }
@@ -218,10 +219,11 @@ void FailureRouting::return_to_service(std::uint32_t n, double t) {
     for (std::uint32_t j : pool_.return_to_service(n, t, draws_)) {
         JobState& job = jobs_[j];
         pool_.attach(j, n);
-        if (recovery_->ready(j) && job.phase() == Phase::Waiting) {
+        const bool waits = job.phase() == Phase::Waiting || job.narrow;  // (elastic: runs narrow meanwhile)
+        if (recovery_->ready(j) && waits) {
             if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
             recovery_->resume(j, t);  // its own node back: a re-placement only if it took others
-        } else if (pool_.reserved(j) == 0 && job.phase() == Phase::Waiting && !scheduler_.waiting(j)) {
+        } else if (pool_.reserved(j) == 0 && waits && !scheduler_.waiting(j)) {
             scheduler_.wait(j);
             recovery_->give_up_if_unplaceable(j, t);
         }

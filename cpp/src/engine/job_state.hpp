@@ -31,10 +31,12 @@ struct JobState {
     Replacement decision{};         ///< the re-placement chosen at its last failure
     DrawCounters draws = {};
     bool started = false;
-    bool planned_stop = false;          ///< recovering from a planned stop, not a fault
-    bool replaced = false;              ///< took a new node since its last start: a re-placement delay is due
-    bool replacing = false;             ///< waiting out that delay (phase Waiting, all its nodes held)
-    bool slow = false;                  ///< in a slow failure: running at a reduced rate until its detection
+    bool planned_stop = false;  ///< recovering from a planned stop, not a fault
+    bool replaced = false;      ///< took a new node since its last start: a re-placement delay is due
+    bool replacing = false;     ///< waiting out that delay (phase Waiting, all its nodes held)
+    bool slow = false;          ///< in a slow failure: running at a reduced rate until its detection
+    bool narrow = false;        ///< elastic: running on fewer nodes than it needs (waits for the rest)
+    bool grow_pending = false;  ///< elastic: its nodes are back; it reconfigures before its next compute
     std::uint32_t slow_lost_nodes = 0;  ///< the nodes that failure takes (at its detection)
     double slow_until = std::numeric_limits<double>::infinity();  ///< its detection
 

@@ -145,6 +145,11 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
                 begin_start(j, t);
             }
             break;
+        case Phase::Reconfiguring:
+            levels_resume_compute(job.life, levels_[j], *job.rec, t);
+            log(j, EventKind::ComputeBegin, t);
+            schedule_job(j);
+            break;
         case Phase::Queued:
         case Phase::Done:
         case Phase::PersistWait:  // ends with the persist (end_persist)
@@ -263,7 +268,7 @@ void JobTransitions::end_persist(std::uint32_t j, double t) {
     if (!preempt_if_deferred(j, t, false)) schedule_job(j);
 }
 
-void JobTransitions::begin_start(std::uint32_t j, double t) {
+void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) {
     JobState& job = jobs_[j];
     if (!job.started) {
         job.started = true;
@@ -288,7 +293,7 @@ void JobTransitions::begin_start(std::uint32_t j, double t) {
     } else {
         load = draw_job(j, Purpose::Load, spec.load);
     }
-    acesim::begin_start(job.life, t, init, load);
+    acesim::begin_start(job.life, t, init, reconfigure > 0.0 ? load + reconfigure : load);
     job.replaced = false;
     job.run_start = t;
     if (limits_) limit_at_[j] = t + in_.time_limits[j];
@@ -308,7 +313,20 @@ void JobTransitions::begin_compute(std::uint32_t j, double t) {
     if (levels_.empty()) {
         acesim::begin_compute(jobs_[j].life, in_.jobs[j].work, t);
     } else {
-        levels_begin_compute(jobs_[j].life, levels_[j], plans_.levels[j], in_.jobs[j].work, t);
+        JobState& job = jobs_[j];
+        Levels& L = levels_[j];
+        levels_begin_compute(job.life, L, plans_.levels[j], in_.jobs[j].work, t);
+        if (job.grow_pending) {
+            // Its nodes came back during a start or a write: it takes them now.
+            job.grow_pending = false;
+            const std::uint32_t law = in_.jobs[j].reconfigure;
+            levels_pause_compute(job.life, L, *job.rec, t,
+                                 law == kNoDistribution ? 0.0 : draw_job(j, Purpose::Reconfigure, law));
+            levels_set_rates(job.life, L, *job.rec, t, 1.0, L.slow_rate);
+            log(j, EventKind::Grow, t);
+            schedule_job(j);
+            return;
+        }
     }
     if (!pool_.maintenance().empty()) plan_drain_checkpoint(j, t);
     log(j, EventKind::ComputeBegin, t);
@@ -339,6 +357,7 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     job.clock.unhold(t);
     end_slow_failure(j);  // done before its slow failure was found
+    if (job.narrow || job.grow_pending) end_narrow(j, false);
     if (limits_) limit_at_[j] = std::numeric_limits<double>::infinity();
     job.life.phase = Phase::Done;
     ++jobs_done_;
@@ -374,6 +393,8 @@ double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_n
         levels_.empty() ? acesim::interrupt(job.life, *job.rec, t)
                         : levels_roll_back(job.life, levels_[j], plans_.levels[j], *job.rec, t, lost_nodes);
     end_slow_failure(j);
+    // A failure keeps an elastic job's claims for its recovery; a stop gives them up.
+    if (job.narrow || job.grow_pending) end_narrow(j, lost_nodes != kAllNodes);
     if (starting) charge_restart_churn(j, overhead);
     job.clock.unhold(t);
     job.drain_by = std::numeric_limits<double>::infinity();
@@ -385,6 +406,20 @@ void JobTransitions::end_slow_failure(std::uint32_t j) {
     JobState& job = jobs_[j];
     job.slow = false;
     job.slow_until = std::numeric_limits<double>::infinity();
+}
+
+void JobTransitions::end_narrow(std::uint32_t j, bool keep_claims) {
+    JobState& job = jobs_[j];
+    job.narrow = false;
+    job.grow_pending = false;
+    Levels& L = levels_[j];
+    L.width_rate = 1.0;
+    L.rate = L.slow_rate;
+    if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
+    if (!keep_claims) {
+        pool_.unreserve_all(j);
+        pool_.rules().cancel_acquisitions(j);
+    }
 }
 
 void JobTransitions::charge_restart_churn(std::uint32_t j, double overhead) {

@@ -36,10 +36,16 @@ public:
     /// With checkpoint levels: compute reaches its boundary at t.
     void reach_leveled_boundary(std::uint32_t j, double t);
     /// With checkpoint levels: the boundary's write begins at t.
-    void begin_leveled_write(std::uint32_t j, double t);
-    /// j is no longer in a slow failure (found, stopped or done).
+    void begin_leveled_write(std::uint32_t j,
+                             double t);  /// j is no longer in a slow failure (found, stopped or done).
     void end_slow_failure(std::uint32_t j);
-    void begin_start(std::uint32_t j, double t);
+    /// An elastic job stops running narrow (it failed, stopped or finished):
+    /// it waits no more for its missing nodes; a stop (`keep_claims` false)
+    /// also drops its claims on nodes under repair and cold spares on their way.
+    void end_narrow(std::uint32_t j,
+                    bool keep_claims);  /// A start (init + load) begins at t; `reconfigure`: an elastic job's
+    /// shrink adds its reconfiguration to the start.
+    void begin_start(std::uint32_t j, double t, double reconfigure = 0.0);
     /// EASY: a run of job j begins at t (its estimated end).
     [[gnu::noinline]] void note_start(std::uint32_t j, double t);
     void begin_compute(std::uint32_t j, double t);

@@ -73,11 +73,12 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
         fleet.detection_gpu_hours += gpus * r.detection / kSecondsPerHour;
         fleet.queue_wait_gpu_hours += gpus * r.queue_wait / kSecondsPerHour;
         fleet.recovery_wait_gpu_hours += gpus * r.recovery_wait / kSecondsPerHour;
+        fleet.narrow_gpu_hours += gpus * r.narrow / kSecondsPerHour;
         fleet.gpu_hours_lost += r.gpu_hours_lost;
         fleet.churn_gpu_hours += r.churn_gpu_hours;
         if (checking) {
             const double sum = r.productive + r.wasted + r.ckpt_stall + r.overhead + r.detection +
-                               r.queue_wait + r.recovery_wait;
+                               r.queue_wait + r.recovery_wait + r.narrow;
             if (std::abs(sum - r.wall) > 1e-9 * std::max(1.0, std::abs(r.wall)) && std::isfinite(r.wall))
                 throw std::logic_error("invariant: accounting does not add up for job " + std::to_string(j));
         }

@@ -42,6 +42,19 @@ void require_latency(const SimulationInput& in, std::uint32_t law, std::size_t j
 void validate_levels(const SimulationInput& in, std::size_t j) {
     const JobSpec& s = in.jobs[j];
     if (s.persist != kNoDistribution) require_latency(in, s.persist, j, "persist");
+    if (s.min_gpus > 0) {
+        require_that(s.min_gpus <= s.gpus, [&] {
+            return job_field(j, "min_gpus") + " (" + std::to_string(s.min_gpus) + ") must not exceed gpus (" +
+                   std::to_string(s.gpus) + ")";
+        });
+        require_that(s.gpus <= in.gpus_per_node || s.min_gpus % in.gpus_per_node == 0, [&] {
+            return job_field(j, "min_gpus") + " must be a multiple of a node's " +
+                   std::to_string(in.gpus_per_node) + " GPUs (the job spans nodes)";
+        });
+        if (s.reconfigure != kNoDistribution) require_latency(in, s.reconfigure, j, "reconfigure");
+        require_that(std::isfinite(s.scaling) && s.scaling >= 0.0,
+                     [&] { return job_field(j, "scaling") + " must be finite and >= 0"; });
+    }
     if (s.tier_count == 0) return;
     require_that(s.tier_count <= kMaxTiers, [&] {
         return job_field(j, "tiers") + ": at most " + std::to_string(kMaxTiers) + " checkpoint tiers";
@@ -245,7 +258,7 @@ void validate(const SimulationInput& in) {
 
 bool uses_levels(const SimulationInput& in) {
     for (const JobSpec& s : in.jobs)
-        if (s.persist != kNoDistribution || s.tier_count > 0) return true;
+        if (s.persist != kNoDistribution || s.tier_count > 0 || s.min_gpus > 0) return true;
     for (const CauseSpec& c : in.causes)
         if (c.slowdown > 0.0) return true;
     return false;

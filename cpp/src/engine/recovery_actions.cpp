@@ -41,6 +41,10 @@ bool RecoveryActions::take_for_recovery(std::uint32_t j) {
 
 void RecoveryActions::resume(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
+    if (job.narrow) {
+        grow(j, t);  // an elastic job running narrow has its nodes back
+        return;
+    }
     if (job.replaced && in_.policy.replacement_delay != kNoDistribution) {
         // Host selection / rescheduling: once per re-placement, before init + load.
         const double delay = lifecycle_->draw_job(j, Purpose::Replace, in_.policy.replacement_delay);
@@ -139,8 +143,10 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
             repair_remaining = std::max(repair_remaining, pool_.return_time(n) - t);
         }
     }
-    const Replacement decision = policy_.decide(j, t, replica_, jobs_, pool_,
-                                                static_cast<std::uint32_t>(failed.size()), repair_remaining);
+    Replacement decision = policy_.decide(j, t, replica_, jobs_, pool_,
+                                          static_cast<std::uint32_t>(failed.size()), repair_remaining);
+    // An elastic job that can go on with what it holds is not requeued.
+    if (decision == Replacement::Requeue && can_shrink(j, failed.size())) decision = Replacement::Spares;
     job.decision = decision;
     job.life.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
     job.life.phase_start = t;
@@ -160,6 +166,24 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
     for (std::uint32_t n : failed) {
         pool_.detach(j, n);
         if (decision == Replacement::WaitRepair && pool_.under_repair_only(n, t)) pool_.reserve(j, n);
+    }
+    if (in_.jobs[j].min_gpus > 0) {
+        // Elastic: whole again at once if the replacements are at hand, else
+        // on with what it holds when that is enough, else it waits as others do.
+        if (pool_.reserved(j) == 0 && place(j, true)) {
+            resume(j, t);
+            return;
+        }
+        if (can_shrink(j, 0)) {
+            shrink(j, t);
+            return;
+        }
+        if (pool_.reserved(j) == 0) {
+            lifecycle_->wait_for_nodes(j, t);
+            if (!give_up_if_unplaceable(j, t) && decision == Replacement::PreemptLower) preempt_lower(j, t);
+            dispatch(t);
+            return;
+        }
     }
     if (pool_.reserved(j) > 0) {
         lifecycle_->log(j, EventKind::Waiting, t);
@@ -268,8 +292,55 @@ void RecoveryActions::abandon(std::uint32_t j, double t) {
     lifecycle_->log(j, EventKind::Unplaceable, t);
 }
 
+bool RecoveryActions::can_shrink(std::uint32_t j, std::size_t failing) const {
+    const std::uint32_t min_gpus = in_.jobs[j].min_gpus;
+    if (min_gpus == 0) return false;
+    const std::size_t held = pool_.nodes_of(j).size() - failing;
+    return held > 0 && held * plans_.jobs[j].gpus_per_node >= min_gpus;
+}
+
+void RecoveryActions::shrink(std::uint32_t j, double t) {
+    // It restarts at once on the nodes it holds (init + load + a
+    // reconfiguration) and waits, running, for the rest.
+    JobState& job = jobs_[j];
+    Levels& L = levels_[j];
+    const double held = static_cast<double>(pool_.nodes_of(j).size());
+    const double width = std::pow(held / plans_.jobs[j].nodes, in_.jobs[j].scaling);
+    levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
+    job.narrow = true;
+    job.grow_pending = false;
+    if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
+    lifecycle_->log(j, EventKind::Shrink, t);
+    const std::uint32_t law = in_.jobs[j].reconfigure;
+    const double reconfigure =
+        law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law);
+    job.replaced = false;  // it took no new node
+    lifecycle_->begin_start(j, t, reconfigure);
+    dispatch(t);
+}
+
+void RecoveryActions::grow(std::uint32_t j, double t) {
+    // Whole again: computing, it pauses to reconfigure now; starting or
+    // writing, when that ends (before its next compute).
+    JobState& job = jobs_[j];
+    Levels& L = levels_[j];
+    job.narrow = false;
+    job.replaced = false;
+    if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
+    if (job.life.phase != Phase::Computing) {
+        job.grow_pending = true;
+        return;
+    }
+    const std::uint32_t law = in_.jobs[j].reconfigure;
+    levels_pause_compute(job.life, L, *job.rec, t,
+                         law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law));
+    levels_set_rates(job.life, L, *job.rec, t, 1.0, L.slow_rate);
+    lifecycle_->log(j, EventKind::Grow, t);
+    lifecycle_->schedule_job(j);
+}
+
 void RecoveryActions::start(std::uint32_t j, double t) {
-    if (jobs_[j].phase() == Phase::Waiting) {
+    if (jobs_[j].phase() == Phase::Waiting || jobs_[j].narrow) {
         resume(j, t);
     } else {
         lifecycle_->begin_start(j, t);

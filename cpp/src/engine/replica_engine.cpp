@@ -118,9 +118,12 @@ void ReplicaEngine::check_invariants() const {
             !pool_.can_never_place(plans_.jobs[j].nodes, true))
             throw std::logic_error("invariant: job " + std::to_string(j) + " closed as unplaceable but fits");
         const JobState& job = jobs_[j];
-        if (pool_.acquiring(j) > 0 && (job.phase() != Phase::Waiting || job.replacing))
+        if (pool_.acquiring(j) > 0 && ((job.phase() != Phase::Waiting && !job.narrow) || job.replacing))
             throw std::logic_error("invariant: job " + std::to_string(j) +
                                    " has cold spares on their way but does not wait for them");
+        if (job.narrow && (!job.running() || recovery_.ready(j)))
+            throw std::logic_error("invariant: job " + std::to_string(j) +
+                                   " runs narrow but is not running or has all its nodes");
         if (job.replacing && (job.phase() != Phase::Waiting || !recovery_.ready(j) || scheduler_.waiting(j)))
             throw std::logic_error("invariant: job " + std::to_string(j) +
                                    " pays a re-placement delay without all its nodes");
