@@ -651,3 +651,169 @@ def test_batch_horizon_close_out_matches() -> None:
                 np.testing.assert_array_equal(b.jobs[f], s.jobs[f], err_msg=f)
         assert_accounting(s.jobs)
         assert not math.isnan(s.jobs["progress"].sum())
+
+
+# --------------------------------------------------------------------------
+# 3. Elastic jobs
+# --------------------------------------------------------------------------
+
+
+def elastic(min_gpus: int | None = 16, scaling: float = 1.0) -> ace.Job:
+    """Four nodes (32 GPUs), work 4 h, a checkpoint every 1,800 s (save 10,
+    load 60, no init); elastic down to ``min_gpus`` with a 30 s reconfiguration."""
+    return ace.Job(
+        32,
+        4 * HOUR,
+        1800.0,
+        init=ZERO,
+        save=C(10.0),
+        load=C(60.0),
+        min_gpus=min_gpus,
+        reconfigure=C(30.0),
+        scaling=scaling,
+    )
+
+
+def four_nodes(gaps: dict[int, list[float]], repair: float = 2000.0, spares: int = 0) -> ace.Fleet:
+    return trace_fleet(4 + spares, gaps, repair=repair, spares=spares)
+
+
+ELASTIC_FIELDS = (
+    "wall",
+    "productive",
+    "wasted",
+    "ckpt_stall",
+    "overhead",
+    "recovery_wait",
+    "narrow",
+)
+
+
+def erow(res: ace.SimulationResult) -> tuple[float, ...]:
+    return tuple(float(res.jobs[0][f]) for f in ELASTIC_FIELDS)
+
+
+# Node 0 fails at 1,000 s (the job's first segment, progress 940: all
+# wasted) and is back at 3,000 s. The elastic job restarts at once on three
+# nodes: load 60 + reconfigure 30 (1000-1090), then computes at 3/4 speed:
+# by 3,000 s, 1,910 s give 1,432.5 of progress and 477.5 s of `narrow`. It
+# grows: 30 s of reconfiguration (3000-3030), the remaining 367.5 s to the
+# first boundary (3,397.5), then 7 more segments and 8 saves in all: done at
+# 3,397.5 + 10 + 7 x 1,810 = 16,077.5. Overhead 60 + 90 + 30 = 180.
+SHRINK_AND_GROW = (16077.5, 14400.0, 940.0, 80.0, 180.0, 0.0, 477.5)
+
+
+def test_elastic_job_shrinks_and_grows_back() -> None:
+    res = run([elastic()], fleet=four_nodes({0: [1000.0]}), record_events=True)
+    assert erow(res) == SHRINK_AND_GROW
+    assert times(res, 0, 15) == [1000.0]  # Shrink
+    assert times(res, 0, 16) == [3000.0]  # Grow
+    assert res.fleet["narrow_gpu_hours"][0] == approx(32 * 477.5 / HOUR)
+
+
+def test_the_same_job_not_elastic_waits() -> None:
+    """Not elastic (or elastic only down to all its GPUs): it waits 2,000 s
+    for the repair holding three nodes, then restarts (load 60): 17,540."""
+    for job in (elastic(None), elastic(32)):
+        res = run([job], fleet=four_nodes({0: [1000.0]}))
+        assert erow(res) == (17540.0, 14400.0, 940.0, 80.0, 120.0, 2000.0, 0.0)
+
+
+def test_a_replacement_at_hand_restarts_whole() -> None:
+    """With a hot spare the job restarts whole on it (no shrink): load
+    1000-1060, then 8 segments and saves: 1,060 + 14,400 + 80."""
+    res = run([elastic()], fleet=four_nodes({0: [1000.0]}, spares=1))
+    assert erow(res) == (15540.0, 14400.0, 940.0, 80.0, 120.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("replacement", list(ace.Replacement), ids=lambda r: r.name)
+def test_elastic_under_every_replacement_policy(replacement: ace.Replacement) -> None:
+    """No replacement at hand: SPARES, WAIT_REPAIR (it keeps its claim on the
+    node under repair and grows when it returns), PREEMPT_LOWER (nothing to
+    preempt) and REQUEUE (not requeued: it can go on) all shrink alike."""
+    policy = ace.Policy(replacement=replacement)
+    res = run([elastic()], fleet=four_nodes({0: [1000.0]}), policy=policy)
+    assert erow(res) == SHRINK_AND_GROW
+
+
+def test_nodes_back_during_a_write_grow_at_the_next_compute() -> None:
+    """Repair 2,495 s: the node returns at 3,495 s, while the narrow job
+    writes its first checkpoint (the boundary at 1,090 + 1,800 / 0.75 =
+    3,490, save 3490-3500). It reconfigures when the write ends (3500-3530),
+    then runs whole: 3,530 + 7 x 1,810 = 16,200. Narrow 2,400 x 1/4 = 600."""
+    res = run([elastic()], fleet=four_nodes({0: [1000.0]}, repair=2495.0), record_events=True)
+    assert erow(res) == (16200.0, 14400.0, 940.0, 80.0, 180.0, 0.0, 600.0)
+    assert times(res, 0, 16) == [3500.0]
+
+
+def test_a_failure_while_narrow_shrinks_further_and_growth_waits_for_all_nodes() -> None:
+    """Node 1 fails too, at 2,000 s (back at 4,000): the narrow job (910 s
+    at 3/4 since 1,090: 682.5 of progress, all wasted, 227.5 s narrow) goes
+    on with two nodes, still >= 16 GPUs: restart 2000-2090 at half speed.
+    Node 0 is back at 3,000 s but one node is not enough to be whole: it
+    grows only at 4,000 s (1,910 s at 1/2: 955 progress, 955 narrow).
+    Reconfigure 4000-4030, then 845 s to the first boundary (4,875), and 7
+    more segments: 4,885 + 7 x 1,810 = 17,555."""
+    res = run([elastic()], fleet=four_nodes({0: [1000.0], 1: [2000.0]}), record_events=True)
+    assert erow(res) == (17555.0, 14400.0, 940.0 + 682.5, 80.0, 270.0, 0.0, 227.5 + 955.0)
+    assert times(res, 0, 15) == [1000.0, 2000.0]
+    assert times(res, 0, 16) == [4000.0]
+
+
+def test_scaling_sets_the_narrow_rate() -> None:
+    """scaling 2: three of four nodes run at (3/4)^2 = 0.5625. From 1,090 to
+    3,000: 1,910 x 0.5625 = 1,074.375 of progress, 835.625 s narrow."""
+    res = run([elastic(scaling=2.0)], fleet=four_nodes({0: [1000.0]}))
+    narrow = 1910.0 * (1.0 - 0.5625)
+    assert res.jobs[0]["narrow"] == approx(narrow, rel=1e-12)
+    # The first boundary: (1,800 - 1,074.375) s after 3,030.
+    assert res.jobs[0]["wall"] == approx(3030.0 + (1800.0 - 1910.0 * 0.5625) + 10.0 + 7 * 1810.0)
+
+
+def test_a_stop_while_narrow_drops_its_claims() -> None:
+    """Under WAIT_REPAIR, a narrow job that reaches its time limit gives up
+    its claim on the node under repair (the invariants check the claims) and
+    waits in the queue for four free nodes. Limit 1,500 s a run, interval
+    900: the first checkpoint is written 960-970, so the failure at 1,000
+    wastes 30 s. The shrink's run starts at 1,000 (load 60 + reconfigure 30),
+    its boundary at 1,090 + 900 / 0.75 = 2,290 (save 2290-2300), then 200 s
+    at 3/4 until the limit at 2,500 (150 of progress wasted). Narrow: (1,200 +
+    200) / 4 = 350. Node 0 is back at 3,000: the job starts whole then
+    (recovery wait 500)."""
+    job = ace.Job(
+        32,
+        4 * HOUR,
+        900.0,
+        init=ZERO,
+        save=C(10.0),
+        load=C(60.0),
+        min_gpus=16,
+        reconfigure=C(30.0),
+        time_limit=1500.0,
+    )
+    res = run(
+        [job],
+        fleet=four_nodes({0: [1000.0]}),
+        policy=ace.Policy(replacement=ace.Replacement.WAIT_REPAIR),
+        record_events=True,
+        horizon=3100.0,
+    )
+    r = res.jobs[0]
+    assert times(res, 0, 13) == [2500.0]  # TimeLimit
+    assert times(res, 0, START) == [0.0, 1000.0, 3000.0]
+    assert r["narrow"] == approx(350.0)
+    assert r["recovery_wait"] == approx(500.0)
+    assert r["wasted"] == approx(30.0 + 150.0)
+
+
+def test_elastic_bad_input() -> None:
+    with pytest.raises(ValueError, match=r"min_gpus \(64\) must not exceed gpus \(32\)"):
+        ace.Job(32, HOUR, 600.0, min_gpus=64)
+    with pytest.raises(ValueError, match="min_gpus must be >= 1"):
+        ace.Job(32, HOUR, 600.0, min_gpus=0)
+    with pytest.raises(ValueError, match="scaling must be >= 0"):
+        ace.Job(32, HOUR, 600.0, min_gpus=16, scaling=-1.0)
+    with pytest.raises(ValueError, match="reconfigure must be >= 0"):
+        ace.Job(32, HOUR, 600.0, min_gpus=16, reconfigure=-5.0)
+    with pytest.raises(ValueError, match=r"min_gpus must be a multiple of a node's 8 GPUs"):
+        ace.simulate([ace.Job(32, HOUR, 600.0, min_gpus=12)], fleet=ace.Fleet(4))
