@@ -305,7 +305,8 @@ def simulate(
             out["overhead"] += elapsed
             begin_compute(t)
         elif phase == _COMPUTE:
-            out["narrow"] += elapsed - (boundary - committed - seg)
+            if rate != 1.0:
+                out["narrow"] += elapsed - (boundary - committed - seg)
             seg = boundary - committed
             begin(_WRITE, t, d_save())
         elif phase == _WRITE:
@@ -333,7 +334,8 @@ def simulate(
             out["overhead"] += elapsed
         elif phase == _COMPUTE:
             progress = rate * elapsed
-            out["narrow"] += elapsed - progress
+            if rate != 1.0:
+                out["narrow"] += elapsed - progress
             out["wasted"] += progress
         else:  # _WRITE
             out["wasted"] += elapsed
