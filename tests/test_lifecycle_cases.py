@@ -817,3 +817,81 @@ def test_elastic_bad_input() -> None:
         ace.Job(32, HOUR, 600.0, min_gpus=16, reconfigure=-5.0)
     with pytest.raises(ValueError, match=r"min_gpus must be a multiple of a node's 8 GPUs"):
         ace.simulate([ace.Job(32, HOUR, 600.0, min_gpus=12)], fleet=ace.Fleet(4))
+
+
+# --------------------------------------------------------------------------
+# 5. Shared checkpoint storage
+# --------------------------------------------------------------------------
+
+GB = 1e9
+
+
+def storage_job(**kwargs: object) -> ace.Job:
+    """One node, work 1,200 s, a checkpoint every 600 s: save's fixed part
+    5 s, then 1 GB through the storage (10 s alone at 100 MB/s)."""
+    args: dict[str, object] = {"init": ZERO, "save": C(5.0), "load": ZERO, "checkpoint_bytes": GB}
+    args.update(kwargs)
+    return ace.Job(8, 1200.0, 600.0, **args)  # type: ignore[arg-type]
+
+
+def test_a_transfer_alone_takes_bytes_over_bandwidth() -> None:
+    """The first start loads 1 GB (10 s), each write is 5 + 10 s: wall
+    10 + 1,200 + 2 x 15 = 1,240; no contention."""
+    res = run([storage_job()], fleet=ace.Fleet(1, storage_bandwidth=1e8))
+    r = res.jobs[0]
+    assert (r["wall"], r["overhead"], r["ckpt_stall"], r["contention"]) == (1240.0, 10.0, 30.0, 0.0)
+
+
+def test_concurrent_transfers_share_the_bandwidth() -> None:
+    """Two such jobs in step: their loads share the storage (20 s each), so
+    do their writes (5 + 20 s each): wall 20 + 1,200 + 2 x 25 = 1,270, and
+    each transfer took 10 s longer than alone: 30 s of contention each,
+    2 x 8 GPUs x 30 s = 0.1333 GPU-h for the fleet."""
+    res = run([storage_job(), storage_job()], fleet=ace.Fleet(2, storage_bandwidth=1e8))
+    for r in res.jobs:
+        assert (r["wall"], r["overhead"], r["ckpt_stall"], r["contention"]) == (
+            1270.0,
+            20.0,
+            50.0,
+            30.0,
+        )
+    assert res.fleet["contention_gpu_hours"][0] == approx(2 * 8 * 30.0 / HOUR)
+
+
+def test_a_transfer_cut_off_frees_its_share() -> None:
+    """Both jobs write from 625 s (loads 0-20, compute 20-620, fixed 5 s).
+    At 630 s one job's node fails (found 100 s later): its transfer is cut
+    off (each has moved 0.25 GB). The other's remaining 0.75 GB now go at
+    the full 100 MB/s: 7.5 s, its write ends at 637.5 (stall 17.5; 2.5 s of
+    contention here, after 10 s in the shared load)."""
+    jobs = [storage_job(), storage_job()]
+    fleet = trace_fleet(3, {0: [630.0]}, repair=HOUR, spares=1, storage_bandwidth=1e8)
+    causes = [ace.Cause("crash", 1.0, detect=C(100.0))]
+    res = run(jobs, fleet=fleet, causes=causes, record_events=True)
+    hit = int(res.trace["job"][0])
+    other = 1 - hit
+    assert times(res, other, CHECKPOINT_END)[0] == 637.5
+    assert res.jobs[other]["contention"] == approx(10.0 + 2.5 + 0.0)
+    assert res.jobs[hit]["failures"] == 1
+
+
+def test_an_asynchronous_persist_moves_the_bytes_in_the_background() -> None:
+    """The load's transfer 0-10 s; compute 10-610, snapshot 610-615 (no
+    transfer: the persist moves the bytes), persist's fixed part 20 s then
+    the 1 GB transfer (10 s): durable at 645 while compute goes on; the
+    final snapshot 1215-1220, durable at 1,250 (the job waits for it)."""
+    res = run(
+        [storage_job(persist=C(20.0))],
+        fleet=ace.Fleet(1, storage_bandwidth=1e8),
+        record_events=True,
+    )
+    assert times(res, 0, DURABLE) == [645.0, 1250.0]
+    r = res.jobs[0]
+    assert (r["wall"], r["ckpt_stall"], r["contention"]) == (1250.0, 5.0 + 5.0 + 30.0, 0.0)
+
+
+def test_storage_bad_input() -> None:
+    with pytest.raises(ValueError, match="storage_bandwidth must be"):
+        ace.Fleet(2, storage_bandwidth=0.0)
+    with pytest.raises(ValueError, match="checkpoint_bytes must be >= 0"):
+        storage_job(checkpoint_bytes=-1.0)

@@ -37,6 +37,7 @@ ADDED = {
         "lost_checkpoints",
         "tier_restores",
         "narrow",
+        "contention",
     ),
     "fleet": (
         "retired_nodes",
@@ -46,6 +47,7 @@ ADDED = {
         "cold_spare_uses",
         "timeouts",
         "narrow_gpu_hours",
+        "contention_gpu_hours",
     ),
 }
 

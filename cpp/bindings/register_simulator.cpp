@@ -95,7 +95,8 @@ SimulationInput job_input(const std::vector<Distribution>& distributions, const 
 /// Asynchronous and tiered checkpoints and elastic jobs: (persist law per
 /// job (-1: none), first tier per job, tier count per job, [(interval, save,
 /// load, replication), ...], min_gpus per job (0: not elastic), reconfigure
-/// law per job (-1: none), scaling per job), or None when no job has them.
+/// law per job (-1: none), scaling per job, checkpoint bytes per job), or
+/// None when no job has them.
 void set_checkpoint_levels(SimulationInput& in, const py::object& levels) {
     if (levels.is_none()) return;
     auto t = levels.cast<py::tuple>();
@@ -117,6 +118,8 @@ void set_checkpoint_levels(SimulationInput& in, const py::object& levels) {
     const auto min_gpus = t[4].cast<carray<std::uint32_t>>();
     const auto reconfigure = t[5].cast<carray<std::int64_t>>();
     const auto scaling = t[6].cast<carray<double>>();
+    const auto bytes = t[7].cast<carray<double>>();
+    const auto* by = column(bytes, n, "checkpoint_bytes");
     const auto* mg = column(min_gpus, n, "min_gpus");
     const auto* rc = column(reconfigure, n, "reconfigure");
     const auto* sc = column(scaling, n, "scaling");
@@ -124,6 +127,7 @@ void set_checkpoint_levels(SimulationInput& in, const py::object& levels) {
         in.jobs[j].min_gpus = mg[j];
         in.jobs[j].reconfigure = index_or_none(rc[j]);
         in.jobs[j].scaling = sc[j];
+        in.jobs[j].checkpoint_bytes = by[j];
     }
 }
 
@@ -172,14 +176,14 @@ void register_simulator(py::module_& m) {
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
                          expected_waste, completed, status, planned_interruptions, timeouts, lost_checkpoints,
-                         tier_restores, narrow);
-    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions,
-                         checkpoints, quarantines, quarantined_nodes, spare_uses, events, makespan, ettr,
-                         gpu_hours, productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours,
-                         overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
-                         recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours,
-                         down_node_hours, planned_interruptions, maintenance_node_hours, retired_nodes,
-                         spare_idle_node_hours, cold_spare_uses, timeouts, narrow_gpu_hours);
+                         tier_restores, narrow, contention);
+    PYBIND11_NUMPY_DTYPE(
+        FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
+        quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
+        wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
+        recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours,
+        planned_interruptions, maintenance_node_hours, retired_nodes, spare_idle_node_hours, cold_spare_uses,
+        timeouts, narrow_gpu_hours, contention_gpu_hours);
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
                          inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
@@ -318,6 +322,8 @@ void register_simulator(py::module_& m) {
                 f.cold_spares = d["cold_spares"].cast<std::uint32_t>();
                 f.cold_spare_delay = index_or_none(d["cold_spare_delay"].cast<std::int64_t>());
                 if (d.contains("lend_spares")) f.lend_spares = d["lend_spares"].cast<bool>();
+                if (d.contains("storage_bandwidth") && !d["storage_bandwidth"].is_none())
+                    f.storage_bandwidth = d["storage_bandwidth"].cast<double>();
             }
             if (!policy.is_none()) {
                 // (replacement, preemption, grace, quarantine or None, on_failure or None,

@@ -78,6 +78,7 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "min_gpus",
         "reconfigure",
         "scaling",
+        "checkpoint_bytes",
     ),
     JobArray: (
         "gpus",
@@ -94,6 +95,7 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
         "min_gpus",
         "reconfigure",
         "scaling",
+        "checkpoint_bytes",
     ),
 }
 
@@ -181,6 +183,7 @@ def _job(j: Job) -> Reduced:
         j.min_gpus,
         j.reconfigure,
         j.scaling,
+        j.checkpoint_bytes,
     )
 
 
@@ -204,6 +207,7 @@ def _job_array(a: JobArray) -> Reduced:
         a.min_gpus,
         a.reconfigure,
         a.scaling,
+        a.checkpoint_bytes,
     )
 
 

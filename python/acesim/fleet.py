@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import finite, integer, real, sequence_of, triple, windows_of
+from ._validation import finite, integer, positive, real, sequence_of, triple, windows_of
 from .distributions import Constant, Distribution, Exponential, Replay, as_distribution
 from .repair import Repair
 from .units import HOUR, MINUTE
@@ -484,6 +484,16 @@ class Fleet:
     the queue may take hot spares when the free nodes alone do not suffice
     (free nodes first, spares for the rest; counted in ``spare_uses``).
     Either way the spare pool refills first as nodes come free.
+
+    ``storage_bandwidth`` (bytes per second, or ``None``): shared checkpoint
+    storage. The durable checkpoint transfers of jobs with
+    ``checkpoint_bytes`` (see :class:`acesim.Job`) share it equally while
+    they overlap: a synchronous write, an asynchronous persist or a load from
+    the durable checkpoint takes its law's draw (the fixed part) and then the
+    transfer of the job's bytes at its share, so a save takes longer when
+    many jobs write at once. ``res.jobs["contention"]`` and
+    ``res.fleet["contention_gpu_hours"]`` report the time transfers took
+    beyond their time alone on the storage.
     """
 
     nodes: int
@@ -500,6 +510,7 @@ class Fleet:
     cold_spares: int
     cold_spare_delay: Distribution | None
     lend_spares: bool
+    storage_bandwidth: float | None
 
     def __init__(
         self,
@@ -517,6 +528,7 @@ class Fleet:
         cold_spares: int = 0,
         cold_spare_delay: Distribution | float | None = None,
         lend_spares: bool = False,
+        storage_bandwidth: float | None = None,
     ) -> None:
         nodes_ = integer("nodes", nodes, minimum=1, maximum=2**24)
         object.__setattr__(self, "nodes", nodes_)
@@ -586,6 +598,11 @@ class Fleet:
         if not isinstance(lend_spares, bool | np.bool_):
             raise TypeError(f"lend_spares must be a bool, got {type(lend_spares).__name__}")
         object.__setattr__(self, "lend_spares", bool(lend_spares))
+        object.__setattr__(
+            self,
+            "storage_bandwidth",
+            None if storage_bandwidth is None else positive("storage_bandwidth", storage_bandwidth),
+        )
 
     def _core_spec(self, index: Callable[[Any], int]) -> dict[str, Any]:
         """The core's fleet spec (FleetSpec's fields by name, read in the
@@ -610,6 +627,7 @@ class Fleet:
             lemon_fraction=self.lemon_fraction,
             lemon_factor=self.lemon_factor,
             lend_spares=self.lend_spares,
+            storage_bandwidth=self.storage_bandwidth,
             stationary_start=self.node_start == "stationary",
             node_failure_reported=(
                 [index(law) for law in node_failures.reported]

@@ -166,6 +166,11 @@ class Job:
     spans nodes, must be a multiple of a node's GPUs (checked by
     :func:`acesim.simulate`, which knows ``gpus_per_node``).
 
+    ``checkpoint_bytes`` (or ``None``): the size of the durable checkpoint,
+    for a fleet with ``storage_bandwidth`` (see :class:`acesim.Fleet`):
+    concurrent writes and loads share it, and the ``save`` / ``persist`` /
+    ``load`` laws are then the fixed part of each.
+
     ``time_limit`` (seconds, or ``None`` for none) caps each run: a run is
     stopped that long after it started (init + load included) and the job
     is queued again to restart from its last checkpoint, like a preemption
@@ -185,6 +190,7 @@ class Job:
     """
 
     __slots__ = (
+        "checkpoint_bytes",
         "checkpoint_interval",
         "gpus",
         "init",
@@ -219,6 +225,7 @@ class Job:
         min_gpus: int | None = None,
         reconfigure: Distribution | float = 0.0,
         scaling: float = 1.0,
+        checkpoint_bytes: float | None = None,
     ) -> None:
         self.gpus: int = integer("gpus", gpus, minimum=1, maximum=2**32 - 1)
         self.work: float = positive("work", work)
@@ -245,6 +252,9 @@ class Job:
         self.min_gpus, self.reconfigure, self.scaling = _elastic(
             min_gpus, reconfigure, scaling, self.gpus
         )
+        self.checkpoint_bytes: float | None = (
+            None if checkpoint_bytes is None else non_negative("checkpoint_bytes", checkpoint_bytes)
+        )
 
     def with_interval(self, checkpoint_interval: float | IntervalRule) -> Job:
         """A copy with another checkpoint interval (everything else equal)."""
@@ -264,6 +274,7 @@ class Job:
             self.min_gpus,
             self.reconfigure,
             self.scaling,
+            self.checkpoint_bytes,
         )
 
     def __repr__(self) -> str:
@@ -284,6 +295,8 @@ class Job:
                 f", min_gpus={self.min_gpus}, reconfigure={self.reconfigure!r}, "
                 f"scaling={self.scaling:g}"
             )
+        if self.checkpoint_bytes is not None:
+            label += f", checkpoint_bytes={self.checkpoint_bytes:g}"
         return (
             f"Job(gpus={self.gpus}, work={self.work:g}, checkpoint_interval={interval!s}, "
             f"init={self.init!r}, save={self.save!r}, load={self.load!r}, "
@@ -355,8 +368,8 @@ class JobArray:
     ``init``, ``save`` and ``load`` are shared by all jobs. ``time_limit``
     (see :class:`Job`) is ``None``, one number for all jobs, or one per job
     (``inf``: no limit for that job). ``persist``, ``tiers`` and the elastic
-    settings ``min_gpus``, ``reconfigure`` and ``scaling`` (see :class:`Job`)
-    are shared by all jobs.
+    settings ``min_gpus``, ``reconfigure`` and ``scaling``, and
+    ``checkpoint_bytes`` (see :class:`Job`) are shared by all jobs.
 
     >>> import acesim as ace
     >>> jobs = ace.JobArray(gpus=[8, 64], work=[ace.HOUR, ace.DAY],
@@ -381,6 +394,7 @@ class JobArray:
         min_gpus: int | None = None,
         reconfigure: Distribution | float = 0.0,
         scaling: float = 1.0,
+        checkpoint_bytes: float | None = None,
     ) -> None:
         if np.ndim(gpus) != 1:
             raise ValueError("gpus must be a one-dimensional array (one entry per job)")
@@ -414,6 +428,9 @@ class JobArray:
         self.tiers: tuple[CheckpointTier, ...] = _tiers(tiers, shortest)
         self.min_gpus, self.reconfigure, self.scaling = _elastic(
             min_gpus, reconfigure, scaling, int(self.gpus.min())
+        )
+        self.checkpoint_bytes: float | None = (
+            None if checkpoint_bytes is None else non_negative("checkpoint_bytes", checkpoint_bytes)
         )
 
     def __len__(self) -> int:

@@ -305,7 +305,10 @@ def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any,
     job has them (the synchronous model)."""
     shared = isinstance(job_list, JobArray)
     jobs_: list[Any] = [job_list] if isinstance(job_list, JobArray) else list(job_list)
-    if all(j.persist is None and not j.tiers and j.min_gpus is None for j in jobs_):
+    if all(
+        j.persist is None and not j.tiers and j.min_gpus is None and j.checkpoint_bytes is None
+        for j in jobs_
+    ):
         return None
     n = len(job_list)
     persist = np.full(n, -1, np.int64)
@@ -314,6 +317,7 @@ def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any,
     min_gpus = np.zeros(n, np.uint32)
     reconfigure = np.full(n, -1, np.int64)
     scaling = np.ones(n, np.float64)
+    checkpoint_bytes = np.zeros(n, np.float64)
     tiers: list[tuple[float, int, int, int]] = []
     seen: dict[tuple[CheckpointTier, ...], int] = {}
     for j, job in enumerate(jobs_):
@@ -331,10 +335,12 @@ def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any,
             min_gpus[j] = job.min_gpus
             reconfigure[j] = index(job.reconfigure)
             scaling[j] = job.scaling
+        if job.checkpoint_bytes is not None:
+            checkpoint_bytes[j] = job.checkpoint_bytes
     if shared:
-        for column in (persist, first, count, min_gpus, reconfigure, scaling):
+        for column in (persist, first, count, min_gpus, reconfigure, scaling, checkpoint_bytes):
             column[:] = column[0]
-    return persist, first, count, tiers, min_gpus, reconfigure, scaling
+    return persist, first, count, tiers, min_gpus, reconfigure, scaling, checkpoint_bytes
 
 
 def simulate(

@@ -66,6 +66,10 @@ struct Levels {
     double tier_base[kMaxTiers];
     std::uint32_t writing = 0;  ///< the level of the boundary ahead (and of the write in progress)
     std::uint32_t restore = 0;  ///< the level the next start loads from
+    /// Shared storage: 1 when this phase's fixed part (a durable write, a
+    /// load) is followed by a transfer, 2 when the persist's is (bits).
+    std::uint32_t transfer_due = 0;
+    std::uint32_t transfer = 0;  ///< the transfer in flight: 0 none, 1 the phase's, 2 the persist's
 
     ACESIM_HD Levels() {
         for (std::uint32_t k = 0; k < kMaxTiers; ++k) {
@@ -201,9 +205,9 @@ enum class WriteEnd : std::uint32_t {
 };
 
 /// The write in progress ends at t. `persist`: the persist draw of a durable
-/// snapshot (0: durable at once).
+/// snapshot (0: durable at once, unless `background`: a transfer follows).
 ACESIM_HD WriteEnd levels_end_write(Lifecycle& s, Levels& L, const LevelPlan& P, JobRecord& rec, double work,
-                                    double t, double persist) {
+                                    double t, double persist, bool background = false) {
     rec.ckpt_stall += t - s.phase_start;
     const double credit = (rec.productive + L.unkept) + s.segment_compute;
     const double at = s.boundary;
@@ -222,7 +226,7 @@ ACESIM_HD WriteEnd levels_end_write(Lifecycle& s, Levels& L, const LevelPlan& P,
         return WriteEnd::Continue;
     }
     levels_rebase(L, P, 0, at);
-    if (persist > 0.0) {
+    if (persist > 0.0 || background) {
         L.inflight = at;
         L.inflight_credit = credit;
         L.unkept = L.unkept + segment;

@@ -56,6 +56,9 @@ struct JobRecord {
     /// An elastic job's compute time lost to running on fewer nodes (a
     /// stretch of e seconds at width rate w loses (1 - w) e): a bucket.
     double narrow;
+    /// Seconds its checkpoint transfers took beyond their time alone on the
+    /// shared storage (inside ckpt_stall / overhead; not a bucket).
+    double contention;
 };
 
 /// One row per replica: the fleet rollup.
@@ -92,6 +95,8 @@ struct FleetRecord {
     std::uint32_t cold_spare_uses;  ///< cold spares acquired by recovering jobs (acquisitions completed)
     std::uint32_t timeouts;         ///< runs stopped at their job's time limit
     double narrow_gpu_hours;        ///< elastic jobs' throughput lost to running narrow
+    double
+        contention_gpu_hours;  ///< GPU-hours of checkpoint transfers beyond their time alone on the storage
 };
 
 /// One row per job (or idle node) hit by a failure event.

@@ -48,6 +48,10 @@ struct JobSpec {
     std::uint32_t min_gpus = 0;
     std::uint32_t reconfigure = kNoDistribution;  ///< elastic: the cost of each shrink and grow (none: 0)
     double scaling = 1.0;
+    /// Bytes of one durable checkpoint: with FleetSpec::storage_bandwidth,
+    /// every durable write (or persist) and load from the durable moves them
+    /// through the shared storage after its fixed part (0: none).
+    double checkpoint_bytes = 0.0;
 };
 
 /// A fast checkpoint tier beside the durable checkpoint (in-memory, node-local).
@@ -142,6 +146,9 @@ struct FleetSpec {
     std::uint32_t cold_spare_delay = kNoDistribution;
     /// A start from the queue may take hot spares when the free nodes alone do not suffice.
     bool lend_spares = false;
+    /// Shared checkpoint storage, bytes per second, split equally among the
+    /// transfers in flight (0: none; see JobSpec::checkpoint_bytes).
+    double storage_bandwidth = 0.0;
 };
 
 /// Quarantine: a node with `failures` failures within `window` leaves

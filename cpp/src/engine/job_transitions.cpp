@@ -103,6 +103,7 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
             recovery_->dispatch(t);
             break;
         case Phase::Starting: {
+            if (phase_transfer_begins(j, t)) break;  // the load's transfer from the shared storage
             const double overhead = t - job.life.phase_start;
             end_start(job.life, *job.rec, t);
             charge_restart_churn(j, overhead);
@@ -127,6 +128,7 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
             break;
         }
         case Phase::Saving:
+            if (phase_transfer_begins(j, t)) break;  // the write's transfer to the shared storage
             end_checkpoint(j, t);
             break;
         case Phase::Detecting:
@@ -215,6 +217,8 @@ void JobTransitions::begin_leveled_write(std::uint32_t j, double t) {
                             ? draw_job(j, Purpose::Save, in_.jobs[j].save)
                             : draw_job(j, Purpose::TierSave, plans_.levels[j].tier[L.writing - 1].save);
     levels_begin_write(job.life, t, save);
+    if (L.writing == 0 && plans_.levels[j].persist == kNoLevelLaw && uses_storage(j))
+        levels_[j].transfer_due |= 1u;
     if (L.writing == 0 && job.drain_by < job.life.phase_end && save <= plans_.of(j).save_mean)
         job.life.phase_end = job.drain_by;  // as for a synchronous drain checkpoint
     job.drain_by = std::numeric_limits<double>::infinity();
@@ -229,7 +233,11 @@ void JobTransitions::end_leveled_write(std::uint32_t j, double t) {
     const bool durable = L.writing == 0;
     const double persist =
         durable && plan.persist != kNoLevelLaw ? draw_job(j, Purpose::Persist, plan.persist) : 0.0;
-    const WriteEnd end = levels_end_write(job.life, L, plan, *job.rec, in_.jobs[j].work, t, persist);
+    // With shared storage the persist's transfer follows its fixed part.
+    const bool transfer = durable && plan.persist != kNoLevelLaw && uses_storage(j);
+    const WriteEnd end =
+        levels_end_write(job.life, L, plan, *job.rec, in_.jobs[j].work, t, persist, transfer);
+    if (transfer) L.transfer_due |= 2u;
     log(j, EventKind::CheckpointEnd, t);
     switch (end) {
         case WriteEnd::Done:
@@ -253,6 +261,12 @@ void JobTransitions::end_leveled_write(std::uint32_t j, double t) {
 void JobTransitions::end_persist(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     Levels& L = levels_[j];
+    if (L.transfer_due & 2u) {  // its fixed part is over: the transfer to the shared storage
+        L.transfer_due &= ~2u;
+        begin_transfer(j, t, 2);
+        return;
+    }
+    if (L.transfer == 2) end_transfer(j, t, true);
     levels_end_persist(L, *job.rec);
     log(j, EventKind::CheckpointDurable, t);
     if (job.life.phase == Phase::PersistWait) {
@@ -287,6 +301,7 @@ void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) 
     }
     const double init = draw_job(j, Purpose::Init, spec.init);
     double load;
+    if (!levels_.empty() && levels_[j].restore == 0 && uses_storage(j)) levels_[j].transfer_due |= 1u;
     if (!levels_.empty() && levels_[j].restore > 0) {
         load = draw_job(j, Purpose::TierLoad, plans_.levels[j].tier[levels_[j].restore - 1].load);
         levels_[j].restore = 0;
@@ -389,6 +404,10 @@ double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_n
     JobState& job = jobs_[j];
     const double overhead = t - job.life.phase_start;
     const bool starting = job.life.phase == Phase::Starting;
+    if (!levels_.empty()) {
+        if (levels_[j].transfer != 0) end_transfer(j, t, false);
+        levels_[j].transfer_due = 0;
+    }
     const double lost =
         levels_.empty() ? acesim::interrupt(job.life, *job.rec, t)
                         : levels_roll_back(job.life, levels_[j], plans_.levels[j], *job.rec, t, lost_nodes);
@@ -406,6 +425,46 @@ void JobTransitions::end_slow_failure(std::uint32_t j) {
     JobState& job = jobs_[j];
     job.slow = false;
     job.slow_until = std::numeric_limits<double>::infinity();
+}
+
+void JobTransitions::begin_transfer(std::uint32_t j, double t, std::uint32_t kind) {
+    levels_[j].transfer = kind;
+    storage_.add(j, in_.jobs[j].checkpoint_bytes, t);
+    reschedule_transfers();
+}
+
+void JobTransitions::end_transfer(std::uint32_t j, double t, bool finished) {
+    jobs_[j].rec->contention += storage_.remove(j, t, finished);
+    levels_[j].transfer = 0;
+    reschedule_transfers();
+}
+
+void JobTransitions::reschedule_transfers() {
+    for (std::size_t k = 0; k < storage_.size(); ++k) {
+        const std::uint32_t j = storage_.job(k);
+        const double at = storage_.finish(k);
+        JobState& job = jobs_[j];
+        Levels& L = levels_[j];
+        if (L.transfer == 1) {
+            job.life.phase_end = at;
+        } else {
+            L.persist_end = at;
+            if (job.life.phase == Phase::PersistWait) job.life.phase_end = at;
+        }
+        schedule_job(j);
+    }
+}
+
+bool JobTransitions::phase_transfer_begins(std::uint32_t j, double t) {
+    if (levels_.empty()) return false;
+    Levels& L = levels_[j];
+    if (L.transfer_due & 1u) {
+        L.transfer_due &= ~1u;
+        begin_transfer(j, t, 1);
+        return true;
+    }
+    if (L.transfer == 1) end_transfer(j, t, true);
+    return false;
 }
 
 void JobTransitions::end_narrow(std::uint32_t j, bool keep_claims) {

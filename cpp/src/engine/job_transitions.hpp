@@ -42,8 +42,21 @@ public:
     /// An elastic job stops running narrow (it failed, stopped or finished):
     /// it waits no more for its missing nodes; a stop (`keep_claims` false)
     /// also drops its claims on nodes under repair and cold spares on their way.
-    void end_narrow(std::uint32_t j,
-                    bool keep_claims);  /// A start (init + load) begins at t; `reconfigure`: an elastic job's
+    void end_narrow(std::uint32_t j, bool keep_claims);
+    /// Shared storage: j's durable checkpoints move bytes through it.
+    bool uses_storage(std::uint32_t j) const {
+        return storage_.enabled() && in_.jobs[j].checkpoint_bytes > 0.0;
+    }
+    /// j's transfer (1: its phase's, 2: its persist's) begins at t.
+    void begin_transfer(std::uint32_t j, double t, std::uint32_t kind);
+    /// j's transfer ends at t (or is cut off: `finished` false).
+    void end_transfer(std::uint32_t j, double t, bool finished);
+    /// The transfers in flight end when the storage's share says: their jobs' events move.
+    void reschedule_transfers();
+    /// Shared storage: the fixed part of j's phase ended at t; true when its
+    /// transfer begins now (the phase goes on until it ends).
+    bool phase_transfer_begins(
+        std::uint32_t j, double t);  /// A start (init + load) begins at t; `reconfigure`: an elastic job's
     /// shrink adds its reconfiguration to the start.
     void begin_start(std::uint32_t j, double t, double reconfigure = 0.0);
     /// EASY: a run of job j begins at t (its estimated end).

@@ -74,6 +74,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
         fleet.queue_wait_gpu_hours += gpus * r.queue_wait / kSecondsPerHour;
         fleet.recovery_wait_gpu_hours += gpus * r.recovery_wait / kSecondsPerHour;
         fleet.narrow_gpu_hours += gpus * r.narrow / kSecondsPerHour;
+        fleet.contention_gpu_hours += gpus * r.contention / kSecondsPerHour;
         fleet.gpu_hours_lost += r.gpu_hours_lost;
         fleet.churn_gpu_hours += r.churn_gpu_hours;
         if (checking) {

@@ -42,6 +42,8 @@ void require_latency(const SimulationInput& in, std::uint32_t law, std::size_t j
 void validate_levels(const SimulationInput& in, std::size_t j) {
     const JobSpec& s = in.jobs[j];
     if (s.persist != kNoDistribution) require_latency(in, s.persist, j, "persist");
+    require_that(std::isfinite(s.checkpoint_bytes) && s.checkpoint_bytes >= 0.0,
+                 [&] { return job_field(j, "checkpoint_bytes") + " must be finite and >= 0"; });
     if (s.min_gpus > 0) {
         require_that(s.min_gpus <= s.gpus, [&] {
             return job_field(j, "min_gpus") + " (" + std::to_string(s.min_gpus) + ") must not exceed gpus (" +
@@ -207,6 +209,8 @@ void validate(const SimulationInput& in) {
                 "fleet.cold_spare_delay: bad distribution index");
         require(f.cold_spares == 0 || f.cold_spare_delay != kNoDistribution,
                 "fleet.cold_spare_delay is required when fleet.cold_spares > 0");
+        require(std::isfinite(f.storage_bandwidth) && f.storage_bandwidth >= 0.0,
+                "fleet.storage_bandwidth must be finite and > 0 (None for none)");
         if (f.cold_spare_delay != kNoDistribution) {
             const double mean = in.distributions[f.cold_spare_delay].mean(in.gpus_per_node);
             require(std::isfinite(mean) && mean >= 0.0,
@@ -258,7 +262,9 @@ void validate(const SimulationInput& in) {
 
 bool uses_levels(const SimulationInput& in) {
     for (const JobSpec& s : in.jobs)
-        if (s.persist != kNoDistribution || s.tier_count > 0 || s.min_gpus > 0) return true;
+        if (s.persist != kNoDistribution || s.tier_count > 0 || s.min_gpus > 0 ||
+            (s.checkpoint_bytes > 0.0 && in.fleet.enabled && in.fleet.storage_bandwidth > 0.0))
+            return true;
     for (const CauseSpec& c : in.causes)
         if (c.slowdown > 0.0) return true;
     return false;

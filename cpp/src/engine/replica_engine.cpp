@@ -33,7 +33,8 @@ ReplicaState::ReplicaState(const SimulationInput& in, const Plans& plans,
       reservation_(in.fleet.enabled && in.policy.backfill == Backfill::Easy, in.jobs,
                    in.fleet.enabled ? in.fleet.nodes : 0, in.gpus_per_node, plans.jobs),
       limits_(std::any_of(in.time_limits.begin(), in.time_limits.end(),
-                          [](double limit) { return std::isfinite(limit); })) {}
+                          [](double limit) { return std::isfinite(limit); })),
+      storage_(in.fleet.enabled ? in.fleet.storage_bandwidth : 0.0) {}
 
 ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
                              const std::vector<DistributionView>& views, std::uint32_t replica,

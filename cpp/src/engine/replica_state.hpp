@@ -20,6 +20,7 @@
 #include "recovery_policy.hpp"
 #include "reservation.hpp"
 #include "scheduler.hpp"
+#include "storage.hpp"
 
 namespace acesim {
 
@@ -46,6 +47,7 @@ struct ReplicaState {
     /// Per job when Plans::levels is set (asynchronous or tiered checkpoints,
     /// slow failures); else empty and the synchronous transitions run.
     std::vector<Levels> levels_;
+    StorageChannel storage_;  ///< shared checkpoint storage (enabled with a fleet's storage_bandwidth)
 };
 
 class JobTransitions;
@@ -71,7 +73,8 @@ struct ReplicaParts {
           reservation_(s.reservation_),
           limits_(s.limits_),
           limit_at_(s.limit_at_),
-          levels_(s.levels_) {}
+          levels_(s.levels_),
+          storage_(s.storage_) {}
 
     void wire(JobTransitions* lifecycle, FailureRouting* failures, RecoveryActions* recovery) {
         lifecycle_ = lifecycle;
@@ -95,6 +98,7 @@ struct ReplicaParts {
     const bool limits_;
     std::vector<double>& limit_at_;
     std::vector<Levels>& levels_;
+    StorageChannel& storage_;
     JobTransitions* lifecycle_ = nullptr;
     FailureRouting* failures_ = nullptr;
     RecoveryActions* recovery_ = nullptr;
