@@ -895,3 +895,22 @@ def test_storage_bad_input() -> None:
         ace.Fleet(2, storage_bandwidth=0.0)
     with pytest.raises(ValueError, match="checkpoint_bytes must be >= 0"):
         storage_job(checkpoint_bytes=-1.0)
+
+
+def test_optimal_interval_searches_the_durable_interval_of_a_tiered_job() -> None:
+    """With tiers the grid never goes below the longest tier interval, and
+    causes reach the batch runs: with every failure process-scope the tier
+    survives them all, so the durable checkpoint is needed only at the end
+    (the best interval is the longest on the grid); with node-scope failures
+    the tier never helps and the durable optimum is near Young's."""
+    tier = ace.CheckpointTier(10 * MINUTE, save=C(2.0), load=C(10.0))
+    job = ace.Job(1024, 2 * ace.DAY, HOUR, save=C(120.0), tiers=[tier])
+    law = ace.Exponential(8 * HOUR)
+    process = ace.optimal_interval(
+        job, law, replicas=200, seed=1, causes=[ace.Cause("sw", 1.0, node_down=False)]
+    )
+    node = ace.optimal_interval(job, law, replicas=200, seed=1, causes=[ace.Cause("hw", 1.0)])
+    assert process.intervals.min() >= tier.interval and node.intervals.min() >= tier.interval
+    assert process.interval > 4 * node.interval
+    young = float(ace.young_interval(120.0, 8 * HOUR))
+    assert node.plausible[0] <= young <= node.plausible[1]

@@ -259,9 +259,13 @@ def _checkpoint_section(replicas: int, seed: int) -> dict[str, SimulationResult]
     causes = LLAMA3_CAUSES
     survive = sum(c.share for c in causes if c.scope == "process") / sum(c.share for c in causes)
     search = max(200, replicas // 2)
-    sync_tau = optimal_interval(_scheme_job(HOUR), model, replicas=search, seed=seed).interval
+    sync_tau = optimal_interval(
+        _scheme_job(HOUR), model, replicas=search, seed=seed, causes=causes
+    ).interval
     async_job = _scheme_job(HOUR, persist=PERSIST)
-    async_tau = optimal_interval(async_job, model, replicas=search, seed=seed).interval
+    async_tau = optimal_interval(
+        async_job, model, replicas=search, seed=seed, causes=causes
+    ).interval
     # The tier survives process-scope failures only (replication 1).
     two = two_level_optimal_intervals(
         m, TIER_SAVE, TIER_LOAD, SNAPSHOT + PERSIST, LOAD, survive, init=INIT
@@ -303,9 +307,7 @@ def _checkpoint_section(replicas: int, seed: int) -> dict[str, SimulationResult]
                 f"{summary[b]:{w}.2%}" for b, w in zip(SCHEME_BUCKETS, SCHEME_WIDTHS, strict=True)
             )
         )
-    print(
-        "   (shares of wall; synchronous, asynchronous: optimal_interval, searched without causes)"
-    )
+    print("   (shares of wall; synchronous, asynchronous: optimal_interval with the same causes)")
     print(f"   two-level: two_level_optimal_intervals (exponential closed form), k = {two.k}")
     base = results["synchronous"].jobs["wall"]
     diffs = []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -69,6 +70,7 @@ def optimal_interval(
     seed: int = 0,
     threads: int | None = None,
     refine: bool = True,
+    causes: Any = None,
 ) -> OptimalInterval:
     """Simulate ``job`` at each candidate interval and return the best.
 
@@ -78,6 +80,13 @@ def optimal_interval(
     choice is made on replicas ``0 .. replicas - 1`` and the winner's ``ettr``
     is then measured on the fresh replicas ``replicas .. 2 * replicas - 1``
     (see :class:`OptimalInterval`), so ``2 * replicas`` replicas are used.
+
+    ``causes`` (see :func:`acesim.simulate`) give the failures their causes:
+    detection latencies, and the scopes that decide which of a job's
+    checkpoint ``tiers`` survive (without causes every failure takes a node,
+    so a tier with one copy never does). The search is over the durable
+    ``checkpoint_interval``; tiers and an asynchronous ``persist`` stay as
+    the job has them.
 
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=ace.DAY, checkpoint_interval="young")
@@ -98,7 +107,9 @@ def optimal_interval(
     if intervals is None:
         centre = young if young > 0 else job.work
         grid = np.geomspace(centre / 8.0, centre * 8.0, 25)
-        grid = np.unique(np.minimum(grid, job.work))
+        # A durable interval is never shorter than a tier's.
+        floor = max((t.interval for t in job.tiers), default=0.0)
+        grid = np.unique(np.clip(grid, floor, job.work))
     else:
         grid = np.asarray(intervals, dtype=np.float64)
         if grid.ndim != 1 or grid.size == 0:
@@ -111,7 +122,13 @@ def optimal_interval(
         # draws (common random numbers), replicas first .. first + n - 1.
         grid_jobs = [job.with_interval(float(tau)) for tau in candidates]
         return batch_simulate(
-            grid_jobs, model, replicas=n, seed=seed, threads=threads, first_replica=first
+            grid_jobs,
+            model,
+            replicas=n,
+            seed=seed,
+            threads=threads,
+            first_replica=first,
+            causes=causes,
         )
 
     def run_walls(candidates: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
