@@ -244,3 +244,34 @@ def test_elastic_fleet(benchmark: Any) -> None:
         check(r, FLEET_REPLICAS)
     assert rows["elastic"].tobytes() != rows["non-elastic"].tobytes()
     report(benchmark, "fleet event heap", rows, logs, FLEET_REPLICAS, "non-elastic")
+
+
+def test_shared_storage(benchmark: Any) -> None:
+    """Eight one-node-wide 64-GPU jobs on one fleet writing 20 GB durable
+    checkpoints: without shared storage (the save law alone) against a
+    shared 10 GB/s storage (the save law as the fixed part, then the
+    transfer at each writer's share), same failures."""
+    nodes = 8 * 8
+    fleet_plain = ace.Fleet(nodes, GPUS_PER_NODE, repair=lognormal(4 * HOUR, 0.8))
+    fleet_shared = ace.Fleet(
+        nodes, GPUS_PER_NODE, repair=lognormal(4 * HOUR, 0.8), storage_bandwidth=10e9
+    )
+    law = ace.Weibull(SHAPE, 8 * SCALE)
+    jobs = [
+        ace.Job(64, WORK, HOUR, save=lognormal(20.0), load=lognormal(30.0), checkpoint_bytes=20e9)
+        for _ in range(8)
+    ]
+    runs = {"synchronous": fleet_plain, "shared storage": fleet_shared}
+
+    def run(f: ace.Fleet) -> np.ndarray:
+        return ace.simulate(
+            jobs, failures=law, fleet=f, replicas=FLEET_REPLICAS // 4, seed=SEED, threads=1
+        ).jobs
+
+    round_ = interleaved({name: (lambda f=f: run(f)) for name, f in runs.items()})
+    rows, logs = benchmark.pedantic(round_, rounds=ROUNDS, iterations=1)
+    for r in rows.values():
+        check(r, FLEET_REPLICAS // 4 * len(jobs))
+    assert rows["shared storage"]["contention"].sum() > 0.0
+    assert rows["synchronous"]["contention"].sum() == 0.0
+    report(benchmark, "fleet event heap, 8 jobs", rows, logs, FLEET_REPLICAS // 4, "synchronous")
