@@ -7,6 +7,8 @@
 #include <string>
 
 #include "acesim/analytic.hpp"
+#include "checkpoint_writes.hpp"
+#include "elastic_resize.hpp"
 #include "failure_routing.hpp"
 #include "recovery_actions.hpp"
 
@@ -83,7 +85,7 @@ void JobTransitions::handle_job(std::uint32_t j) {
     if (job.clock.strikes_before(std::min(phase_due(j), limit))) {
         failures_->job_level_failure(j, job.clock.fail_at);
     } else if (!levels_.empty() && levels_[j].persist_end <= std::min(std::min(end, limit), job.slow_until)) {
-        end_persist(j, levels_[j].persist_end);
+        checkpoints_->end_persist(j, levels_[j].persist_end);
     } else if (!levels_.empty() && job.slow_until < end && job.slow_until <= limit) {
         failures_->detect_slow_failure(j, job.slow_until);
     } else if (limit < job.life.phase_end) {
@@ -103,7 +105,8 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
             recovery_->dispatch(t);
             break;
         case Phase::Starting: {
-            if (phase_transfer_begins(j, t)) break;  // the load's transfer from the shared storage
+            if (checkpoints_->phase_transfer_begins(j, t))
+                break;  // the load's transfer from the shared storage
             const double overhead = t - job.life.phase_start;
             end_start(job.life, *job.rec, t);
             charge_restart_churn(j, overhead);
@@ -112,7 +115,7 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
         }
         case Phase::Computing: {
             if (!levels_.empty()) {
-                reach_leveled_boundary(j, t);
+                checkpoints_->reach_leveled_boundary(j, t);
                 break;
             }
             const double save = draw_job(j, Purpose::Save, in_.jobs[j].save);
@@ -128,8 +131,9 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
             break;
         }
         case Phase::Saving:
-            if (phase_transfer_begins(j, t)) break;  // the write's transfer to the shared storage
-            end_checkpoint(j, t);
+            if (checkpoints_->phase_transfer_begins(j, t))
+                break;  // the write's transfer to the shared storage
+            checkpoints_->end_checkpoint(j, t);
             break;
         case Phase::Detecting:
             job.rec->detection += t - job.life.phase_start;
@@ -159,129 +163,6 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
     }
 }
 
-void JobTransitions::end_checkpoint(std::uint32_t j, double t) {
-    if (!levels_.empty()) {
-        end_leveled_write(j, t);
-        return;
-    }
-    JobState& job = jobs_[j];
-    const bool done = end_save(job.life, *job.rec, in_.jobs[j].work, t);
-    log(j, EventKind::CheckpointEnd, t);
-    if (done) {
-        finish_at_checkpoint(j, t);
-    } else if (!preempt_if_deferred(j, t, true)) {
-        begin_compute(j, t);
-    }
-}
-
-void JobTransitions::finish_at_checkpoint(std::uint32_t j, double t) {
-    const std::int32_t by = recovery_->cancel_deferred_preemption(j);
-    complete(j, t);
-    recovery_->retry_preemption(by, t);  // the finished job's nodes went to dispatch
-}
-
-bool JobTransitions::preempt_if_deferred(std::uint32_t j, double t, bool at_boundary) {
-    JobState& job = jobs_[j];
-    if (job.preempt_for < 0) return false;
-    const auto by = static_cast<std::uint32_t>(recovery_->cancel_deferred_preemption(j));
-    if (jobs_[by].phase() != Phase::Waiting || !scheduler_.waiting(by))
-        return false;  // the preemptor no longer needs the nodes
-    if (at_boundary) {
-        // At its checkpoint nothing is lost: the write is done and no
-        // compute has started.
-        job.life.phase = Phase::Computing;
-        job.life.phase_start = t;
-        if (!levels_.empty()) levels_[j].seg_acc = 0.0;
-    }
-    recovery_->preempt(j, by, t);
-    // Free nodes it counted on may have gone to others meanwhile.
-    if (jobs_[by].pledged == 0) recovery_->retry_preemption(static_cast<std::int32_t>(by), t);
-    recovery_->dispatch(t);
-    return true;
-}
-
-void JobTransitions::reach_leveled_boundary(std::uint32_t j, double t) {
-    JobState& job = jobs_[j];
-    Levels& L = levels_[j];
-    if (levels_reach_boundary(job.life, L, *job.rec, t)) {
-        begin_leveled_write(j, t);
-    } else {
-        schedule_job(j);  // waits for the persist in flight (end_persist)
-    }
-}
-
-void JobTransitions::begin_leveled_write(std::uint32_t j, double t) {
-    JobState& job = jobs_[j];
-    const Levels& L = levels_[j];
-    const double save = L.writing == 0
-                            ? draw_job(j, Purpose::Save, in_.jobs[j].save)
-                            : draw_job(j, Purpose::TierSave, plans_.levels[j].tier[L.writing - 1].save);
-    levels_begin_write(job.life, t, save);
-    if (L.writing == 0 && plans_.levels[j].persist == kNoLevelLaw && uses_storage(j))
-        levels_[j].transfer_due |= 1u;
-    if (L.writing == 0 && job.drain_by < job.life.phase_end && save <= plans_.of(j).save_mean)
-        job.life.phase_end = job.drain_by;  // as for a synchronous drain checkpoint
-    job.drain_by = std::numeric_limits<double>::infinity();
-    log(j, EventKind::CheckpointBegin, t);
-    schedule_job(j);
-}
-
-void JobTransitions::end_leveled_write(std::uint32_t j, double t) {
-    JobState& job = jobs_[j];
-    Levels& L = levels_[j];
-    const LevelPlan& plan = plans_.levels[j];
-    const bool durable = L.writing == 0;
-    const double persist =
-        durable && plan.persist != kNoLevelLaw ? draw_job(j, Purpose::Persist, plan.persist) : 0.0;
-    // With shared storage the persist's transfer follows its fixed part.
-    const bool transfer = durable && plan.persist != kNoLevelLaw && uses_storage(j);
-    const WriteEnd end =
-        levels_end_write(job.life, L, plan, *job.rec, in_.jobs[j].work, t, persist, transfer);
-    if (transfer) L.transfer_due |= 2u;
-    log(j, EventKind::CheckpointEnd, t);
-    switch (end) {
-        case WriteEnd::Done:
-            finish_at_checkpoint(j, t);
-            break;
-        case WriteEnd::FinalPersist:
-            job.life.phase = Phase::PersistWait;
-            job.life.phase_start = t;
-            job.life.phase_end = L.persist_end;
-            schedule_job(j);
-            break;
-        case WriteEnd::Continue:
-            if (!(durable && preempt_if_deferred(j, t, true))) begin_compute(j, t);
-            break;
-        case WriteEnd::Persisting:
-            begin_compute(j, t);
-            break;
-    }
-}
-
-void JobTransitions::end_persist(std::uint32_t j, double t) {
-    JobState& job = jobs_[j];
-    Levels& L = levels_[j];
-    if (L.transfer_due & 2u) {  // its fixed part is over: the transfer to the shared storage
-        L.transfer_due &= ~2u;
-        begin_transfer(j, t, 2);
-        return;
-    }
-    if (L.transfer == 2) end_transfer(j, t, true);
-    levels_end_persist(L, *job.rec);
-    log(j, EventKind::CheckpointDurable, t);
-    if (job.life.phase == Phase::PersistWait) {
-        job.rec->ckpt_stall += t - job.life.phase_start;
-        if (L.durable >= in_.jobs[j].work) {  // the final checkpoint (else: its snapshot is next)
-            finish_at_checkpoint(j, t);
-            return;
-        }
-        job.life.phase_start = t;
-        if (!preempt_if_deferred(j, t, false)) begin_leveled_write(j, t);
-        return;
-    }
-    if (!preempt_if_deferred(j, t, false)) schedule_job(j);
-}
-
 void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) {
     JobState& job = jobs_[j];
     if (!job.started) {
@@ -301,7 +182,8 @@ void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) 
     }
     const double init = draw_job(j, Purpose::Init, spec.init);
     double load;
-    if (!levels_.empty() && levels_[j].restore == 0 && uses_storage(j)) levels_[j].transfer_due |= 1u;
+    if (!levels_.empty() && levels_[j].restore == 0 && checkpoints_->uses_storage(j))
+        levels_[j].transfer_due |= 1u;
     if (!levels_.empty() && levels_[j].restore > 0) {
         load = draw_job(j, Purpose::TierLoad, plans_.levels[j].tier[levels_[j].restore - 1].load);
         levels_[j].restore = 0;
@@ -328,18 +210,10 @@ void JobTransitions::begin_compute(std::uint32_t j, double t) {
     if (levels_.empty()) {
         acesim::begin_compute(jobs_[j].life, in_.jobs[j].work, t);
     } else {
-        JobState& job = jobs_[j];
-        Levels& L = levels_[j];
-        levels_begin_compute(job.life, L, plans_.levels[j], in_.jobs[j].work, t);
-        if (job.grow_pending) {
+        levels_begin_compute(jobs_[j].life, levels_[j], plans_.levels[j], in_.jobs[j].work, t);
+        if (jobs_[j].grow_pending) {
             // Its nodes came back during a start or a write: it takes them now.
-            job.grow_pending = false;
-            const std::uint32_t law = in_.jobs[j].reconfigure;
-            levels_pause_compute(job.life, L, *job.rec, t,
-                                 law == kNoDistribution ? 0.0 : draw_job(j, Purpose::Reconfigure, law));
-            levels_set_rates(job.life, L, *job.rec, t, 1.0, L.slow_rate);
-            log(j, EventKind::Grow, t);
-            schedule_job(j);
+            elastic_->take_nodes_back(j, t);
             return;
         }
     }
@@ -372,7 +246,7 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     job.clock.unhold(t);
     end_slow_failure(j);  // done before its slow failure was found
-    if (job.narrow || job.grow_pending) end_narrow(j, false);
+    if (job.narrow || job.grow_pending) elastic_->end_narrow(j, false);
     if (limits_) limit_at_[j] = std::numeric_limits<double>::infinity();
     job.life.phase = Phase::Done;
     ++jobs_done_;
@@ -405,7 +279,7 @@ double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_n
     const double overhead = t - job.life.phase_start;
     const bool starting = job.life.phase == Phase::Starting;
     if (!levels_.empty()) {
-        if (levels_[j].transfer != 0) end_transfer(j, t, false);
+        if (levels_[j].transfer != 0) checkpoints_->end_transfer(j, t, false);
         levels_[j].transfer_due = 0;
     }
     const double lost =
@@ -413,7 +287,7 @@ double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_n
                         : levels_roll_back(job.life, levels_[j], plans_.levels[j], *job.rec, t, lost_nodes);
     end_slow_failure(j);
     // A failure keeps an elastic job's claims for its recovery; a stop gives them up.
-    if (job.narrow || job.grow_pending) end_narrow(j, lost_nodes != kAllNodes);
+    if (job.narrow || job.grow_pending) elastic_->end_narrow(j, lost_nodes != kAllNodes);
     if (starting) charge_restart_churn(j, overhead);
     job.clock.unhold(t);
     job.drain_by = std::numeric_limits<double>::infinity();
@@ -425,60 +299,6 @@ void JobTransitions::end_slow_failure(std::uint32_t j) {
     JobState& job = jobs_[j];
     job.slow = false;
     job.slow_until = std::numeric_limits<double>::infinity();
-}
-
-void JobTransitions::begin_transfer(std::uint32_t j, double t, std::uint32_t kind) {
-    levels_[j].transfer = kind;
-    storage_.add(j, in_.jobs[j].checkpoint_bytes, t);
-    reschedule_transfers();
-}
-
-void JobTransitions::end_transfer(std::uint32_t j, double t, bool finished) {
-    jobs_[j].rec->contention += storage_.remove(j, t, finished);
-    levels_[j].transfer = 0;
-    reschedule_transfers();
-}
-
-void JobTransitions::reschedule_transfers() {
-    for (std::size_t k = 0; k < storage_.size(); ++k) {
-        const std::uint32_t j = storage_.job(k);
-        const double at = storage_.finish(k);
-        JobState& job = jobs_[j];
-        Levels& L = levels_[j];
-        if (L.transfer == 1) {
-            job.life.phase_end = at;
-        } else {
-            L.persist_end = at;
-            if (job.life.phase == Phase::PersistWait) job.life.phase_end = at;
-        }
-        schedule_job(j);
-    }
-}
-
-bool JobTransitions::phase_transfer_begins(std::uint32_t j, double t) {
-    if (levels_.empty()) return false;
-    Levels& L = levels_[j];
-    if (L.transfer_due & 1u) {
-        L.transfer_due &= ~1u;
-        begin_transfer(j, t, 1);
-        return true;
-    }
-    if (L.transfer == 1) end_transfer(j, t, true);
-    return false;
-}
-
-void JobTransitions::end_narrow(std::uint32_t j, bool keep_claims) {
-    JobState& job = jobs_[j];
-    job.narrow = false;
-    job.grow_pending = false;
-    Levels& L = levels_[j];
-    L.width_rate = 1.0;
-    L.rate = L.slow_rate;
-    if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
-    if (!keep_claims) {
-        pool_.unreserve_all(j);
-        pool_.rules().cancel_acquisitions(j);
-    }
 }
 
 void JobTransitions::charge_restart_churn(std::uint32_t j, double overhead) {

@@ -1,8 +1,10 @@
 // A job's lifecycle as events drive it: phase ends, checkpoints, starts,
 // completion, interruption and its accounting, the job-level failure clock
 // and the drain checkpoints of planned maintenance. The arithmetic itself is
-// lifecycle.hpp's (shared with the batch path); this part adds the draws,
-// the event log and the scheduling of each job's next event.
+// lifecycle.hpp's and checkpoint_levels.hpp's (shared with the batch path);
+// this part adds the draws, the event log and the scheduling of each job's
+// next event. Checkpoint writes are CheckpointWrites'; elastic resizing is
+// ElasticResize's.
 #pragma once
 
 #include <cstdint>
@@ -18,45 +20,12 @@ public:
     /// Job j's event is due: a job-level failure or the end of its phase.
     void handle_job(std::uint32_t j);
     void on_phase_end(std::uint32_t j, double t);
-    void end_checkpoint(std::uint32_t j, double t);
-    /// With checkpoint levels: the write in progress ends (a tier's, or the
-    /// durable's snapshot or synchronous write).
-    void end_leveled_write(std::uint32_t j, double t);
-    /// The background persist of j's last snapshot ends at t: it is durable.
-    void end_persist(std::uint32_t j, double t);
-    /// j's final checkpoint is durable at t: it is done.
-    void finish_at_checkpoint(std::uint32_t j, double t);
-    /// j's checkpoint became durable at t: a preemption deferred to it
-    /// happens now. `at_boundary`: at the end of a write (nothing is lost);
-    /// else in the middle of the run. Returns true when j was preempted.
-    bool preempt_if_deferred(std::uint32_t j, double t, bool at_boundary);
     /// The wall time of j's next timed transition (its phase end; with
     /// checkpoint levels also its persist's end and a slow failure's detection).
     double phase_due(std::uint32_t j) const;
-    /// With checkpoint levels: compute reaches its boundary at t.
-    void reach_leveled_boundary(std::uint32_t j, double t);
-    /// With checkpoint levels: the boundary's write begins at t.
-    void begin_leveled_write(std::uint32_t j,
-                             double t);  /// j is no longer in a slow failure (found, stopped or done).
+    /// j is no longer in a slow failure (found, stopped or done).
     void end_slow_failure(std::uint32_t j);
-    /// An elastic job stops running narrow (it failed, stopped or finished):
-    /// it waits no more for its missing nodes; a stop (`keep_claims` false)
-    /// also drops its claims on nodes under repair and cold spares on their way.
-    void end_narrow(std::uint32_t j, bool keep_claims);
-    /// Shared storage: j's durable checkpoints move bytes through it.
-    bool uses_storage(std::uint32_t j) const {
-        return storage_.enabled() && in_.jobs[j].checkpoint_bytes > 0.0;
-    }
-    /// j's transfer (1: its phase's, 2: its persist's) begins at t.
-    void begin_transfer(std::uint32_t j, double t, std::uint32_t kind);
-    /// j's transfer ends at t (or is cut off: `finished` false).
-    void end_transfer(std::uint32_t j, double t, bool finished);
-    /// The transfers in flight end when the storage's share says: their jobs' events move.
-    void reschedule_transfers();
-    /// Shared storage: the fixed part of j's phase ended at t; true when its
-    /// transfer begins now (the phase goes on until it ends).
-    bool phase_transfer_begins(
-        std::uint32_t j, double t);  /// A start (init + load) begins at t; `reconfigure`: an elastic job's
+    /// A start (init + load) begins at t; `reconfigure`: an elastic job's
     /// shrink adds its reconfiguration to the start.
     void begin_start(std::uint32_t j, double t, double reconfigure = 0.0);
     /// EASY: a run of job j begins at t (its estimated end).

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "elastic_resize.hpp"
 #include "failure_routing.hpp"
 #include "job_transitions.hpp"
 
@@ -42,7 +43,7 @@ bool RecoveryActions::take_for_recovery(std::uint32_t j) {
 void RecoveryActions::resume(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     if (job.narrow) {
-        grow(j, t);  // an elastic job running narrow has its nodes back
+        elastic_->grow(j, t);  // an elastic job running narrow has its nodes back
         return;
     }
     if (job.replaced && in_.policy.replacement_delay != kNoDistribution) {
@@ -146,7 +147,8 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
     Replacement decision = policy_.decide(j, t, replica_, jobs_, pool_,
                                           static_cast<std::uint32_t>(failed.size()), repair_remaining);
     // An elastic job that can go on with what it holds is not requeued.
-    if (decision == Replacement::Requeue && can_shrink(j, failed.size())) decision = Replacement::Spares;
+    if (decision == Replacement::Requeue && elastic_->can_shrink(j, failed.size()))
+        decision = Replacement::Spares;
     job.decision = decision;
     job.life.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
     job.life.phase_start = t;
@@ -174,8 +176,8 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
             resume(j, t);
             return;
         }
-        if (can_shrink(j, 0)) {
-            shrink(j, t);
+        if (elastic_->can_shrink(j, 0)) {
+            elastic_->shrink(j, t);
             return;
         }
         if (pool_.reserved(j) == 0) {
@@ -290,53 +292,6 @@ void RecoveryActions::abandon(std::uint32_t j, double t) {
     job.life.phase = Phase::Done;
     ++jobs_done_;
     lifecycle_->log(j, EventKind::Unplaceable, t);
-}
-
-bool RecoveryActions::can_shrink(std::uint32_t j, std::size_t failing) const {
-    const std::uint32_t min_gpus = in_.jobs[j].min_gpus;
-    if (min_gpus == 0) return false;
-    const std::size_t held = pool_.nodes_of(j).size() - failing;
-    return held > 0 && held * plans_.jobs[j].gpus_per_node >= min_gpus;
-}
-
-void RecoveryActions::shrink(std::uint32_t j, double t) {
-    // It restarts at once on the nodes it holds (init + load + a
-    // reconfiguration) and waits, running, for the rest.
-    JobState& job = jobs_[j];
-    Levels& L = levels_[j];
-    const double held = static_cast<double>(pool_.nodes_of(j).size());
-    const double width = std::pow(held / plans_.jobs[j].nodes, in_.jobs[j].scaling);
-    levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
-    job.narrow = true;
-    job.grow_pending = false;
-    if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
-    lifecycle_->log(j, EventKind::Shrink, t);
-    const std::uint32_t law = in_.jobs[j].reconfigure;
-    const double reconfigure =
-        law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law);
-    job.replaced = false;  // it took no new node
-    lifecycle_->begin_start(j, t, reconfigure);
-    dispatch(t);
-}
-
-void RecoveryActions::grow(std::uint32_t j, double t) {
-    // Whole again: computing, it pauses to reconfigure now; starting or
-    // writing, when that ends (before its next compute).
-    JobState& job = jobs_[j];
-    Levels& L = levels_[j];
-    job.narrow = false;
-    job.replaced = false;
-    if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
-    if (job.life.phase != Phase::Computing) {
-        job.grow_pending = true;
-        return;
-    }
-    const std::uint32_t law = in_.jobs[j].reconfigure;
-    levels_pause_compute(job.life, L, *job.rec, t,
-                         law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law));
-    levels_set_rates(job.life, L, *job.rec, t, 1.0, L.slow_rate);
-    lifecycle_->log(j, EventKind::Grow, t);
-    lifecycle_->schedule_job(j);
 }
 
 void RecoveryActions::start(std::uint32_t j, double t) {

@@ -46,13 +46,6 @@ public:
     int place_outside(std::uint32_t j, bool recovering);
     bool take_for_recovery(std::uint32_t j);
     void resume(std::uint32_t j, double t);
-    /// Elastic job j, `failing` of its nodes about to be detached, would hold
-    /// at least its min_gpus.
-    bool can_shrink(std::uint32_t j, std::size_t failing) const;
-    /// Elastic job j goes on with the nodes it holds (it restarts on them).
-    void shrink(std::uint32_t j, double t);
-    /// Elastic job j, running narrow, has all its nodes again.
-    void grow(std::uint32_t j, double t);
     void cancel_replacement_delay(std::uint32_t j);
     bool ready(std::uint32_t j) const {
         return pool_.reserved(j) == 0 && pool_.acquiring(j) == 0 && pool_.missing(j) == 0;

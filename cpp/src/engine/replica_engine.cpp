@@ -42,10 +42,14 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
     : ReplicaState(in, plans, views, replica, max_events, rows, out),
       lifecycle_(*this),
       failures_(*this),
-      recovery_(*this) {
-    lifecycle_.wire(&lifecycle_, &failures_, &recovery_);
-    failures_.wire(&lifecycle_, &failures_, &recovery_);
-    recovery_.wire(&lifecycle_, &failures_, &recovery_);
+      recovery_(*this),
+      checkpoints_(*this),
+      elastic_(*this) {
+    for (ReplicaParts* part :
+         {static_cast<ReplicaParts*>(&lifecycle_), static_cast<ReplicaParts*>(&failures_),
+          static_cast<ReplicaParts*>(&recovery_), static_cast<ReplicaParts*>(&checkpoints_),
+          static_cast<ReplicaParts*>(&elastic_)})
+        part->wire(&lifecycle_, &failures_, &recovery_, &checkpoints_, &elastic_);
 }
 
 void ReplicaEngine::run() {

@@ -1,7 +1,9 @@
 // The engine of one replica: it pops events from the kernel and routes them
 // to its parts (JobTransitions: a job's lifecycle; FailureRouting: failures,
 // node returns, maintenance; RecoveryActions: the recovery policy carried
-// out, placement and the scheduler's host), then checks the invariants.
+// out, placement and the scheduler's host; CheckpointWrites: writes,
+// persists and storage transfers; ElasticResize: elastic jobs' shrinks and
+// grows), then checks the invariants.
 // Only the engine runs the loop; the parts share the replica's state.
 #pragma once
 
@@ -10,6 +12,8 @@
 
 #include "acesim/distributions.hpp"
 #include "acesim/simulator.hpp"
+#include "checkpoint_writes.hpp"
+#include "elastic_resize.hpp"
 #include "failure_routing.hpp"
 #include "job_transitions.hpp"
 #include "recovery_actions.hpp"
@@ -33,6 +37,8 @@ private:
     JobTransitions lifecycle_;
     FailureRouting failures_;
     RecoveryActions recovery_;
+    CheckpointWrites checkpoints_;
+    ElasticResize elastic_;
 };
 
 }  // namespace acesim

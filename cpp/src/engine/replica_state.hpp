@@ -1,7 +1,8 @@
 // The state of one replica that the engine's parts share: the input, the
 // random streams, the event kernel, the node pool, the scheduler, the
 // recovery policy, the ledger and every job's state. The parts
-// (JobTransitions, FailureRouting, RecoveryActions) each see it through
+// (JobTransitions, FailureRouting, RecoveryActions, CheckpointWrites,
+// ElasticResize) each see it through
 // ReplicaParts and call one another through it; only ReplicaEngine runs the
 // event loop.
 #pragma once
@@ -53,6 +54,8 @@ struct ReplicaState {
 class JobTransitions;
 class FailureRouting;
 class RecoveryActions;
+class CheckpointWrites;
+class ElasticResize;
 
 /// What each part of the engine works with: the replica's state (by
 /// reference, under the same names) and the other parts.
@@ -76,10 +79,13 @@ struct ReplicaParts {
           levels_(s.levels_),
           storage_(s.storage_) {}
 
-    void wire(JobTransitions* lifecycle, FailureRouting* failures, RecoveryActions* recovery) {
+    void wire(JobTransitions* lifecycle, FailureRouting* failures, RecoveryActions* recovery,
+              CheckpointWrites* checkpoints, ElasticResize* elastic) {
         lifecycle_ = lifecycle;
         failures_ = failures;
         recovery_ = recovery;
+        checkpoints_ = checkpoints;
+        elastic_ = elastic;
     }
 
     const SimulationInput& in_;
@@ -102,6 +108,8 @@ struct ReplicaParts {
     JobTransitions* lifecycle_ = nullptr;
     FailureRouting* failures_ = nullptr;
     RecoveryActions* recovery_ = nullptr;
+    CheckpointWrites* checkpoints_ = nullptr;
+    ElasticResize* elastic_ = nullptr;
 };
 
 }  // namespace acesim

@@ -1,0 +1,174 @@
+#include "checkpoint_writes.hpp"
+
+#include <limits>
+
+#include "job_transitions.hpp"
+#include "recovery_actions.hpp"
+
+namespace acesim {
+
+void CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
+    if (!levels_.empty()) {
+        end_leveled_write(j, t);
+        return;
+    }
+    JobState& job = jobs_[j];
+    const bool done = end_save(job.life, *job.rec, in_.jobs[j].work, t);
+    lifecycle_->log(j, EventKind::CheckpointEnd, t);
+    if (done) {
+        finish_at_checkpoint(j, t);
+    } else if (!preempt_if_deferred(j, t, true)) {
+        lifecycle_->begin_compute(j, t);
+    }
+}
+
+void CheckpointWrites::finish_at_checkpoint(std::uint32_t j, double t) {
+    const std::int32_t by = recovery_->cancel_deferred_preemption(j);
+    lifecycle_->complete(j, t);
+    recovery_->retry_preemption(by, t);  // the finished job's nodes went to dispatch
+}
+
+bool CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_boundary) {
+    JobState& job = jobs_[j];
+    if (job.preempt_for < 0) return false;
+    const auto by = static_cast<std::uint32_t>(recovery_->cancel_deferred_preemption(j));
+    if (jobs_[by].phase() != Phase::Waiting || !scheduler_.waiting(by))
+        return false;  // the preemptor no longer needs the nodes
+    if (at_boundary) {
+        // At its checkpoint nothing is lost: the write is done and no
+        // compute has started.
+        job.life.phase = Phase::Computing;
+        job.life.phase_start = t;
+        if (!levels_.empty()) levels_[j].seg_acc = 0.0;
+    }
+    recovery_->preempt(j, by, t);
+    // Free nodes it counted on may have gone to others meanwhile.
+    if (jobs_[by].pledged == 0) recovery_->retry_preemption(static_cast<std::int32_t>(by), t);
+    recovery_->dispatch(t);
+    return true;
+}
+
+void CheckpointWrites::reach_leveled_boundary(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    Levels& L = levels_[j];
+    if (levels_reach_boundary(job.life, L, *job.rec, t)) {
+        begin_leveled_write(j, t);
+    } else {
+        lifecycle_->schedule_job(j);  // waits for the persist in flight (end_persist)
+    }
+}
+
+void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const Levels& L = levels_[j];
+    const double save = L.writing == 0 ? lifecycle_->draw_job(j, Purpose::Save, in_.jobs[j].save)
+                                       : lifecycle_->draw_job(j, Purpose::TierSave,
+                                                              plans_.levels[j].tier[L.writing - 1].save);
+    levels_begin_write(job.life, t, save);
+    if (L.writing == 0 && plans_.levels[j].persist == kNoLevelLaw && uses_storage(j))
+        levels_[j].transfer_due |= 1u;
+    if (L.writing == 0 && job.drain_by < job.life.phase_end && save <= plans_.of(j).save_mean)
+        job.life.phase_end = job.drain_by;  // as for a synchronous drain checkpoint
+    job.drain_by = std::numeric_limits<double>::infinity();
+    lifecycle_->log(j, EventKind::CheckpointBegin, t);
+    lifecycle_->schedule_job(j);
+}
+
+void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    Levels& L = levels_[j];
+    const LevelPlan& plan = plans_.levels[j];
+    const bool durable = L.writing == 0;
+    const double persist = durable && plan.persist != kNoLevelLaw
+                               ? lifecycle_->draw_job(j, Purpose::Persist, plan.persist)
+                               : 0.0;
+    // With shared storage the persist's transfer follows its fixed part.
+    const bool transfer = durable && plan.persist != kNoLevelLaw && uses_storage(j);
+    const WriteEnd end =
+        levels_end_write(job.life, L, plan, *job.rec, in_.jobs[j].work, t, persist, transfer);
+    if (transfer) L.transfer_due |= 2u;
+    lifecycle_->log(j, EventKind::CheckpointEnd, t);
+    switch (end) {
+        case WriteEnd::Done:
+            finish_at_checkpoint(j, t);
+            break;
+        case WriteEnd::FinalPersist:
+            job.life.phase = Phase::PersistWait;
+            job.life.phase_start = t;
+            job.life.phase_end = L.persist_end;
+            lifecycle_->schedule_job(j);
+            break;
+        case WriteEnd::Continue:
+            if (!(durable && preempt_if_deferred(j, t, true))) lifecycle_->begin_compute(j, t);
+            break;
+        case WriteEnd::Persisting:
+            lifecycle_->begin_compute(j, t);
+            break;
+    }
+}
+
+void CheckpointWrites::end_persist(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    Levels& L = levels_[j];
+    if (L.transfer_due & 2u) {  // its fixed part is over: the transfer to the shared storage
+        L.transfer_due &= ~2u;
+        begin_transfer(j, t, 2);
+        return;
+    }
+    if (L.transfer == 2) end_transfer(j, t, true);
+    levels_end_persist(L, *job.rec);
+    lifecycle_->log(j, EventKind::CheckpointDurable, t);
+    if (job.life.phase == Phase::PersistWait) {
+        job.rec->ckpt_stall += t - job.life.phase_start;
+        if (L.durable >= in_.jobs[j].work) {  // the final checkpoint (else: its snapshot is next)
+            finish_at_checkpoint(j, t);
+            return;
+        }
+        job.life.phase_start = t;
+        if (!preempt_if_deferred(j, t, false)) begin_leveled_write(j, t);
+        return;
+    }
+    if (!preempt_if_deferred(j, t, false)) lifecycle_->schedule_job(j);
+}
+
+bool CheckpointWrites::phase_transfer_begins(std::uint32_t j, double t) {
+    if (levels_.empty()) return false;
+    Levels& L = levels_[j];
+    if (L.transfer_due & 1u) {
+        L.transfer_due &= ~1u;
+        begin_transfer(j, t, 1);
+        return true;
+    }
+    if (L.transfer == 1) end_transfer(j, t, true);
+    return false;
+}
+
+void CheckpointWrites::begin_transfer(std::uint32_t j, double t, std::uint32_t kind) {
+    levels_[j].transfer = kind;
+    storage_.add(j, in_.jobs[j].checkpoint_bytes, t);
+    reschedule_transfers();
+}
+
+void CheckpointWrites::end_transfer(std::uint32_t j, double t, bool finished) {
+    jobs_[j].rec->contention += storage_.remove(j, t, finished);
+    levels_[j].transfer = 0;
+    reschedule_transfers();
+}
+
+void CheckpointWrites::reschedule_transfers() {
+    for (std::size_t k = 0; k < storage_.size(); ++k) {
+        const std::uint32_t j = storage_.job(k);
+        const double at = storage_.finish(k);
+        JobState& job = jobs_[j];
+        Levels& L = levels_[j];
+        if (L.transfer == 1) {
+            job.life.phase_end = at;
+        } else {
+            L.persist_end = at;
+            if (job.life.phase == Phase::PersistWait) job.life.phase_end = at;
+        }
+        lifecycle_->schedule_job(j);
+    }
+}
+
+}  // namespace acesim

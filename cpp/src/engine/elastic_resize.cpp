@@ -1,0 +1,77 @@
+#include "elastic_resize.hpp"
+
+#include <cmath>
+
+#include "job_transitions.hpp"
+#include "recovery_actions.hpp"
+
+namespace acesim {
+
+bool ElasticResize::can_shrink(std::uint32_t j, std::size_t failing) const {
+    const std::uint32_t min_gpus = in_.jobs[j].min_gpus;
+    if (min_gpus == 0) return false;
+    const std::size_t held = pool_.nodes_of(j).size() - failing;
+    return held > 0 && held * plans_.jobs[j].gpus_per_node >= min_gpus;
+}
+
+void ElasticResize::shrink(std::uint32_t j, double t) {
+    // It restarts at once on the nodes it holds (init + load + a
+    // reconfiguration) and waits, running, for the rest.
+    JobState& job = jobs_[j];
+    Levels& L = levels_[j];
+    const double held = static_cast<double>(pool_.nodes_of(j).size());
+    const double width = std::pow(held / plans_.jobs[j].nodes, in_.jobs[j].scaling);
+    levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
+    job.narrow = true;
+    job.grow_pending = false;
+    if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
+    lifecycle_->log(j, EventKind::Shrink, t);
+    const std::uint32_t law = in_.jobs[j].reconfigure;
+    const double reconfigure =
+        law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law);
+    job.replaced = false;  // it took no new node
+    lifecycle_->begin_start(j, t, reconfigure);
+    recovery_->dispatch(t);
+}
+
+void ElasticResize::grow(std::uint32_t j, double t) {
+    // Whole again: computing, it pauses to reconfigure now; starting or
+    // writing, when that ends (before its next compute).
+    JobState& job = jobs_[j];
+    job.narrow = false;
+    job.replaced = false;
+    if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
+    if (job.life.phase != Phase::Computing) {
+        job.grow_pending = true;
+        return;
+    }
+    take_nodes_back(j, t);
+}
+
+void ElasticResize::take_nodes_back(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    Levels& L = levels_[j];
+    job.grow_pending = false;
+    const std::uint32_t law = in_.jobs[j].reconfigure;
+    levels_pause_compute(job.life, L, *job.rec, t,
+                         law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law));
+    levels_set_rates(job.life, L, *job.rec, t, 1.0, L.slow_rate);
+    lifecycle_->log(j, EventKind::Grow, t);
+    lifecycle_->schedule_job(j);
+}
+
+void ElasticResize::end_narrow(std::uint32_t j, bool keep_claims) {
+    JobState& job = jobs_[j];
+    job.narrow = false;
+    job.grow_pending = false;
+    Levels& L = levels_[j];
+    L.width_rate = 1.0;
+    L.rate = L.slow_rate;
+    if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
+    if (!keep_claims) {
+        pool_.unreserve_all(j);
+        pool_.rules().cancel_acquisitions(j);
+    }
+}
+
+}  // namespace acesim

@@ -1,0 +1,35 @@
+// Elastic jobs (Job(min_gpus=, reconfigure=, scaling=)): a recovering job
+// with no replacement at hand goes on with the nodes it holds (a shrink: it
+// restarts on them at a reduced rate and waits, running, for the rest) and
+// takes its nodes back when they are all at hand (a grow: a reconfiguration,
+// then full rate). The rate arithmetic is checkpoint_levels.hpp's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "replica_state.hpp"
+
+namespace acesim {
+
+class ElasticResize : public ReplicaParts {
+public:
+    using ReplicaParts::ReplicaParts;
+
+    /// Elastic job j, `failing` of its nodes about to be detached, would hold
+    /// at least its min_gpus.
+    bool can_shrink(std::uint32_t j, std::size_t failing) const;
+    /// Elastic job j goes on with the nodes it holds (it restarts on them).
+    void shrink(std::uint32_t j, double t);
+    /// Elastic job j, running narrow, has all its nodes again: it takes them
+    /// now if it is computing, else before its next compute.
+    void grow(std::uint32_t j, double t);
+    /// j, computing, pauses at t to reconfigure onto all its nodes.
+    void take_nodes_back(std::uint32_t j, double t);
+    /// j stops running narrow (it failed, stopped or finished): it waits no
+    /// more for its missing nodes; a stop (`keep_claims` false) also drops
+    /// its claims on nodes under repair and cold spares on their way.
+    void end_narrow(std::uint32_t j, bool keep_claims);
+};
+
+}  // namespace acesim
