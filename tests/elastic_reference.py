@@ -82,6 +82,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+from reference_draws import drawer
 
 __all__ = ["BUCKETS", "FIELDS", "Law", "run_replicas", "simulate"]
 
@@ -120,17 +121,6 @@ _NODE_FAIL, _NODE_BACK, _JOB = range(3)
 _JOB_POOL, _SPARE, _FREE, _DOWN = range(4)
 
 
-def _drawer(law: Law | None, rng: np.random.Generator) -> Callable[[], float]:
-    if law is None:
-        return lambda: 0.0
-    if callable(law):
-        return lambda: float(law(rng))
-    value = float(law)
-    if not (value >= 0.0 and math.isfinite(value)):
-        raise ValueError(f"a constant duration must be finite and >= 0, got {value!r}")
-    return lambda: value
-
-
 def simulate(
     rng: np.random.Generator,
     *,
@@ -164,20 +154,20 @@ def simulate(
         raise ValueError("min_gpus must be positive or None")
     elastic = min_gpus is not None
 
-    d_init, d_save, d_load = _drawer(init, rng), _drawer(save, rng), _drawer(load, rng)
-    d_reconf, d_repair = _drawer(reconfigure, rng), _drawer(repair, rng)
+    d_init, d_save, d_load = drawer(init, rng), drawer(save, rng), drawer(load, rng)
+    d_reconf, d_repair = drawer(reconfigure, rng), drawer(repair, rng)
     if causes:
         shares = np.array([float(s) for s, _ in causes])
         if np.any(shares < 0) or shares.sum() <= 0:
             raise ValueError("cause shares must be >= 0 with a positive sum")
         cum = np.cumsum(shares / shares.sum())
-        d_detects = [_drawer(d, rng) for _, d in causes]
+        d_detects = [drawer(d, rng) for _, d in causes]
 
         def d_detect() -> float:
             k = min(int(np.searchsorted(cum, rng.random(), side="right")), len(d_detects) - 1)
             return d_detects[k]()
     else:
-        d_detect = _drawer(detect, rng)
+        d_detect = drawer(detect, rng)
 
     scripted = isinstance(node_failures, Mapping)
     if scripted:
@@ -185,7 +175,7 @@ def simulate(
         gap_index = [0] * F
         d_gap = None
     else:
-        d_gap = _drawer(node_failures, rng)  # type: ignore[arg-type]
+        d_gap = drawer(node_failures, rng)  # type: ignore[arg-type]
 
     def next_gap(n: int) -> float:
         if not scripted:

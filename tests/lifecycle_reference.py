@@ -69,6 +69,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from reference_draws import drawer
 
 __all__ = [
     "FIELDS",
@@ -169,17 +170,6 @@ class Lifecycle:
             raise ValueError("nodes must be >= 1")
 
 
-def _drawer(law: Law | None, rng: np.random.Generator) -> Callable[[], float]:
-    if law is None:
-        return lambda: 0.0
-    if callable(law):
-        return lambda: float(law(rng))
-    value = float(law)
-    if not (value >= 0 and math.isfinite(value)):
-        raise ValueError(f"a constant duration must be finite and >= 0, got {value!r}")
-    return lambda: value
-
-
 def simulate_one(
     job: Lifecycle,
     failure: Law,
@@ -198,11 +188,11 @@ def simulate_one(
     nlev = 1 + len(tiers)
     interval = [float(job.checkpoint_interval)] + [float(t.interval) for t in tiers]
     replication = [_INF] + [float(t.replication) for t in tiers]
-    draw_write = [_drawer(job.save, rng)] + [_drawer(t.save, rng) for t in tiers]
-    draw_load = [_drawer(job.load, rng)] + [_drawer(t.load, rng) for t in tiers]
-    draw_init = _drawer(job.init, rng)
-    draw_persist = None if job.persist is None else _drawer(job.persist, rng)
-    draw_failure = _drawer(failure, rng)
+    draw_write = [drawer(job.save, rng)] + [drawer(t.save, rng) for t in tiers]
+    draw_load = [drawer(job.load, rng)] + [drawer(t.load, rng) for t in tiers]
+    draw_init = drawer(job.init, rng)
+    draw_persist = None if job.persist is None else drawer(job.persist, rng)
+    draw_failure = drawer(failure, rng)
 
     # ---- causes: (cumulative share, m, slowdown, detect drawer)
     cause_table: list[tuple[float, int, float, Callable[[], float]]] = []
@@ -214,7 +204,7 @@ def simulate_one(
         for c in causes:
             acc += c.share / total_share
             m = 0 if c.scope == "process" else min(int(c.nodes), int(job.nodes))
-            cause_table.append((acc, m, float(c.slowdown), _drawer(c.detect, rng)))
+            cause_table.append((acc, m, float(c.slowdown), drawer(c.detect, rng)))
     else:
         cause_table.append((1.0, 1, 0.0, lambda: 0.0))
     single_cause = len(cause_table) == 1

@@ -52,6 +52,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from elastic_reference import BUCKETS, run_replicas, simulate
+from paired_laws import Law, const
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 Z = 3.0
@@ -62,49 +63,6 @@ needs_elastic = pytest.mark.skipif(
 
 
 # --- one description, two models --------------------------------------------
-
-
-@dataclass(frozen=True)
-class Law:
-    """A distribution described once: ``sampler`` for the reference,
-    ``ace()`` for acesim (the same parametrisations)."""
-
-    kind: str
-    a: float
-    b: float = 0.0
-
-    @property
-    def sampler(self) -> Any:
-        k, a, b = self.kind, self.a, self.b
-        if k == "const":
-            return a
-        if k == "exp":
-            return lambda g: g.exponential(a)
-        if k == "weibull":
-            return lambda g: b * g.weibull(a)
-        if k == "lognormal":
-            return lambda g: g.lognormal(a, b)
-        if k == "gamma":
-            return lambda g: g.gamma(a, b)
-        raise ValueError(k)
-
-    def ace(self) -> Any:
-        k, a, b = self.kind, self.a, self.b
-        if k == "const":
-            return ace.Constant(a)
-        if k == "exp":
-            return ace.Exponential(a)
-        if k == "weibull":
-            return ace.Weibull(a, b)
-        if k == "lognormal":
-            return ace.LogNormal(a, b)
-        if k == "gamma":
-            return ace.Gamma(a, b)
-        raise ValueError(k)
-
-
-def const(x: float) -> Law:
-    return Law("const", x)
 
 
 # The hand cases' constants (module level: a dataclass default is one object).

@@ -33,6 +33,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from lifecycle_reference import FIELDS, Cause, Lifecycle, Tier, run_replicas, simulate_one
+from paired_laws import ZERO, Law, const, exp_, gamma, lognormal, weibull
 
 MINUTE, HOUR = 60.0, 3600.0
 Z = 3.0
@@ -57,68 +58,6 @@ BUCKETS = ("productive", "wasted", "ckpt_stall", "overhead", "detection")
 
 
 # --- one description, two models --------------------------------------------
-
-
-@dataclass(frozen=True)
-class Law:
-    """A distribution described once: ``sampler`` for the reference (numpy),
-    ``ace()`` for acesim. Same parametrisations as acesim's laws."""
-
-    kind: str
-    a: float
-    b: float = 0.0
-
-    @property
-    def sampler(self) -> Any:
-        k, a, b = self.kind, self.a, self.b
-        if k == "const":
-            return a  # the reference takes a plain number as a constant
-        if k == "exp":
-            return lambda g: g.exponential(a)
-        if k == "weibull":
-            return lambda g: b * g.weibull(a)
-        if k == "lognormal":
-            return lambda g: g.lognormal(a, b)
-        if k == "gamma":
-            return lambda g: g.gamma(a, b)
-        raise ValueError(k)
-
-    def ace(self) -> Any:
-        k, a, b = self.kind, self.a, self.b
-        if k == "const":
-            return ace.Constant(a)
-        if k == "exp":
-            return ace.Exponential(a)
-        if k == "weibull":
-            return ace.Weibull(a, b)
-        if k == "lognormal":
-            return ace.LogNormal(a, b)
-        if k == "gamma":
-            return ace.Gamma(a, b)
-        raise ValueError(k)
-
-
-def const(x: float) -> Law:
-    return Law("const", x)
-
-
-def exp_(mean: float) -> Law:
-    return Law("exp", mean)
-
-
-def weibull(shape: float, scale: float) -> Law:
-    return Law("weibull", shape, scale)
-
-
-def lognormal(mu: float, sigma: float) -> Law:
-    return Law("lognormal", mu, sigma)
-
-
-def gamma(shape: float, scale: float) -> Law:
-    return Law("gamma", shape, scale)
-
-
-ZERO = Law("const", 0.0)
 
 
 @dataclass(frozen=True)

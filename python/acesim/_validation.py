@@ -115,3 +115,33 @@ def windows_of(name: str, values: Any, shape: str) -> Sequence[Any]:
     if isinstance(values, str | bytes) or not isinstance(values, Sequence):
         raise TypeError(f"{name} must be a sequence of {shape}, got {type(values).__name__}")
     return values
+
+
+def is_numeric(value: Any) -> bool:
+    """``value`` is a real number or an array of them (not a bool or a string)."""
+    if isinstance(value, str | bytes | bool | np.bool_) or value is None:
+        return False
+    try:
+        a = np.asarray(value)
+    except Exception:
+        return False
+    return a.dtype != np.bool_ and (
+        np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
+    )
+
+
+def number_array(
+    name: str, value: Any, *, allow_inf: bool = False, allow_zero: bool = False
+) -> npt.NDArray[np.float64]:
+    """``value`` as a float64 array of numbers > 0 (>= 0 with ``allow_zero``),
+    finite unless ``allow_inf``; a TypeError/ValueError naming ``name``."""
+    if not is_numeric(value):
+        raise TypeError(f"{name} must be a number or an array of numbers")
+    arr = np.asarray(value, dtype=np.float64)
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} must not be NaN")
+    if not allow_inf and np.isinf(arr).any():
+        raise ValueError(f"{name} must be finite")
+    if (arr < 0).any() or (not allow_zero and (arr == 0).any()):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}")
+    return arr

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._validation import integer, positive
+from ._validation import integer, number_array, positive
 from .distributions import Distribution, Exponential, ScaleAware
 from .units import DAY, HOUR
 
@@ -41,28 +41,8 @@ Number = float | npt.NDArray[np.float64]
 
 
 def _array(name: str, value: Any, *, allow_inf: bool = False, allow_zero: bool = False) -> Any:
-    arr = np.asarray(value, dtype=np.float64) if _is_numeric(value) else None
-    if arr is None:
-        raise TypeError(f"{name} must be a number or an array of numbers")
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} must not be NaN")
-    if not allow_inf and np.isinf(arr).any():
-        raise ValueError(f"{name} must be finite")
-    if (arr < 0).any() or (not allow_zero and (arr == 0).any()):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}")
+    arr = number_array(name, value, allow_inf=allow_inf, allow_zero=allow_zero)
     return value if np.ndim(value) == 0 else arr
-
-
-def _is_numeric(value: Any) -> bool:
-    if isinstance(value, str | bytes | bool | np.bool_) or value is None:
-        return False
-    try:
-        a = np.asarray(value)
-    except Exception:
-        return False
-    return a.dtype != np.bool_ and (
-        np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
-    )
 
 
 def _out(x: Any) -> Number:

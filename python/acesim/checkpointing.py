@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import finite, positive, real
+from ._validation import finite, number_array, positive, real
 
 __all__ = [
     "TwoLevelIntervals",
@@ -47,31 +47,7 @@ _MULTIPLE_RTOL = 1e-9
 # --------------------------------------------------------------------------- validation
 
 
-def _is_numeric(value: Any) -> bool:
-    if isinstance(value, str | bytes | bool | np.bool_) or value is None:
-        return False
-    try:
-        a = np.asarray(value)
-    except Exception:
-        return False
-    return a.dtype != np.bool_ and (
-        np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
-    )
-
-
-def _array(name: str, value: Any, *, allow_inf: bool = False, allow_zero: bool = False) -> Array:
-    """``value`` as a float64 array of numbers > 0 (>= 0 with allow_zero),
-    finite unless allow_inf; TypeError/ValueError naming ``name``."""
-    if not _is_numeric(value):
-        raise TypeError(f"{name} must be a number or an array of numbers")
-    arr = np.asarray(value, dtype=np.float64)
-    if np.isnan(arr).any():
-        raise ValueError(f"{name} must not be NaN")
-    if not allow_inf and np.isinf(arr).any():
-        raise ValueError(f"{name} must be finite")
-    if (arr < 0).any() or (not allow_zero and (arr == 0).any()):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}")
-    return arr
+_array = number_array
 
 
 def _broadcast(**arrays: Array) -> list[Array]:

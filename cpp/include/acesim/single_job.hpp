@@ -117,6 +117,52 @@ ACESIM_HD std::int32_t draw_cause(const CauseTable& causes, const Stream& s_caus
     return static_cast<std::int32_t>(causes.count - 1);
 }
 
+/// A row's identity columns (every bucket zero).
+ACESIM_HD void open_row(JobRecord& rec, const SingleJobSpec& spec, std::uint32_t replica,
+                        std::uint32_t entity) {
+    rec = JobRecord{};
+    rec.replica = replica;
+    rec.job = entity;
+    rec.gpus = spec.gpus;
+    rec.priority = spec.priority;
+    rec.submit = spec.submit;
+}
+
+/// A failure's detection latency (0: seen at once) for its cause, drawn as
+/// the event-heap engine draws it.
+ACESIM_HD double draw_detection(const CauseTable& causes, const DistributionView* dists, std::int32_t cause,
+                                const Stream& s_detect, std::uint32_t& n_detect, double gpus) {
+    return cause >= 0 && causes.detect[cause] != kNoLaw
+               ? draw(dists[causes.detect[cause]], s_detect, n_detect++, gpus)
+               : 0.0;
+}
+
+/// A failure at t was rolled back: detection begins. Returns true when it
+/// is seen at once (the job restarts now).
+ACESIM_HD bool begin_detection(Lifecycle& s, JobRecord& rec, double t, double detect) {
+    s.phase = Phase::Detecting;
+    s.phase_start = t;
+    s.phase_end = t + detect;
+    if (detect != 0.0) return false;
+    rec.detection += t - s.phase_start;
+    return true;
+}
+
+/// A (re)start at t, before its draws: the first start ends the queue
+/// wait, later ones count as restarts; the adaptive rule's new interval.
+ACESIM_HD void count_start(Lifecycle& s, JobRecord& rec, bool& started, double t, const SingleJobSpec& spec,
+                           const FailureClock& clock) {
+    if (!started) {
+        started = true;
+        rec.queue_wait += t - s.phase_start;
+    } else {
+        ++rec.restarts;
+    }
+    if (spec.rule == 3u)
+        s.interval = adaptive_interval(spec.mtbf, spec.work, spec.save_mean, clock.held_time, rec.failures,
+                                       spec.interval);
+}
+
 }  // namespace detail
 
 /// run_single_job for a job with checkpoint levels (an asynchronous persist,
@@ -146,12 +192,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
     const Stream s_tier_save = stream(Purpose::TierSave);
     const Stream s_tier_load = stream(Purpose::TierLoad);
 
-    rec = JobRecord{};
-    rec.replica = replica;
-    rec.job = entity;
-    rec.gpus = spec.gpus;
-    rec.priority = spec.priority;
-    rec.submit = spec.submit;
+    open_row(rec, spec, replica, entity);
 
     Lifecycle s;
     s.phase_end = spec.submit;
@@ -185,22 +226,14 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
         if (clock.strikes_before(due)) {
             t = clock.fail_at;
             const std::int32_t cause = draw_cause(causes, s_cause, n_cause);
-            double detect = 0.0;
-            if (cause >= 0 && causes.detect[cause] != kNoLaw)
-                detect = draw(dists[causes.detect[cause]], s_detect, n_detect++, gpus);
+            const double detect = draw_detection(causes, dists, cause, s_detect, n_detect, gpus);
             if (++failures_recorded > kSingleJobMaxFailures) return kSingleJobTooManyFailures;
             const std::uint32_t width = cause >= 0 ? causes.width[cause] : 1u;
             levels_roll_back(s, L, P, rec, t, width < spec.nodes ? width : spec.nodes);
             clock.unhold(t);
             ++rec.failures;
             clock.fail_left = job_failures ? failure_draw() : kInfinity;
-            s.phase = Phase::Detecting;
-            s.phase_start = t;
-            s.phase_end = t + detect;
-            if (detect == 0.0) {
-                rec.detection += t - s.phase_start;
-                restart = true;
-            }
+            restart = begin_detection(s, rec, t, detect);
         } else if (L.persist_end <= s.phase_end) {
             t = L.persist_end;
             levels_end_persist(L, rec);
@@ -254,15 +287,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
             }
         }
         if (restart) {
-            if (!started) {
-                started = true;
-                rec.queue_wait += t - s.phase_start;
-            } else {
-                ++rec.restarts;
-            }
-            if (spec.rule == 3u)
-                s.interval = adaptive_interval(spec.mtbf, spec.work, spec.save_mean, clock.held_time,
-                                               rec.failures, spec.interval);
+            count_start(s, rec, started, t, spec, clock);
             const double init = init_draw();
             const double load =
                 L.restore == 0 ? load_draw()
@@ -308,12 +333,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
     const Stream s_cause{key, stream_id(EntityKind::Job, entity, Purpose::Cause), replica};
     const Stream s_detect{key, stream_id(EntityKind::Job, entity, Purpose::Detect), replica};
 
-    rec = JobRecord{};
-    rec.replica = replica;
-    rec.job = entity;
-    rec.gpus = spec.gpus;
-    rec.priority = spec.priority;
-    rec.submit = spec.submit;
+    open_row(rec, spec, replica, entity);
 
     Lifecycle s;
     s.phase_end = spec.submit;
@@ -337,21 +357,13 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
             // The blamed node only names a trace row, which the batch path does not
             // keep; its stream is separate, so skipping it changes no other draw.
             const std::int32_t cause = draw_cause(causes, s_cause, n_cause);
-            double detect = 0.0;
-            if (cause >= 0 && causes.detect[cause] != kNoLaw)
-                detect = draw(dists[causes.detect[cause]], s_detect, n_detect++, gpus);
+            const double detect = draw_detection(causes, dists, cause, s_detect, n_detect, gpus);
             if (++failures_recorded > kSingleJobMaxFailures) return kSingleJobTooManyFailures;
             interrupt(s, rec, t);
             clock.unhold(t);
             ++rec.failures;
             clock.fail_left = job_failures ? failure_draw() : kInfinity;
-            s.phase = Phase::Detecting;
-            s.phase_start = t;
-            s.phase_end = t + detect;
-            if (detect == 0.0) {
-                rec.detection += t - s.phase_start;
-                restart = true;
-            }
+            restart = begin_detection(s, rec, t, detect);
         } else {
             t = s.phase_end;
             switch (s.phase) {
@@ -408,15 +420,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
             }
         }
         if (restart) {
-            if (!started) {
-                started = true;
-                rec.queue_wait += t - s.phase_start;
-            } else {
-                ++rec.restarts;
-            }
-            if (spec.rule == 3u)
-                s.interval = adaptive_interval(spec.mtbf, spec.work, spec.save_mean, clock.held_time,
-                                               rec.failures, spec.interval);
+            count_start(s, rec, started, t, spec, clock);
             const double init = init_draw();
             const double load = load_draw();
             begin_start(s, t, init, load);
