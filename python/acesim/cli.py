@@ -26,18 +26,12 @@ from .fleet import LLAMA3_CAUSES, Fleet
 from .job import CheckpointTier, Job
 from .optimize import optimal_interval
 from .policy import Policy, Preemption, Quarantine, Replacement
+from .simulation import BUCKETS as RESULT_BUCKETS
 from .simulation import SimulationResult, simulate
 from .units import DAY, HOUR, MINUTE
 
-BUCKETS = (
-    "productive",
-    "wasted",
-    "ckpt_stall",
-    "overhead",
-    "detection",
-    "queue_wait",
-    "recovery_wait",
-)
+#: The buckets the demo shows (its job is not elastic: no ``narrow``).
+BUCKETS = tuple(b for b in RESULT_BUCKETS if b != "narrow")
 
 
 def demo_job(checkpoint_interval: float | str = HOUR) -> Job:

@@ -88,13 +88,27 @@ class JobStatus(enum.IntEnum):
     UNPLACEABLE = 4
 
 
+#: The time buckets of a job row, in the order results show them; they add
+#: up to the row's ``wall`` exactly (``narrow``: elastic jobs only).
+BUCKETS = (
+    "productive",
+    "wasted",
+    "ckpt_stall",
+    "overhead",
+    "detection",
+    "queue_wait",
+    "recovery_wait",
+    "narrow",
+)
+
+
 @dataclass(frozen=True)
 class SimulationResult:
     """Results of :func:`simulate`.
 
     ``jobs``: one row per replica x job (fields ``replica job gpus wall
     productive wasted ckpt_stall overhead detection queue_wait recovery_wait
-    failures preemptions checkpoints ettr gpu_hours_lost churn_gpu_hours
+    narrow failures preemptions checkpoints ettr gpu_hours_lost churn_gpu_hours
     completed status timeouts`` and more; ``status`` is a :class:`JobStatus`);
     ``fleet``: one row per replica (with ``retired_nodes`` and
     ``spare_idle_node_hours``, the node-hours spent in the hot-spare pool up
@@ -124,15 +138,7 @@ class SimulationResult:
         g = j["gpus"].astype(np.float64)
         wall = float(np.sum(g * j["wall"]))
         out: dict[str, float] = {"ettr": self.pooled_ettr()}
-        for field in (
-            "productive",
-            "wasted",
-            "ckpt_stall",
-            "overhead",
-            "detection",
-            "queue_wait",
-            "recovery_wait",
-        ):
+        for field in BUCKETS:
             out[field] = float(np.sum(g * j[field]) / wall) if wall > 0 else math.nan
         fe = self.fleet["ettr"]
         out["ettr_stderr"] = (
