@@ -97,6 +97,26 @@ SCENARIOS = textwrap.dedent(
                        replicas=4, seed=runs, horizon=20 * ace.DAY)
     assert res.jobs["timeouts"].sum() > 0
     runs += 1
+    # The lifecycle's checkpoint levels, elastic jobs, slow failures and
+    # shared storage, under every policy.
+    tier = ace.CheckpointTier(10 * ace.MINUTE, save=2.0, load=20.0, replication=2)
+    modern = [ace.Job(j.gpus, j.work, j.checkpoint_interval, submit=j.submit, priority=j.priority,
+                      persist=ace.Exponential(300.0) if i % 2 else None,
+                      tiers=[tier] if j.gpus >= 16 else (),
+                      min_gpus=8 if j.gpus >= 16 and i % 3 else None, reconfigure=60.0,
+                      checkpoint_bytes=2e10 if i % 4 == 0 else None)
+              for i, j in enumerate(jobs)]
+    causes = list(ace.LLAMA3_CAUSES) + [ace.Cause("slow", 40.0, detect=ace.Exponential(1800.0),
+                                                   slowdown=0.5)]
+    shared = ace.Fleet(24, spares=1, repair=ace.Exponential(6 * ace.HOUR),
+                       node_failures=ace.Exponential(5 * ace.DAY), storage_bandwidth=5e9,
+                       maintenance=[(2 * ace.DAY, 4 * ace.HOUR, range(6))])
+    for replacement in ace.Replacement:
+        res = ace.simulate(modern, fleet=shared, policy=ace.Policy(replacement,
+                           preemption=ace.Preemption.CHECKPOINT_AWARE, preemption_grace=1800.0),
+                           causes=causes, replicas=4, seed=runs, horizon=20 * ace.DAY)
+        assert res.jobs["tier_restores"].sum() > 0 and res.jobs["contention"].sum() > 0
+        runs += 1
     print("ok", runs)
     """
 )
@@ -142,4 +162,4 @@ def test_debug_build_checks_every_run(tmp_path: Path) -> None:
         [sys.executable, "-c", SCENARIOS, str(package.parent)], capture_output=True, text=True
     )
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.split() == ["ok", "35"]
+    assert out.stdout.split() == ["ok", "39"]
