@@ -107,10 +107,12 @@ void set_checkpoint_levels(SimulationInput& in, const py::object& levels) {
     const auto* p = column(persist, n, "persist");
     const auto* f = column(first, n, "tier_first");
     const auto* c = column(count, n, "tier_count");
+    std::vector<JobOptions>& o = in.job_options;
+    o.assign(n, JobOptions{});
     for (std::size_t j = 0; j < n; ++j) {
-        in.jobs[j].persist = index_or_none(p[j]);
-        in.jobs[j].tier_first = f[j];
-        in.jobs[j].tier_count = c[j];
+        o[j].persist = index_or_none(p[j]);
+        o[j].tier_first = f[j];
+        o[j].tier_count = c[j];
     }
     for (const auto& [interval, save, load, replication] :
          t[3].cast<std::vector<std::tuple<double, std::uint32_t, std::uint32_t, std::uint32_t>>>())
@@ -124,10 +126,10 @@ void set_checkpoint_levels(SimulationInput& in, const py::object& levels) {
     const auto* rc = column(reconfigure, n, "reconfigure");
     const auto* sc = column(scaling, n, "scaling");
     for (std::size_t j = 0; j < n; ++j) {
-        in.jobs[j].min_gpus = mg[j];
-        in.jobs[j].reconfigure = index_or_none(rc[j]);
-        in.jobs[j].scaling = sc[j];
-        in.jobs[j].checkpoint_bytes = by[j];
+        o[j].min_gpus = mg[j];
+        o[j].reconfigure = index_or_none(rc[j]);
+        o[j].scaling = sc[j];
+        o[j].checkpoint_bytes = by[j];
     }
 }
 

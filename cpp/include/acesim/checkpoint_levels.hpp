@@ -69,7 +69,10 @@ struct Levels {
     /// Shared storage: 1 when this phase's fixed part (a durable write, a
     /// load) is followed by a transfer, 2 when the persist's is (bits).
     std::uint32_t transfer_due = 0;
-    std::uint32_t transfer = 0;  ///< the transfer in flight: 0 none, 1 the phase's, 2 the persist's
+    std::uint32_t transfer = 0;         ///< the transfer in flight: 0 none, 1 the phase's, 2 the persist's
+    double slow_until = INFINITY;       ///< the engine: a slow failure's detection
+    std::uint32_t slow_lost_nodes = 0;  ///< the engine: the nodes that failure takes (at its detection)
+    std::uint32_t draws[4] = {0, 0, 0, 0};  ///< the engine: draws of Persist, TierSave, TierLoad, Reconfigure
 
     ACESIM_HD Levels() {
         for (std::uint32_t k = 0; k < kMaxTiers; ++k) {

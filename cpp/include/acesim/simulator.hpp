@@ -37,6 +37,12 @@ struct JobSpec {
     std::uint32_t load = 0;
     double submit = 0.0;
     std::int32_t priority = 0;
+};
+
+/// A job's lifecycle options beyond the synchronous, fixed-width model
+/// (SimulationInput::job_options; the defaults are none of them). Kept apart
+/// from JobSpec so that a workload of millions of plain jobs stays small.
+struct JobOptions {
     /// Asynchronous checkpoints: the background persist law (save is then the
     /// blocking snapshot); none: synchronous writes.
     std::uint32_t persist = kNoDistribution;
@@ -235,7 +241,14 @@ struct SimulationInput {
     /// queued again to restart from its last checkpoint. Also the run's
     /// estimate for EASY backfill. inf: no limit for that job.
     std::vector<double> time_limits;
-    std::vector<CheckpointTierSpec> tiers;  ///< every job's checkpoint tiers (JobSpec::tier_first)
+    std::vector<CheckpointTierSpec> tiers;  ///< every job's checkpoint tiers (JobOptions::tier_first)
+    std::vector<JobOptions> job_options;    ///< per job, or empty: no job has any
+
+    /// Job j's options (the defaults when no job has any).
+    const JobOptions& options(std::size_t j) const {
+        static const JobOptions none{};
+        return job_options.empty() ? none : job_options[j];
+    }
 };
 
 /// A run that processes more events than this in one replica stops with an

@@ -145,7 +145,7 @@ bool CheckpointWrites::phase_transfer_begins(std::uint32_t j, double t) {
 
 void CheckpointWrites::begin_transfer(std::uint32_t j, double t, std::uint32_t kind) {
     levels_[j].transfer = kind;
-    storage_.add(j, in_.jobs[j].checkpoint_bytes, t);
+    storage_.add(j, in_.options(j).checkpoint_bytes, t);
     reschedule_transfers();
 }
 

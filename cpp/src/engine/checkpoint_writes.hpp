@@ -28,7 +28,7 @@ public:
 
     /// Shared storage: j's durable checkpoints move bytes through it.
     bool uses_storage(std::uint32_t j) const {
-        return storage_.enabled() && in_.jobs[j].checkpoint_bytes > 0.0;
+        return storage_.enabled() && in_.options(j).checkpoint_bytes > 0.0;
     }
     /// Shared storage: the fixed part of j's phase (a durable write, a load)
     /// ended at t; true when its transfer begins now (the phase goes on

@@ -13,8 +13,10 @@
 
 namespace acesim {
 
-/// Draw counters of one entity, one per purpose.
-constexpr std::size_t kPurposes = 15;
+/// Draw counters of one entity, one per purpose up to Replace; the purposes
+/// of checkpoint levels and elastic jobs (Persist and after) count in the
+/// job's Levels, kept only when some job needs them.
+constexpr std::size_t kPurposes = 11;
 using DrawCounters = std::uint32_t[kPurposes];
 
 class ReplicaDraws {
@@ -32,8 +34,12 @@ public:
     /// The next draw of law `dist` on an entity's `purpose` stream, for a size of `gpus`.
     double law(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t dist, DrawCounters& counters,
                double gpus) const {
-        return draw(views_[dist], stream(kind, id, purpose), counters[static_cast<std::size_t>(purpose)]++,
-                    gpus);
+        return law(kind, id, purpose, dist, counters[static_cast<std::size_t>(purpose)], gpus);
+    }
+    /// The same, for a purpose counted by `counter`.
+    double law(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t dist, std::uint32_t& counter,
+               double gpus) const {
+        return draw(views_[dist], stream(kind, id, purpose), counter++, gpus);
     }
 
     /// The next draw of the forward-recurrence (equilibrium) law of `dist`:

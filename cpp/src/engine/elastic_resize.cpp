@@ -8,7 +8,7 @@
 namespace acesim {
 
 bool ElasticResize::can_shrink(std::uint32_t j, std::size_t failing) const {
-    const std::uint32_t min_gpus = in_.jobs[j].min_gpus;
+    const std::uint32_t min_gpus = in_.options(j).min_gpus;
     if (min_gpus == 0) return false;
     const std::size_t held = pool_.nodes_of(j).size() - failing;
     return held > 0 && held * plans_.jobs[j].gpus_per_node >= min_gpus;
@@ -20,13 +20,13 @@ void ElasticResize::shrink(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     Levels& L = levels_[j];
     const double held = static_cast<double>(pool_.nodes_of(j).size());
-    const double width = std::pow(held / plans_.jobs[j].nodes, in_.jobs[j].scaling);
+    const double width = std::pow(held / plans_.jobs[j].nodes, in_.options(j).scaling);
     levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
     job.narrow = true;
     job.grow_pending = false;
     if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
     lifecycle_->log(j, EventKind::Shrink, t);
-    const std::uint32_t law = in_.jobs[j].reconfigure;
+    const std::uint32_t law = in_.options(j).reconfigure;
     const double reconfigure =
         law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law);
     job.replaced = false;  // it took no new node
@@ -52,7 +52,7 @@ void ElasticResize::take_nodes_back(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     Levels& L = levels_[j];
     job.grow_pending = false;
-    const std::uint32_t law = in_.jobs[j].reconfigure;
+    const std::uint32_t law = in_.options(j).reconfigure;
     levels_pause_compute(job.life, L, *job.rec, t,
                          law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law));
     levels_set_rates(job.life, L, *job.rec, t, 1.0, L.slow_rate);

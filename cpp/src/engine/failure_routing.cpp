@@ -189,8 +189,8 @@ void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect
     JobState& job = jobs_[j];
     const std::int32_t preemptor = recovery_->cancel_deferred_preemption(j);
     job.slow = true;
-    job.slow_until = t + detect;
-    job.slow_lost_nodes = lost_nodes;
+    levels_[j].slow_until = t + detect;
+    levels_[j].slow_lost_nodes = lost_nodes;
     job.cause = cause;
     job.fault_time = t;
     ++job.rec->failures;
@@ -205,7 +205,7 @@ void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect
 
 void FailureRouting::detect_slow_failure(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
-    const std::uint32_t lost_nodes = job.slow_lost_nodes;
+    const std::uint32_t lost_nodes = levels_[j].slow_lost_nodes;
     job.lost_work = lifecycle_->interrupt(j, t, lost_nodes);  // ends the slow failure
     if (reservation_.enabled()) reservation_.set_end(j, t + lifecycle_->run_estimate(j));
     job.life.phase = Phase::Detecting;

@@ -37,8 +37,6 @@ struct JobState {
     bool slow = false;          ///< in a slow failure: running at a reduced rate until its detection
     bool narrow = false;        ///< elastic: running on fewer nodes than it needs (waits for the rest)
     bool grow_pending = false;  ///< elastic: its nodes are back; it reconfigures before its next compute
-    std::uint32_t slow_lost_nodes = 0;  ///< the nodes that failure takes (at its detection)
-    double slow_until = std::numeric_limits<double>::infinity();  ///< its detection
 
     Phase phase() const { return life.phase; }
     bool running() const { return holds_hardware(life.phase); }

@@ -18,8 +18,10 @@ constexpr double kSecondsPerHour = 3600.0;
 }  // namespace
 
 double JobTransitions::draw_job(std::uint32_t j, Purpose purpose, std::uint32_t dist) {
-    return draws_.law(EntityKind::Job, j, purpose, dist, jobs_[j].draws,
-                      static_cast<double>(in_.jobs[j].gpus));
+    const auto p = static_cast<std::size_t>(purpose);
+    const double gpus = static_cast<double>(in_.jobs[j].gpus);
+    if (p < kPurposes) return draws_.law(EntityKind::Job, j, purpose, dist, jobs_[j].draws, gpus);
+    return draws_.law(EntityKind::Job, j, purpose, dist, levels_[j].draws[p - kPurposes], gpus);
 }
 
 double JobTransitions::run_estimate(std::uint32_t j) const {
@@ -49,7 +51,7 @@ void JobTransitions::renew_failure_clock(std::uint32_t j) {
 double JobTransitions::phase_due(std::uint32_t j) const {
     const JobState& job = jobs_[j];
     if (levels_.empty()) return job.life.phase_end;
-    return std::min(std::min(job.life.phase_end, levels_[j].persist_end), job.slow_until);
+    return std::min(std::min(job.life.phase_end, levels_[j].persist_end), levels_[j].slow_until);
 }
 
 void JobTransitions::schedule_job(std::uint32_t j) {
@@ -84,10 +86,11 @@ void JobTransitions::handle_job(std::uint32_t j) {
     const double end = job.life.phase_end;
     if (job.clock.strikes_before(std::min(phase_due(j), limit))) {
         failures_->job_level_failure(j, job.clock.fail_at);
-    } else if (!levels_.empty() && levels_[j].persist_end <= std::min(std::min(end, limit), job.slow_until)) {
+    } else if (!levels_.empty() &&
+               levels_[j].persist_end <= std::min(std::min(end, limit), levels_[j].slow_until)) {
         checkpoints_->end_persist(j, levels_[j].persist_end);
-    } else if (!levels_.empty() && job.slow_until < end && job.slow_until <= limit) {
-        failures_->detect_slow_failure(j, job.slow_until);
+    } else if (!levels_.empty() && levels_[j].slow_until < end && levels_[j].slow_until <= limit) {
+        failures_->detect_slow_failure(j, levels_[j].slow_until);
     } else if (limit < job.life.phase_end) {
         stop_at_time_limit(j, limit);
     } else {
@@ -298,7 +301,7 @@ double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_n
 void JobTransitions::end_slow_failure(std::uint32_t j) {
     JobState& job = jobs_[j];
     job.slow = false;
-    job.slow_until = std::numeric_limits<double>::infinity();
+    if (!levels_.empty()) levels_[j].slow_until = std::numeric_limits<double>::infinity();
 }
 
 void JobTransitions::charge_restart_churn(std::uint32_t j, double overhead) {

@@ -40,16 +40,17 @@ void require_latency(const SimulationInput& in, std::uint32_t law, std::size_t j
 
 /// A job's persist law and checkpoint tiers.
 void validate_levels(const SimulationInput& in, std::size_t j) {
-    const JobSpec& s = in.jobs[j];
+    const JobSpec& job = in.jobs[j];
+    const JobOptions& s = in.options(j);
     if (s.persist != kNoDistribution) require_latency(in, s.persist, j, "persist");
     require_that(std::isfinite(s.checkpoint_bytes) && s.checkpoint_bytes >= 0.0,
                  [&] { return job_field(j, "checkpoint_bytes") + " must be finite and >= 0"; });
     if (s.min_gpus > 0) {
-        require_that(s.min_gpus <= s.gpus, [&] {
+        require_that(s.min_gpus <= job.gpus, [&] {
             return job_field(j, "min_gpus") + " (" + std::to_string(s.min_gpus) + ") must not exceed gpus (" +
-                   std::to_string(s.gpus) + ")";
+                   std::to_string(job.gpus) + ")";
         });
-        require_that(s.gpus <= in.gpus_per_node || s.min_gpus % in.gpus_per_node == 0, [&] {
+        require_that(job.gpus <= in.gpus_per_node || s.min_gpus % in.gpus_per_node == 0, [&] {
             return job_field(j, "min_gpus") + " must be a multiple of a node's " +
                    std::to_string(in.gpus_per_node) + " GPUs (the job spans nodes)";
         });
@@ -64,7 +65,7 @@ void validate_levels(const SimulationInput& in, std::size_t j) {
     require_that(static_cast<std::uint64_t>(s.tier_first) + s.tier_count <= in.tiers.size(),
                  [&] { return job_field(j, "tiers") + ": bad tier index"; });
     const std::uint64_t nodes =
-        (static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) / in.gpus_per_node;
+        (static_cast<std::uint64_t>(job.gpus) + in.gpus_per_node - 1) / in.gpus_per_node;
     for (std::uint32_t k = 0; k < s.tier_count; ++k) {
         const CheckpointTierSpec& tier = in.tiers[s.tier_first + k];
         const std::string name = "tiers[" + std::to_string(k) + "]";
@@ -81,10 +82,10 @@ void validate_levels(const SimulationInput& in, std::size_t j) {
 
 /// A job's levels, most durable tier first (replication descending, then as given).
 LevelPlan level_plan(const SimulationInput& in, std::size_t j, double interval) {
-    const JobSpec& s = in.jobs[j];
+    const JobOptions& s = in.options(j);
     LevelPlan p{};
     p.persist = s.persist;
-    p.persist_mean = s.persist == kNoDistribution ? 0.0 : in.distributions[s.persist].mean(s.gpus);
+    p.persist_mean = s.persist == kNoDistribution ? 0.0 : in.distributions[s.persist].mean(in.jobs[j].gpus);
     p.tiers = s.tier_count;
     for (std::uint32_t k = 0; k < s.tier_count; ++k) {
         const CheckpointTierSpec& t = in.tiers[s.tier_first + k];
@@ -105,6 +106,7 @@ LevelPlan level_plan(const SimulationInput& in, std::size_t j, double interval) 
 void validate(const SimulationInput& in) {
     require(!in.jobs.empty(), "jobs must not be empty");
     require(in.time_limits.empty() || in.time_limits.size() == in.jobs.size(), "time_limit: one per job");
+    require(in.job_options.empty() || in.job_options.size() == in.jobs.size(), "job options: one per job");
     require(in.jobs.size() <= kMaxEntityId + 1ull,
             "jobs: at most " + std::to_string(kMaxEntityId + 1ull) + " jobs per simulation");
     require(in.replicas >= 1, "replicas must be >= 1");
@@ -261,7 +263,7 @@ void validate(const SimulationInput& in) {
 }
 
 bool uses_levels(const SimulationInput& in) {
-    for (const JobSpec& s : in.jobs)
+    for (const JobOptions& s : in.job_options)
         if (s.persist != kNoDistribution || s.tier_count > 0 || s.min_gpus > 0 ||
             (s.checkpoint_bytes > 0.0 && in.fleet.enabled && in.fleet.storage_bandwidth > 0.0))
             return true;

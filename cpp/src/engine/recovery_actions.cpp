@@ -169,7 +169,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
         pool_.detach(j, n);
         if (decision == Replacement::WaitRepair && pool_.under_repair_only(n, t)) pool_.reserve(j, n);
     }
-    if (in_.jobs[j].min_gpus > 0) {
+    if (in_.options(j).min_gpus > 0) {
         // Elastic: whole again at once if the replacements are at hand, else
         // on with what it holds when that is enough, else it waits as others do.
         if (pool_.reserved(j) == 0 && place(j, true)) {
