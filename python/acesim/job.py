@@ -158,7 +158,9 @@ class Job:
     replacement policy, on a :class:`acesim.Fleet`), a job that still holds
     at least ``min_gpus`` GPUs goes on with them instead of waiting: it
     restarts at once on what it holds, at a progress rate of (GPUs held /
-    ``gpus``) ** ``scaling``, and grows back when its nodes return. Each
+    ``gpus``) ** ``scaling``, and grows back once all its missing nodes are
+    at hand again (it waits for them ahead of queued jobs of lower
+    priority; a failure while narrow is a failure as any other). Each
     shrink and each grow costs ``reconfigure`` (``overhead``); the throughput
     lost to running narrow is the row's ``narrow`` bucket. Checkpoint
     intervals stay in seconds of progress, so running narrow stretches them
