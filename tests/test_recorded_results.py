@@ -49,6 +49,7 @@ ADDED = {
         "narrow_gpu_hours",
         "contention_gpu_hours",
     ),
+    "events": ("other",),
 }
 
 

@@ -188,7 +188,8 @@ void register_simulator(py::module_& m) {
         timeouts, narrow_gpu_hours, contention_gpu_hours);
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
                          inter_failure);
-    PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, pad_, time, progress);
+    PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, other, time, progress);
+    PYBIND11_NUMPY_DTYPE(PlacementRecord, replica, job, node, pad_, time);
 
     py::enum_<IntervalRule>(m, "IntervalRule")
         .value("FIXED", IntervalRule::Fixed)
@@ -371,6 +372,7 @@ void register_simulator(py::module_& m) {
             result["fleet"] = to_numpy(std::move(out.fleet));
             result["trace"] = to_numpy(std::move(out.trace));
             result["events"] = to_numpy(std::move(out.events));
+            result["placements"] = to_numpy(std::move(out.placements));
             return result;
         },
         py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"),

@@ -96,6 +96,7 @@ SimulationOutput simulate(const SimulationInput& in) {
         out.fleet.insert(out.fleet.end(), o.fleet.begin(), o.fleet.end());
         out.trace.insert(out.trace.end(), o.trace.begin(), o.trace.end());
         out.events.insert(out.events.end(), o.events.begin(), o.events.end());
+        out.placements.insert(out.placements.end(), o.placements.begin(), o.placements.end());
         o = SimulationOutput{};
     }
     return out;

@@ -114,7 +114,10 @@ class SimulationResult:
     ``spare_idle_node_hours``, the node-hours spent in the hot-spare pool up
     to the end of the simulated span); ``trace``: every
     failure (``replica time job node cause inter_failure``); ``events``: the
-    event log when ``record_events`` was on (else empty).
+    event log when ``record_events`` was on (else empty), whose ``other``
+    names, for a preemption, the job whose recovery took the nodes;
+    ``placements``: with the event log, one row per node of every start
+    (``replica job node time``, in the job's node order).
     """
 
     jobs: npt.NDArray[Any]
@@ -123,6 +126,7 @@ class SimulationResult:
     events: npt.NDArray[Any]
     seed: int
     replicas: int
+    placements: npt.NDArray[Any] | None = None
 
     def pooled_ettr(self, job: int | None = None) -> float:
         """Total productive time / total wall over replicas (for one job, or all
@@ -456,6 +460,7 @@ def simulate(
         events=raw["events"],
         seed=seed_,
         replicas=n_replicas,
+        placements=raw["placements"],
     )
 
 

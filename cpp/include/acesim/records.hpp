@@ -141,14 +141,26 @@ struct EventRecord {
     std::uint32_t replica;
     std::uint32_t job;
     std::uint32_t kind;  ///< EventKind
-    std::uint32_t pad_;
+    std::int32_t other;  ///< Preempted: the job whose recovery took its nodes (-1: none, or another kind)
     double time;
     double progress;  ///< committed progress at the event
+};
+
+/// With the event log: one row per node a start runs on, in the job's node
+/// order (the order job-level failures are blamed in), so an outside
+/// scheduler can replay the built-in scheduler's placements.
+struct PlacementRecord {
+    std::uint32_t replica;
+    std::uint32_t job;
+    std::uint32_t node;
+    std::uint32_t pad_;
+    double time;  ///< the start's time (its StartBegin event)
 };
 
 static_assert(std::is_trivially_copyable_v<JobRecord>);
 static_assert(std::is_trivially_copyable_v<FleetRecord>);
 static_assert(std::is_trivially_copyable_v<TraceRecord>);
 static_assert(std::is_trivially_copyable_v<EventRecord>);
+static_assert(std::is_trivially_copyable_v<PlacementRecord>);
 
 }  // namespace acesim

@@ -284,6 +284,7 @@ struct SimulationOutput {
     std::vector<FleetRecord> fleet;
     std::vector<TraceRecord> trace;
     std::vector<EventRecord> events;
+    std::vector<PlacementRecord> placements;  ///< with record_events: the nodes of every start
 };
 
 /// Validates `input` (throws std::invalid_argument naming the field) and

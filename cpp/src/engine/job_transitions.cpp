@@ -199,6 +199,7 @@ void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) 
     if (limits_) limit_at_[j] = t + in_.time_limits[j];
     job.clock.hold(t);
     log(j, EventKind::StartBegin, t);
+    if (pool_.enabled()) ledger_.placed(j, t, pool_.nodes_of(j));
     schedule_job(j);
 }
 

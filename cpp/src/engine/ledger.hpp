@@ -28,9 +28,16 @@ public:
     /// Throws once the replica recorded more failures than a run can make progress with.
     void check_trace_bound() const;
 
-    void log(std::uint32_t j, EventKind kind, double t, double progress) {
+    void log(std::uint32_t j, EventKind kind, double t, double progress, std::int32_t other = -1) {
         if (!record_events_) return;
-        out_.events.push_back({replica_, j, static_cast<std::uint32_t>(kind), 0u, t, progress});
+        out_.events.push_back({replica_, j, static_cast<std::uint32_t>(kind), other, t, progress});
+    }
+    bool recording() const { return record_events_; }
+    /// With the event log: job j's start at t runs on these nodes.
+    template <class Nodes>
+    void placed(std::uint32_t j, double t, const Nodes& nodes) {
+        if (!record_events_) return;
+        for (std::uint32_t n : nodes) out_.placements.push_back({replica_, j, n, 0u, t});
     }
 
     /// Closes every job's row at the horizon and appends the fleet rollup.

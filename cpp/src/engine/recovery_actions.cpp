@@ -245,7 +245,7 @@ void RecoveryActions::preempt(std::uint32_t v, std::uint32_t by, double t) {
     victim.churn_owner = static_cast<std::int32_t>(by);
     ++victim.rec->preemptions;
     kernel_.invalidate_job(v);  // its pending phase end is void
-    lifecycle_->log(v, EventKind::Preempted, t);
+    ledger_.log(v, EventKind::Preempted, t, victim.life.committed, static_cast<std::int32_t>(by));
     lifecycle_->release_nodes(v);
     lifecycle_->enqueue(v, t);
     give_up_if_unplaceable(v, t);
