@@ -34,8 +34,8 @@ Fleet
   with the lowest id, then the free node with the lowest id.
 * A node that becomes available (its job done, its repair over) refills the
   hot spares while they are short, else is free; then jobs waiting for a
-  replacement are served first (in the order they began to wait), then the
-  queue.
+  replacement are served first, then the queue, each in submission order
+  (equal submissions: by index).
 
 Failures
 --------
@@ -291,7 +291,7 @@ class _Model:
         else:
             self.node_law = node_failures
             self.node_fail = [_draw(node_failures, rng) for _ in range(n)]
-        self.waiting: list[int] = []  # jobs waiting for a replacement, in order
+        self.waiting: list[int] = []  # jobs waiting for a replacement
         self.queue: list[int] = []
 
     # --- helpers ------------------------------------------------------------
@@ -327,7 +327,7 @@ class _Model:
             self.on_node_back,
             self.on_node_failure,
         )
-        while True:
+        while any(job.phase != DONE for job in self.jobs):
             # (time, priority, index, is a transfer end)
             best: tuple[float, int, int, bool] = (INF, 9, -1, False)
             for job in self.jobs:
@@ -351,16 +351,13 @@ class _Model:
                 if (self.node_fail[m], 4, m) < best[:3]:
                     best = (self.node_fail[m], 4, m, False)
             t, kind, who, transfer = best
-            if t == INF:
-                break
+            assert t < INF, "no event left while jobs are not done"
             if transfer:
                 self.on_transfer_end(self.jobs[who], t)
             elif kind <= 2:
                 on_kind[kind](self.jobs[who], t)  # type: ignore[operator]
             else:
                 on_kind[kind](who, t)  # type: ignore[operator]
-        for job in self.jobs:
-            assert job.phase == DONE, f"job {job.j} never finished"
 
     # --- placement ----------------------------------------------------------
 
@@ -387,6 +384,7 @@ class _Model:
                 m = self.first_node(_FREE)
             if m < 0:
                 break
+            self.waiting.sort(key=lambda k: (self.jobs[k].spec.submit, k))
             job = self.jobs[self.waiting.pop(0)]
             self.attach(job, m)
             self.begin_start(job, t)
