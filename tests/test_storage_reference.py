@@ -28,8 +28,9 @@ case exact on both models; the sweep's 40 timelines (22 with a node
 failure, 47 asynchronous jobs) within 1e-9, and 1,200 more checked the same
 way while writing it, none off. Statistical scenarios (contention 1.1 %,
 17.6 % and 1.5 % of wall), largest |z| of the nine compared means: S1
-(sync_many_writers) 0.85, S2 (async_persists) 2.53 (ckpt_stall; 0.14 and 0.51 in two runs of 4,000 reference and
-40,000 acesim replicas), S3 (node_failures) 1.10; contention within 1.91.
+(sync_many_writers) 0.85, S2 (async_persists) 2.53 (ckpt_stall; 0.14 and
+0.51 in two runs of 4,000 reference and 40,000 acesim replicas), S3
+(node_failures) 1.10; contention within 1.91.
 """
 
 from __future__ import annotations
