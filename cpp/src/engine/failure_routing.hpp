@@ -48,7 +48,8 @@ private:
                             std::uint32_t lost_nodes);
     /// Detection of j's failure ends at t: recovery now (or as j's next event with a fleet).
     void detected_at(std::uint32_t j, double t);
-    std::vector<std::uint32_t> hit_;  ///< jobs one event has interrupted
+    std::vector<std::uint32_t> hit_;     ///< jobs one event has interrupted
+    std::vector<std::uint32_t> downed_;  ///< an outside scheduler's run: the nodes one event took out
 };
 
 }  // namespace acesim

@@ -257,6 +257,7 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     job.rec->completed = true;
     job.rec->end = t;
     log(j, EventKind::Done, t);
+    if (outside_.enabled) outside_.report({t, t, ModelEvent::JobDone, static_cast<std::int32_t>(j), -1, {}});
     if (pool_.enabled()) {
         release_nodes(j);
         recovery_->dispatch(t);

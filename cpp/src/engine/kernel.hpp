@@ -109,6 +109,28 @@ public:
     double now() const { return now_; }
     std::uint64_t events() const { return events_; }
 
+    // --- an outside scheduler's run (FleetModel) ------------------------------
+    /// A job submitted from outside (its events come from the heap only).
+    void add_job() { job_version_.push_back(0); }
+    /// The time of the next live event (inf: none); void entries are dropped.
+    double peek() {
+        while (!heap_.empty()) {
+            const Event& e = heap_.top();
+            const bool is_node = (e.entity & kNodeBit) != 0;
+            const std::uint32_t id = e.entity & ~kNodeBit;
+            if (e.version == (is_node ? node_version_[id] : job_version_[id])) break;
+            heap_.pop();
+        }
+        double t = heap_.empty() ? kNever : heap_.top().time;
+        if (next_planned_ < planned_.size()) t = std::min(t, planned_[next_planned_]);
+        return t;
+    }
+    /// The clock moves on to t with nothing happening (t >= now).
+    void move_to(double t) {
+        if (t > now_) now_ = t;
+    }
+    double horizon() const { return horizon_; }
+
 private:
     void count_event() {
         if (++events_ > max_events_) {

@@ -25,7 +25,7 @@ void Ledger::check_trace_bound() const {
 
 void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<JobState>& jobs,
                    const std::vector<Levels>& levels, const NodeTotals& nodes, std::uint64_t events,
-                   bool checking) {
+                   bool checking, double rows_end) {
     FleetRecord fleet{};
     fleet.replica = replica_;
     fleet.jobs = static_cast<std::uint32_t>(jobs.size());
@@ -46,7 +46,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
         JobRecord& r = *job.rec;
         double progress = job.life.committed;
         if (job.phase() != Phase::Done) {
-            const double t = std::max(in.horizon, in.jobs[j].submit);
+            const double t = std::max(rows_end, in.jobs[j].submit);
             progress = levels.empty() ? close_at(job.life, r, job.started, t)
                                       : levels_close_at(job.life, levels[j], r, job.started, t);
             if (job.phase() != Phase::Pending) log(j, EventKind::Horizon, t, job.life.committed);

@@ -41,9 +41,10 @@ public:
     }
 
     /// Closes every job's row at the horizon and appends the fleet rollup.
+    /// Unfinished rows close at `rows_end` (the horizon; a FleetModel's clock).
     void close(const SimulationInput& in, const Plans& plans, std::vector<JobState>& jobs,
                const std::vector<Levels>& levels, const NodeTotals& nodes, std::uint64_t events,
-               bool checking);
+               bool checking, double rows_end);
 
 private:
     SimulationOutput& out_;

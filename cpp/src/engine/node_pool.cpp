@@ -27,10 +27,27 @@ NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std
     for (const JobPlan& p : plans) slots += p.nodes;
     slots_.resize(slots);
     std::size_t slot = 0;
+    slot_of_.resize(plans.size());
     for (std::size_t j = 0; j < plans.size(); ++j) {
+        slot_of_[j] = slot;
         held_[j].bind(slots_.data() + slot);
         slot += plans[j].nodes;
     }
+}
+
+void NodePool::add_job() {
+    const std::size_t j = held_.size();
+    held_.emplace_back();
+    reserved_.push_back(0);
+    acquiring_.push_back(0);
+    if (!fleet_.enabled) return;
+    const std::uint32_t* before = slots_.data();
+    slot_of_.push_back(slots_.size());
+    slots_.resize(slots_.size() + plans_[j].nodes);
+    if (slots_.data() != before) {  // moved: every list points at its slice again
+        for (std::size_t k = 0; k < j; ++k) held_[k].rebind(slots_.data() + slot_of_[k]);
+    }
+    held_[j].bind(slots_.data() + slot_of_[j]);
 }
 
 void NodePool::init(const ReplicaDraws& draws) {

@@ -27,6 +27,8 @@ namespace acesim {
 class NodeList {
 public:
     void bind(std::uint32_t* slots) { data_ = slots; }
+    /// Its slice moved (same contents).
+    void rebind(std::uint32_t* slots) { data_ = slots; }
     std::uint32_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
     std::uint32_t back() const { return data_[size_ - 1]; }
@@ -131,6 +133,8 @@ public:
     std::uint32_t missing(std::uint32_t j) const {
         return plans_[j].nodes - held_[j].size() - reserved_[j] - acquiring_[j];
     }
+    /// A job submitted from outside (FleetModel): its slice of the node lists.
+    void add_job();
     void attach(std::uint32_t j, std::uint32_t n) {
         NodeState& node = nodes_[n];
         node.jobs.push_back(j);
@@ -390,6 +394,7 @@ private:
     std::uint32_t spare_pool_ = 0;
     std::uint32_t cold_pool_ = 0;
     std::vector<std::uint32_t> slots_;
+    std::vector<std::size_t> slot_of_;  ///< each job's first slot
     std::vector<NodeList> held_;
     std::vector<std::uint32_t> reserved_;
     NodeTotals totals_;

@@ -103,8 +103,42 @@ LevelPlan level_plan(const SimulationInput& in, std::size_t j, double interval) 
 
 }  // namespace
 
+void validate_job(const SimulationInput& in, std::size_t j) {
+    const std::size_t nd = in.distributions.size();
+    const FleetSpec& f = in.fleet;
+    const std::uint64_t usable_nodes = f.enabled ? f.nodes - f.spares - f.cold_spares : 0;
+    const JobSpec& s = in.jobs[j];
+    require_that(s.gpus >= 1, [&] { return job_field(j, "gpus") + " must be >= 1"; });
+    require_that(std::isfinite(s.work) && s.work > 0.0,
+                 [&] { return job_field(j, "work") + " must be finite and > 0"; });
+    require_that(std::isfinite(s.submit) && s.submit >= 0.0,
+                 [&] { return job_field(j, "submit") + " must be finite and >= 0"; });
+    require_that(in.time_limits.empty() || in.time_limits[j] > 0.0,
+                 [&] { return job_field(j, "time_limit") + " must be > 0 (inf for none)"; });
+    if (s.rule == IntervalRule::Fixed) {
+        require_that(std::isfinite(s.checkpoint_interval) && s.checkpoint_interval > 0.0,
+                     [&] { return job_field(j, "checkpoint_interval") + " must be finite and > 0"; });
+    }
+    require_that(s.init < nd && s.save < nd && s.load < nd,
+                 [&] { return job_field(j, "init/save/load") + ": bad distribution index"; });
+    validate_levels(in, j);
+    if (f.enabled) {
+        const std::uint64_t need =
+            (static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) / in.gpus_per_node;
+        require_that(need <= usable_nodes, [&] {
+            return job_field(j, "gpus") + " needs " + std::to_string(need) + " nodes; the fleet has " +
+                   std::to_string(usable_nodes) + " besides its spares (hot and cold)";
+        });
+    }
+}
+
 void validate(const SimulationInput& in) {
     require(!in.jobs.empty(), "jobs must not be empty");
+    validate_setup(in);
+    for (std::size_t j = 0; j < in.jobs.size(); ++j) validate_job(in, j);
+}
+
+void validate_setup(const SimulationInput& in) {
     require(in.time_limits.empty() || in.time_limits.size() == in.jobs.size(), "time_limit: one per job");
     require(in.job_options.empty() || in.job_options.size() == in.jobs.size(), "job options: one per job");
     require(in.jobs.size() <= kMaxEntityId + 1ull,
@@ -234,32 +268,6 @@ void validate(const SimulationInput& in) {
         const double mean = in.distributions[delay].mean(1.0);
         require(std::isfinite(mean) && mean >= 0.0, "policy.replacement_delay must have a finite mean >= 0");
     }
-    const std::uint64_t usable_nodes = f.enabled ? f.nodes - f.spares - f.cold_spares : 0;
-    for (std::size_t j = 0; j < in.jobs.size(); ++j) {
-        const JobSpec& s = in.jobs[j];
-        require_that(s.gpus >= 1, [&] { return job_field(j, "gpus") + " must be >= 1"; });
-        require_that(std::isfinite(s.work) && s.work > 0.0,
-                     [&] { return job_field(j, "work") + " must be finite and > 0"; });
-        require_that(std::isfinite(s.submit) && s.submit >= 0.0,
-                     [&] { return job_field(j, "submit") + " must be finite and >= 0"; });
-        require_that(in.time_limits.empty() || in.time_limits[j] > 0.0,
-                     [&] { return job_field(j, "time_limit") + " must be > 0 (inf for none)"; });
-        if (s.rule == IntervalRule::Fixed) {
-            require_that(std::isfinite(s.checkpoint_interval) && s.checkpoint_interval > 0.0,
-                         [&] { return job_field(j, "checkpoint_interval") + " must be finite and > 0"; });
-        }
-        require_that(s.init < nd && s.save < nd && s.load < nd,
-                     [&] { return job_field(j, "init/save/load") + ": bad distribution index"; });
-        validate_levels(in, j);
-        if (f.enabled) {
-            const std::uint64_t need =
-                (static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) / in.gpus_per_node;
-            require_that(need <= usable_nodes, [&] {
-                return job_field(j, "gpus") + " needs " + std::to_string(need) + " nodes; the fleet has " +
-                       std::to_string(usable_nodes) + " besides its spares (hot and cold)";
-            });
-        }
-    }
 }
 
 bool uses_levels(const SimulationInput& in) {
@@ -328,6 +336,19 @@ struct ProfileKeyHash {
 };
 
 }  // namespace
+
+void add_plan(Plans& plans, const SimulationInput& in, std::size_t j) {
+    const JobSpec& s = in.jobs[j];
+    plans.profiles.push_back(profile_of(in, j));
+    JobPlan p{};
+    p.profile = static_cast<std::uint32_t>(plans.profiles.size() - 1);
+    p.interval = interval_for(s, plans.profiles[p.profile]);
+    p.nodes = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) /
+                                         in.gpus_per_node);
+    p.gpus_per_node = s.gpus < in.gpus_per_node ? s.gpus : in.gpus_per_node;
+    plans.jobs.push_back(p);
+    plans.levels.push_back(level_plan(in, j, p.interval));
+}
 
 Plans make_plans(const SimulationInput& in) {
     Plans plans;

@@ -119,8 +119,26 @@ void RecoveryActions::keep_candidates(std::uint32_t j) {
     candidates_.since_failure.resize(k);
 }
 
+void RecoveryActions::report_failure(std::uint32_t j, double t) {
+    // The outside scheduler re-places it: it keeps its surviving nodes and
+    // waits for start() or stop().
+    JobState& job = jobs_[j];
+    std::vector<std::uint32_t> lost;
+    for (std::uint32_t n : pool_.nodes_of(j))
+        if (!pool_.node(n).in_service) lost.push_back(n);
+    for (std::uint32_t n : lost) pool_.detach(j, n);
+    job.life.phase = Phase::Waiting;
+    job.life.phase_start = t;
+    outside_.report(
+        {t, job.fault_time, ModelEvent::JobFailed, static_cast<std::int32_t>(j), job.cause, lost});
+}
+
 void RecoveryActions::recover(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
+    if (outside_.enabled) {
+        report_failure(j, t);
+        return;
+    }
     if (!pool_.enabled()) {
         // Replacements are always available: a fault that takes its node
         // down re-places the job (on a node it did not hold).
@@ -238,16 +256,22 @@ void RecoveryActions::preempt_lower(std::uint32_t j, double t) {
     }
 }
 
-void RecoveryActions::preempt(std::uint32_t v, std::uint32_t by, double t) {
+void RecoveryActions::release_victim(std::uint32_t v, std::int32_t by, double t) {
     JobState& victim = jobs_[v];
     const double lost = lifecycle_->interrupt(v, t);
-    jobs_[by].rec->churn_gpu_hours += in_.jobs[v].gpus * lost / kSecondsPerHour;
-    victim.churn_owner = static_cast<std::int32_t>(by);
+    if (by >= 0) {
+        jobs_[by].rec->churn_gpu_hours += in_.jobs[v].gpus * lost / kSecondsPerHour;
+        victim.churn_owner = by;
+    }
     ++victim.rec->preemptions;
     kernel_.invalidate_job(v);  // its pending phase end is void
-    ledger_.log(v, EventKind::Preempted, t, victim.life.committed, static_cast<std::int32_t>(by));
+    ledger_.log(v, EventKind::Preempted, t, victim.life.committed, by);
     lifecycle_->release_nodes(v);
     lifecycle_->enqueue(v, t);
+}
+
+void RecoveryActions::preempt(std::uint32_t v, std::uint32_t by, double t) {
+    release_victim(v, static_cast<std::int32_t>(by), t);
     give_up_if_unplaceable(v, t);
     // The preemptor takes the freed nodes before anyone else.
     JobState& job = jobs_[by];
@@ -259,6 +283,7 @@ void RecoveryActions::preempt(std::uint32_t v, std::uint32_t by, double t) {
 }
 
 bool RecoveryActions::give_up_if_unplaceable(std::uint32_t j, double t) {
+    if (outside_.enabled) return false;  // the outside scheduler's call
     if (!pool_.enabled() || pool_.retired() == 0) return false;
     const Phase phase = jobs_[j].phase();
     if (phase != Phase::Queued && phase != Phase::Waiting) return false;

@@ -30,10 +30,14 @@ public:
     std::int64_t next_backfill() { return reservation_.next(pool_); }
     void backfilled(std::uint32_t j) { reservation_.started(j, pool_); }
     void unreserve() { reservation_.finish(); }
-    void dispatch(double t) { scheduler_.dispatch(t, *this); }
+    void dispatch(double t) {
+        if (!outside_.enabled) scheduler_.dispatch(t, *this);  // else the outside scheduler's
+    }
 
     /// Job j's fault was detected at t: the policy decides and it is carried out.
     void recover(std::uint32_t j, double t);
+    /// An outside scheduler decides: job j's failure detected at t is reported.
+    void report_failure(std::uint32_t j, double t);
     /// A victim marked for preemption at its next checkpoint no longer is;
     /// returns its preemptor (-1: none).
     std::int32_t cancel_deferred_preemption(std::uint32_t v);
@@ -41,6 +45,9 @@ public:
     void retry_preemption(std::int32_t by, double t);
     void preempt_lower(std::uint32_t j, double t);
     void preempt(std::uint32_t v, std::uint32_t by, double t);
+    /// Victim v is preempted at t (its run rolled back, its nodes released, queued
+    /// again); its lost work and restart are `by`'s churn (by >= 0).
+    void release_victim(std::uint32_t v, std::int32_t by, double t);
     /// The place callback's choice: 1 placed, 0 declined (built-in choice),
     /// -1 not enough nodes available now.
     int place_outside(std::uint32_t j, bool recovering);

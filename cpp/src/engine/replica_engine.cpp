@@ -53,50 +53,189 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
 }
 
 void ReplicaEngine::run() {
-    pool_.init(draws_);
-    for (std::uint32_t n = 0; n < pool_.size(); ++n) kernel_.schedule_node(n, pool_.next_event(n));
-    if (!pool_.maintenance().empty()) kernel_.plan(pool_.maintenance().times());
+    begin();
     const std::size_t n = in_.jobs.size();
     jobs_.resize(n);
     if (!plans_.levels.empty()) levels_.assign(n, Levels{});
     if (limits_) limit_at_.assign(n, std::numeric_limits<double>::infinity());
-    for (std::uint32_t j = 0; j < n; ++j) {
-        const JobSpec& spec = in_.jobs[j];
-        JobState& job = jobs_[j];
-        job.rec = rows_ + j;
-        *job.rec = JobRecord{};
-        job.rec->replica = replica_;
-        job.rec->job = j;
-        job.rec->gpus = spec.gpus;
-        job.rec->priority = spec.priority;
-        job.rec->submit = spec.submit;
-        job.life.interval = plans_.jobs[j].interval;
-        job.life.phase_end = spec.submit;
-        lifecycle_.renew_failure_clock(j);
-    }
+    for (std::uint32_t j = 0; j < n; ++j) open_job(j);
     // Node failure processes never end: the run ends when every job is done
     // (or closed as unplaceable).
     DueEvent e;
-    while (jobs_done_ < n && kernel_.next(e)) {
-        pool_.set_now(e.time);
-        if (e.planned) {
-            failures_.begin_maintenance(e.id, e.time);
-        } else if (e.node) {
-            failures_.handle_node(e.id, e.time);
-        } else {
-            lifecycle_.handle_job(e.id);
-        }
-        failures_.reschedule_touched_nodes();
-        ledger_.check_trace_bound();
-        if (checking_) check_invariants();
-    }
+    while (jobs_done_ < n && kernel_.next(e)) handle(e);
     // The simulated span ends at the last job's end, or at the horizon (the
     // last event's time when there is none and jobs are left).
     const double end = jobs_done_ == n              ? kernel_.now()
                        : std::isfinite(in_.horizon) ? in_.horizon
                                                     : kernel_.now();
+    close(end);
+}
+
+void ReplicaEngine::begin() {
+    pool_.init(draws_);
+    for (std::uint32_t n = 0; n < pool_.size(); ++n) kernel_.schedule_node(n, pool_.next_event(n));
+    if (!pool_.maintenance().empty()) kernel_.plan(pool_.maintenance().times());
+}
+
+void ReplicaEngine::open_job(std::uint32_t j) {
+    const JobSpec& spec = in_.jobs[j];
+    JobState& job = jobs_[j];
+    job.rec = rows_ + j;
+    *job.rec = JobRecord{};
+    job.rec->replica = replica_;
+    job.rec->job = j;
+    job.rec->gpus = spec.gpus;
+    job.rec->priority = spec.priority;
+    job.rec->submit = spec.submit;
+    job.life.interval = plans_.jobs[j].interval;
+    job.life.phase_end = spec.submit;
+    lifecycle_.renew_failure_clock(j);
+}
+
+void ReplicaEngine::handle(const DueEvent& e) {
+    pool_.set_now(e.time);
+    if (e.planned) {
+        failures_.begin_maintenance(e.id, e.time);
+    } else if (e.node) {
+        failures_.handle_node(e.id, e.time);
+    } else {
+        lifecycle_.handle_job(e.id);
+    }
+    failures_.reschedule_touched_nodes();
+    ledger_.check_trace_bound();
+    if (checking_) check_invariants();
+}
+
+void ReplicaEngine::close(double end) {
     pool_.close(end);
-    ledger_.close(in_, plans_, jobs_, levels_, pool_.totals(), kernel_.events(), checking_);
+    // (a run's unfinished jobs close at its horizon; a FleetModel's at its clock)
+    ledger_.close(in_, plans_, jobs_, levels_, pool_.totals(), kernel_.events(), checking_,
+                  outside_.enabled ? end : in_.horizon);
+}
+
+// --- an outside scheduler's run (FleetModel) ------------------------------------
+
+void ReplicaEngine::drive_from_outside(bool report_checkpoints) {
+    outside_.enabled = true;
+    outside_.report_checkpoints = report_checkpoints;
+    begin();
+    kernel_.move_to(0.0);
+}
+
+void ReplicaEngine::rebind_rows(JobRecord* rows) {
+    rows_ = rows;
+    for (std::uint32_t j = 0; j < jobs_.size(); ++j) jobs_[j].rec = rows_ + j;
+}
+
+std::uint32_t ReplicaEngine::submit_job() {
+    // The caller appended the job's spec, plan and row; it is queued now.
+    const auto j = static_cast<std::uint32_t>(jobs_.size());
+    jobs_.emplace_back();
+    levels_.emplace_back();
+    kernel_.add_job();
+    scheduler_.add_job();
+    pool_.add_job();
+    open_job(j);
+    const double t = kernel_.now() > in_.jobs[j].submit ? kernel_.now() : in_.jobs[j].submit;
+    lifecycle_.log(j, EventKind::Submit, t);
+    lifecycle_.enqueue(j, t);
+    return j;
+}
+
+std::vector<ModelEvent> ReplicaEngine::advance(double until) {
+    // Every event up to `until` (included), stopping after the first that
+    // needs a decision (it reports something).
+    outside_.outbox.clear();
+    DueEvent e;
+    while (outside_.outbox.empty() && kernel_.peek() <= until && kernel_.next(e)) handle(e);
+    if (outside_.outbox.empty()) kernel_.move_to(std::min(until, kernel_.horizon()));
+    return std::move(outside_.outbox);
+}
+
+namespace {
+const char* phase_name(Phase p) {
+    switch (p) {
+        case Phase::Pending:
+            return "not submitted";
+        case Phase::Queued:
+            return "queued";
+        case Phase::Waiting:
+            return "waiting after a failure";
+        case Phase::Detecting:
+            return "failing (its fault is not detected yet)";
+        case Phase::Done:
+            return "done";
+        default:
+            return "running";
+    }
+}
+
+std::string job_name(std::uint32_t j) { return "job " + std::to_string(j); }
+}  // namespace
+
+void ReplicaEngine::start_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
+    const double t = kernel_.now();
+    JobState& job = jobs_[j];
+    const Phase phase = job.phase();
+    if (phase != Phase::Queued && phase != Phase::Waiting)
+        throw std::invalid_argument("start: " + job_name(j) + " is " + phase_name(phase) +
+                                    "; only a queued job or one waiting after a failure can start");
+    const JobPlan& plan = plans_.jobs[j];
+    if (nodes.size() != plan.nodes)
+        throw std::invalid_argument("start: " + job_name(j) + " needs " + std::to_string(plan.nodes) +
+                                    " node(s), got " + std::to_string(nodes.size()));
+    const NodeList& held = pool_.nodes_of(j);
+    auto holds = [&](std::uint32_t n) { return std::find(held.begin(), held.end(), n) != held.end(); };
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+        const std::uint32_t n = nodes[k];
+        if (n >= pool_.size())
+            throw std::invalid_argument("start: node " + std::to_string(n) +
+                                        " does not exist (the fleet has " + std::to_string(pool_.size()) +
+                                        ")");
+        if (std::find(nodes.begin(), nodes.begin() + k, n) != nodes.begin() + k)
+            throw std::invalid_argument("start: node " + std::to_string(n) + " is given twice");
+        if (holds(n)) continue;
+        const NodeState& node = pool_.node(n);
+        if (!node.in_service)
+            throw std::invalid_argument("start: node " + std::to_string(n) +
+                                        " is out of service (failed, quarantined or in maintenance)");
+        if (!node.reserved.empty() || node.acquiring_for >= 0 || node.free_gpus < plan.gpus_per_node ||
+            (plan.gpus_per_node == pool_.gpus_per_node() && !node.jobs.empty()))
+            throw std::invalid_argument("start: node " + std::to_string(n) + " is busy (" +
+                                        std::to_string(node.free_gpus) + " free GPUs; " + job_name(j) +
+                                        " needs " + std::to_string(plan.gpus_per_node) + ")");
+    }
+    // The survivors it is not given back are released; the rest are taken, in order.
+    std::vector<std::uint32_t> released;
+    for (std::uint32_t n : held)
+        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) released.push_back(n);
+    for (std::uint32_t n : released) pool_.detach(j, n);
+    for (std::uint32_t n : nodes)
+        if (!holds(n)) pool_.take_chosen(j, n);
+    scheduler_.drop(j);
+    lifecycle_.begin_start(j, t);
+    failures_.reschedule_touched_nodes();
+    if (checking_) check_invariants();
+}
+
+void ReplicaEngine::stop_job(std::uint32_t j, std::int32_t for_job) {
+    const double t = kernel_.now();
+    JobState& job = jobs_[j];
+    if (for_job >= static_cast<std::int32_t>(jobs_.size()))
+        throw std::invalid_argument("stop: for_job " + std::to_string(for_job) + " does not exist");
+    if (job.running()) {
+        recovery_.release_victim(j, for_job, t);  // accounted as a preemption
+    } else if (job.phase() == Phase::Waiting) {
+        // A failed job the scheduler sends back to the queue (REQUEUE).
+        job.rec->recovery_wait += t - job.life.phase_start;
+        lifecycle_.release_nodes(j);
+        lifecycle_.enqueue(j, t);
+    } else {
+        throw std::invalid_argument("stop: " + job_name(j) + " is " + phase_name(job.phase()) +
+                                    "; only a running job or one waiting after a failure can be stopped");
+    }
+    failures_.reschedule_touched_nodes();
+    if (checking_) check_invariants();
 }
 
 void ReplicaEngine::check_invariants() const {

@@ -31,8 +31,32 @@ public:
     /// Runs the replica to the horizon (or until every job is done) and writes its rows.
     void run();
 
+    // --- an outside scheduler's run (FleetModel) -------------------------------
+    /// Decisions come from outside from now on (no job yet; the fleet starts).
+    void drive_from_outside(bool report_checkpoints);
+    /// The rows moved (the caller grew their storage).
+    void rebind_rows(JobRecord* rows);
+    /// The job whose spec, plan and row the caller appended is submitted now: queued. Returns its id.
+    std::uint32_t submit_job();
+    /// Runs every event up to `until` (included), stopping after the first one
+    /// that reports something; the clock then stands at that event, else at `until`.
+    std::vector<ModelEvent> advance(double until);
+    /// Closes every row at `end` (a run's horizon or end) and appends the fleet row.
+    void close(double end);
+    double now() const { return kernel_.now(); }
+    double peek() { return kernel_.peek(); }
+    const NodePool& pool() const { return pool_; }
+    const JobState& job(std::uint32_t j) const { return jobs_[j]; }
+    /// The outside scheduler starts job j (queued, or waiting after a failure) on `nodes`.
+    void start_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
+    /// The outside scheduler stops job j (a preemption when it runs; churn to `for_job` >= 0).
+    void stop_job(std::uint32_t j, std::int32_t for_job);
+
 private:
     void check_invariants() const;
+    void begin();
+    void open_job(std::uint32_t j);
+    void handle(const DueEvent& e);
 
     JobTransitions lifecycle_;
     FailureRouting failures_;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "acesim/distributions.hpp"
+#include "acesim/fleet_model.hpp"
 #include "acesim/simulator.hpp"
 #include "draws.hpp"
 #include "job_state.hpp"
@@ -24,6 +25,15 @@
 #include "storage.hpp"
 
 namespace acesim {
+
+/// An outside scheduler's run: it places, preempts and re-places jobs itself;
+/// the model reports what needs a decision instead of deciding.
+struct OutsideScheduler {
+    bool enabled = false;
+    bool report_checkpoints = false;
+    std::vector<ModelEvent> outbox;
+    void report(ModelEvent e) { outbox.push_back(std::move(e)); }
+};
 
 struct ReplicaState {
     ReplicaState(const SimulationInput& in, const Plans& plans, const std::vector<DistributionView>& views,
@@ -48,7 +58,8 @@ struct ReplicaState {
     /// Per job when Plans::levels is set (asynchronous or tiered checkpoints,
     /// slow failures); else empty and the synchronous transitions run.
     std::vector<Levels> levels_;
-    StorageChannel storage_;  ///< shared checkpoint storage (enabled with a fleet's storage_bandwidth)
+    StorageChannel storage_;    ///< shared checkpoint storage (enabled with a fleet's storage_bandwidth)
+    OutsideScheduler outside_;  ///< FleetModel: decisions come from outside
 };
 
 class JobTransitions;
@@ -77,7 +88,8 @@ struct ReplicaParts {
           limits_(s.limits_),
           limit_at_(s.limit_at_),
           levels_(s.levels_),
-          storage_(s.storage_) {}
+          storage_(s.storage_),
+          outside_(s.outside_) {}
 
     void wire(JobTransitions* lifecycle, FailureRouting* failures, RecoveryActions* recovery,
               CheckpointWrites* checkpoints, ElasticResize* elastic) {
@@ -105,6 +117,7 @@ struct ReplicaParts {
     std::vector<double>& limit_at_;
     std::vector<Levels>& levels_;
     StorageChannel& storage_;
+    OutsideScheduler& outside_;
     JobTransitions* lifecycle_ = nullptr;
     FailureRouting* failures_ = nullptr;
     RecoveryActions* recovery_ = nullptr;

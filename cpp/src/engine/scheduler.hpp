@@ -45,6 +45,8 @@ public:
         where_[j] = kNowhere;
     }
     bool waiting(std::uint32_t j) const { return where_[j] == kWaiting; }
+    /// A job submitted from outside (FleetModel).
+    void add_job() { where_.push_back(kNowhere); }
     bool queued(std::uint32_t j) const { return where_[j] == kQueue; }
 
     /// Hands free capacity out: recovering jobs first (they hold idle nodes and

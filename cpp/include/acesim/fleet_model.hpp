@@ -1,0 +1,71 @@
+// The model driven step by step by an outside scheduler (FleetModel): the
+// scheduler submits, places, preempts and re-places jobs; the model runs the
+// node pool, the failure processes, the lifecycle and the accounting, and
+// reports what needs a decision. Its numbers are the event-heap engine's:
+// replaying the built-in scheduler's decisions gives the same rows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "acesim/records.hpp"
+#include "acesim/simulator.hpp"
+
+namespace acesim {
+
+/// What the model reports to the outside scheduler.
+struct ModelEvent {
+    enum Kind : std::uint32_t { NodeDown = 0, NodeUp = 1, JobFailed = 2, JobDone = 3, Checkpoint = 4 };
+    double time;
+    double fault_time;  ///< JobFailed: when the fault struck (time: its detection)
+    Kind kind;
+    std::int32_t job;                  ///< -1: none (NodeDown: the job a job-level failure was blamed on)
+    std::int32_t cause;                ///< -1: none (or a planned stop)
+    std::vector<std::uint32_t> nodes;  ///< NodeDown / NodeUp: the nodes; JobFailed: the nodes the job lost
+};
+
+class ReplicaEngine;
+struct Plans;
+
+class FleetModelCore {
+public:
+    /// `setup`: the distributions, fleet, causes, job-level failure law,
+    /// quarantine (policy), gpus_per_node, seed, first_replica (the replica
+    /// id), horizon, max_events and check_invariants; no jobs. Throws
+    /// std::invalid_argument naming a bad field.
+    FleetModelCore(SimulationInput setup, bool report_checkpoints);
+    ~FleetModelCore();
+    FleetModelCore(const FleetModelCore&) = delete;
+    FleetModelCore& operator=(const FleetModelCore&) = delete;
+
+    /// A distribution for later jobs; returns its index.
+    std::uint32_t add_distribution(Distribution d);
+    /// Submits a job now (its submit time is the model's clock); returns its id.
+    std::uint32_t submit(JobSpec spec, JobOptions options, const std::vector<CheckpointTierSpec>& tiers);
+    void start(std::uint32_t job, const std::vector<std::uint32_t>& nodes);
+    void stop(std::uint32_t job, std::int32_t for_job);
+    std::vector<ModelEvent> advance(double until);
+    double now() const;
+    double peek();
+    std::uint32_t jobs() const;
+    std::uint32_t nodes() const;
+    std::vector<std::uint32_t> free_nodes() const;
+    std::vector<std::uint32_t> nodes_of(std::uint32_t job) const;
+    /// Closes every row at the current time (the horizon when it is finite
+    /// and reached) and returns the results; the model cannot go on after.
+    SimulationOutput close();
+
+private:
+    void require_job(std::uint32_t job, const char* what) const;
+
+    SimulationInput in_;
+    std::unique_ptr<Plans> plans_;
+    std::vector<DistributionView> views_;
+    std::vector<JobRecord> rows_;
+    SimulationOutput out_;
+    std::unique_ptr<ReplicaEngine> engine_;
+    bool closed_ = false;
+};
+
+}  // namespace acesim

@@ -1,0 +1,138 @@
+#include "acesim/fleet_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "engine/plans.hpp"
+#include "engine/replica_engine.hpp"
+
+namespace acesim {
+
+namespace {
+void require(bool ok, const std::string& message) {
+    if (!ok) throw std::invalid_argument(message);
+}
+}  // namespace
+
+FleetModelCore::FleetModelCore(SimulationInput setup, bool report_checkpoints) : in_(std::move(setup)) {
+    require(in_.fleet.enabled, "FleetModel: a fleet is required");
+    require(in_.fleet.cold_spares == 0,
+            "fleet.cold_spares: cold spares are the built-in scheduler's (a FleetModel's scheduler places "
+            "every node itself)");
+    require(!in_.policy.on_failure && !in_.policy.place && in_.policy.compiled == nullptr &&
+                in_.policy.replacement_delay == kNoDistribution,
+            "policy: a FleetModel takes only what belongs to the model (quarantine); placement, "
+            "re-placement and preemption are the outside scheduler's");
+    require(in_.jobs.empty(), "FleetModel: jobs are submitted one by one");
+    in_.replicas = 1;
+    in_.threads = 1;
+    in_.policy.backfill = Backfill::Greedy;  // (no EASY reservations: the scheduler is outside)
+    validate_setup(in_);
+    plans_ = std::make_unique<Plans>(make_plans(in_));
+    for (const Distribution& d : in_.distributions) views_.push_back(d.view());
+    rows_.reserve(64);
+    const std::uint64_t max_events = in_.max_events == 0 ? kDefaultMaxEvents : in_.max_events;
+    engine_ = std::make_unique<ReplicaEngine>(in_, *plans_, views_, in_.first_replica, max_events,
+                                              rows_.data(), out_);
+    engine_->drive_from_outside(report_checkpoints);
+}
+
+FleetModelCore::~FleetModelCore() = default;
+
+std::uint32_t FleetModelCore::add_distribution(Distribution d) {
+    in_.distributions.push_back(std::move(d));
+    // The views point into the distributions' tables: build them all again.
+    views_.clear();
+    for (const Distribution& x : in_.distributions) views_.push_back(x.view());
+    return static_cast<std::uint32_t>(in_.distributions.size() - 1);
+}
+
+std::uint32_t FleetModelCore::submit(JobSpec spec, JobOptions options,
+                                     const std::vector<CheckpointTierSpec>& tiers) {
+    require(!closed_, "FleetModel: the model was closed");
+    const double now = engine_->now();
+    spec.submit = now > 0.0 ? now : 0.0;
+    const std::size_t j = in_.jobs.size();
+    const std::size_t tiers_before = in_.tiers.size();
+    options.tier_first = static_cast<std::uint32_t>(tiers_before);
+    options.tier_count = static_cast<std::uint32_t>(tiers.size());
+    in_.jobs.push_back(spec);
+    in_.job_options.push_back(options);
+    in_.tiers.insert(in_.tiers.end(), tiers.begin(), tiers.end());
+    try {
+        validate_job(in_, j);
+        add_plan(*plans_, in_, j);
+    } catch (...) {
+        in_.jobs.pop_back();
+        in_.job_options.pop_back();
+        in_.tiers.resize(tiers_before);
+        if (plans_->jobs.size() > j) plans_->jobs.pop_back();
+        if (plans_->levels.size() > j) plans_->levels.pop_back();
+        throw;
+    }
+    const JobRecord* before = rows_.data();
+    rows_.emplace_back();
+    if (rows_.data() != before) engine_->rebind_rows(rows_.data());
+    return engine_->submit_job();
+}
+
+void FleetModelCore::require_job(std::uint32_t job, const char* what) const {
+    require(!closed_, "FleetModel: the model was closed");
+    require(job < in_.jobs.size(), std::string(what) + ": job " + std::to_string(job) + " does not exist (" +
+                                       std::to_string(in_.jobs.size()) + " submitted)");
+}
+
+void FleetModelCore::start(std::uint32_t job, const std::vector<std::uint32_t>& nodes) {
+    require_job(job, "start");
+    engine_->start_job(job, nodes);
+}
+
+void FleetModelCore::stop(std::uint32_t job, std::int32_t for_job) {
+    require_job(job, "stop");
+    engine_->stop_job(job, for_job);
+}
+
+std::vector<ModelEvent> FleetModelCore::advance(double until) {
+    require(!closed_, "FleetModel: the model was closed");
+    require(!std::isnan(until), "advance: until must be a time (not NaN)");
+    require(until >= engine_->now(), "advance: time cannot go backwards (until " + std::to_string(until) +
+                                         " is before now, " + std::to_string(engine_->now()) + ")");
+    return engine_->advance(until);
+}
+
+double FleetModelCore::now() const { return engine_->now() > 0.0 ? engine_->now() : 0.0; }
+double FleetModelCore::peek() { return engine_->peek(); }
+std::uint32_t FleetModelCore::jobs() const { return static_cast<std::uint32_t>(in_.jobs.size()); }
+std::uint32_t FleetModelCore::nodes() const { return in_.fleet.nodes; }
+
+std::vector<std::uint32_t> FleetModelCore::free_nodes() const {
+    std::vector<std::uint32_t> out;
+    const NodePool& pool = engine_->pool();
+    for (std::uint32_t n = 0; n < pool.size(); ++n) {
+        const NodeState& node = pool.node(n);
+        if (node.in_service && node.jobs.empty() && node.reserved.empty() && node.acquiring_for < 0)
+            out.push_back(n);
+    }
+    return out;
+}
+
+std::vector<std::uint32_t> FleetModelCore::nodes_of(std::uint32_t job) const {
+    require_job(job, "nodes_of");
+    const NodeList& held = engine_->pool().nodes_of(job);
+    return std::vector<std::uint32_t>(held.begin(), held.end());
+}
+
+SimulationOutput FleetModelCore::close() {
+    require(!closed_, "FleetModel: the model was closed");
+    require(!in_.jobs.empty(), "FleetModel: no job was submitted");
+    closed_ = true;
+    const double end = std::min(now(), in_.horizon);
+    engine_->close(end);
+    out_.jobs.assign(rows_.begin(), rows_.end());
+    return std::move(out_);
+}
+
+}  // namespace acesim
