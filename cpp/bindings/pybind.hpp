@@ -24,6 +24,7 @@ py::array_t<T> to_numpy(std::vector<T, Allocator>&& rows) {
 
 void register_distributions(py::module_& m);
 void register_simulator(py::module_& m);
+void register_fleet_model(py::module_& m);
 void register_analytic(py::module_& m);
 
 }  // namespace acesim::bindings

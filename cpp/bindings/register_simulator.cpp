@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "acesim/fleet_model.hpp"
 #include "acesim/records.hpp"
 #include "acesim/simulator.hpp"
 #include "pybind.hpp"
@@ -157,6 +158,86 @@ PlacementDecision python_placement(py::object callable) {
     };
 }
 
+/// The fleet from the dict of FleetSpec's fields Python builds (Fleet._core_spec), or None.
+void set_fleet(SimulationInput& in, const py::object& fleet) {
+    if (!fleet.is_none()) {
+        // A dict of FleetSpec's fields by name (acesim.simulation builds it).
+        auto d = fleet.cast<py::dict>();
+        auto laws = [](py::handle v) {
+            std::vector<std::uint32_t> out;
+            for (std::int64_t law : v.cast<std::vector<std::int64_t>>()) out.push_back(index_or_none(law));
+            return out;
+        };
+        FleetSpec& f = in.fleet;
+        f.enabled = true;
+        f.nodes = d["nodes"].cast<std::uint32_t>();
+        f.spares = d["spares"].cast<std::uint32_t>();
+        f.repair = index_or_none(d["repair"].cast<std::int64_t>());
+        f.node_failures = index_or_none(d["node_failures"].cast<std::int64_t>());
+        f.node_failure_laws = laws(d["node_failure_laws"]);
+        f.lemon_fraction = d["lemon_fraction"].cast<double>();
+        f.lemon_factor = d["lemon_factor"].cast<double>();
+        f.stationary_start = d["stationary_start"].cast<bool>();
+        if (!d["node_failure_reported"].is_none()) {
+            f.node_failure_times = true;
+            f.node_failure_reported = laws(d["node_failure_reported"]);
+        }
+        const auto clock = d["node_clock"].cast<std::uint32_t>();
+        if (clock > 1) throw std::invalid_argument("fleet.node_clock: unknown clock");
+        f.node_clock = static_cast<NodeClock>(clock);
+        for (const auto& [start, end, factor] :
+             d["rate_windows"].cast<std::vector<std::tuple<double, double, double>>>())
+            f.rate_windows.push_back(RateWindow{start, end, factor});
+        for (auto& [start, duration, nodes] :
+             d["maintenance"].cast<std::vector<std::tuple<double, double, std::vector<std::uint32_t>>>>())
+            f.maintenance.push_back(MaintenanceWindow{start, duration, std::move(nodes)});
+        if (!d["repair_stages"].is_none()) {
+            // A repair pipeline: [(duration law, escalate, fix), ...] and its misdiagnosis
+            for (const auto& [law, escalate, fix] :
+                 d["repair_stages"].cast<std::vector<std::tuple<std::int64_t, double, double>>>())
+                f.repair_stages.push_back(RepairStageSpec{index_or_none(law), escalate, fix});
+            f.misdiagnosis = d["misdiagnosis"].cast<double>();
+        }
+        f.cold_spares = d["cold_spares"].cast<std::uint32_t>();
+        f.cold_spare_delay = index_or_none(d["cold_spare_delay"].cast<std::int64_t>());
+        if (d.contains("lend_spares")) f.lend_spares = d["lend_spares"].cast<bool>();
+        if (d.contains("storage_bandwidth") && !d["storage_bandwidth"].is_none())
+            f.storage_bandwidth = d["storage_bandwidth"].cast<double>();
+    }
+}
+
+/// The policy from the tuple Python builds (Policy._core_spec), or None.
+void set_policy(SimulationInput& in, const py::object& policy) {
+    if (!policy.is_none()) {
+        // (replacement, preemption, grace, quarantine or None, on_failure or None,
+        //  compiled address, compiled user data, place or None,
+        //  replacement_delay index or -1, backfill): Policy._core_spec builds it
+        auto t = policy.cast<py::tuple>();
+        PolicySpec& p = in.policy;
+        p.replacement = static_cast<Replacement>(t[0].cast<std::uint32_t>());
+        p.preemption = static_cast<Preemption>(t[1].cast<std::uint32_t>());
+        p.preemption_grace = t[2].cast<double>();
+        if (!t[3].is_none()) {
+            auto q = t[3].cast<py::tuple>();
+            p.quarantine =
+                QuarantineSpec{true, q[0].cast<std::uint32_t>(), q[1].cast<double>(), q[2].cast<double>()};
+        }
+        if (!t[4].is_none()) p.on_failure = python_decision(t[4]);
+        if (t.size() > 7 && !t[7].is_none()) p.place = python_placement(t[7]);
+        if (t.size() > 8) p.replacement_delay = index_or_none(t[8].cast<std::int64_t>());
+        if (t.size() > 9) {
+            const auto backfill = t[9].cast<std::uint32_t>();
+            if (backfill > 1) throw std::invalid_argument("policy.backfill: unknown backfill");
+            p.backfill = static_cast<Backfill>(backfill);
+        }
+        const auto address = t[5].cast<std::uintptr_t>();
+        if (address != 0) {
+            p.compiled = reinterpret_cast<acesim_failure_policy_fn>(address);
+            p.compiled_user_data = reinterpret_cast<void*>(t[6].cast<std::uintptr_t>());
+        }
+    }
+}
+
 /// How many replicas of what, and with which limits: the options every run has.
 void set_run_options(SimulationInput& in, std::uint32_t gpus_per_node, std::uint32_t replicas,
                      std::uint32_t first_replica, std::uint64_t seed, double horizon, unsigned threads,
@@ -282,80 +363,8 @@ void register_simulator(py::module_& m) {
                 const auto* tl = column(limits, in.jobs.size(), "time_limit");
                 in.time_limits.assign(tl, tl + in.jobs.size());
             }
-            if (!fleet.is_none()) {
-                // A dict of FleetSpec's fields by name (acesim.simulation builds it).
-                auto d = fleet.cast<py::dict>();
-                auto laws = [](py::handle v) {
-                    std::vector<std::uint32_t> out;
-                    for (std::int64_t law : v.cast<std::vector<std::int64_t>>())
-                        out.push_back(index_or_none(law));
-                    return out;
-                };
-                FleetSpec& f = in.fleet;
-                f.enabled = true;
-                f.nodes = d["nodes"].cast<std::uint32_t>();
-                f.spares = d["spares"].cast<std::uint32_t>();
-                f.repair = index_or_none(d["repair"].cast<std::int64_t>());
-                f.node_failures = index_or_none(d["node_failures"].cast<std::int64_t>());
-                f.node_failure_laws = laws(d["node_failure_laws"]);
-                f.lemon_fraction = d["lemon_fraction"].cast<double>();
-                f.lemon_factor = d["lemon_factor"].cast<double>();
-                f.stationary_start = d["stationary_start"].cast<bool>();
-                if (!d["node_failure_reported"].is_none()) {
-                    f.node_failure_times = true;
-                    f.node_failure_reported = laws(d["node_failure_reported"]);
-                }
-                const auto clock = d["node_clock"].cast<std::uint32_t>();
-                if (clock > 1) throw std::invalid_argument("fleet.node_clock: unknown clock");
-                f.node_clock = static_cast<NodeClock>(clock);
-                for (const auto& [start, end, factor] :
-                     d["rate_windows"].cast<std::vector<std::tuple<double, double, double>>>())
-                    f.rate_windows.push_back(RateWindow{start, end, factor});
-                for (auto& [start, duration, nodes] :
-                     d["maintenance"]
-                         .cast<std::vector<std::tuple<double, double, std::vector<std::uint32_t>>>>())
-                    f.maintenance.push_back(MaintenanceWindow{start, duration, std::move(nodes)});
-                if (!d["repair_stages"].is_none()) {
-                    // A repair pipeline: [(duration law, escalate, fix), ...] and its misdiagnosis
-                    for (const auto& [law, escalate, fix] :
-                         d["repair_stages"].cast<std::vector<std::tuple<std::int64_t, double, double>>>())
-                        f.repair_stages.push_back(RepairStageSpec{index_or_none(law), escalate, fix});
-                    f.misdiagnosis = d["misdiagnosis"].cast<double>();
-                }
-                f.cold_spares = d["cold_spares"].cast<std::uint32_t>();
-                f.cold_spare_delay = index_or_none(d["cold_spare_delay"].cast<std::int64_t>());
-                if (d.contains("lend_spares")) f.lend_spares = d["lend_spares"].cast<bool>();
-                if (d.contains("storage_bandwidth") && !d["storage_bandwidth"].is_none())
-                    f.storage_bandwidth = d["storage_bandwidth"].cast<double>();
-            }
-            if (!policy.is_none()) {
-                // (replacement, preemption, grace, quarantine or None, on_failure or None,
-                //  compiled address, compiled user data, place or None,
-                //  replacement_delay index or -1, backfill): Policy._core_spec builds it
-                auto t = policy.cast<py::tuple>();
-                PolicySpec& p = in.policy;
-                p.replacement = static_cast<Replacement>(t[0].cast<std::uint32_t>());
-                p.preemption = static_cast<Preemption>(t[1].cast<std::uint32_t>());
-                p.preemption_grace = t[2].cast<double>();
-                if (!t[3].is_none()) {
-                    auto q = t[3].cast<py::tuple>();
-                    p.quarantine = QuarantineSpec{true, q[0].cast<std::uint32_t>(), q[1].cast<double>(),
-                                                  q[2].cast<double>()};
-                }
-                if (!t[4].is_none()) p.on_failure = python_decision(t[4]);
-                if (t.size() > 7 && !t[7].is_none()) p.place = python_placement(t[7]);
-                if (t.size() > 8) p.replacement_delay = index_or_none(t[8].cast<std::int64_t>());
-                if (t.size() > 9) {
-                    const auto backfill = t[9].cast<std::uint32_t>();
-                    if (backfill > 1) throw std::invalid_argument("policy.backfill: unknown backfill");
-                    p.backfill = static_cast<Backfill>(backfill);
-                }
-                const auto address = t[5].cast<std::uintptr_t>();
-                if (address != 0) {
-                    p.compiled = reinterpret_cast<acesim_failure_policy_fn>(address);
-                    p.compiled_user_data = reinterpret_cast<void*>(t[6].cast<std::uintptr_t>());
-                }
-            }
+            set_fleet(in, fleet);
+            set_policy(in, policy);
             set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events);
             in.record_events = record_events;
             in.check_invariants = check_invariants;
@@ -411,6 +420,92 @@ void register_simulator(py::module_& m) {
         py::arg("replicas"), py::arg("first_replica"), py::arg("seed"), py::arg("horizon"),
         py::arg("threads"), py::arg("max_events"), py::arg("device"),
         py::arg("checkpoint_levels") = py::none());
+    register_fleet_model(m);
+}
+
+void register_fleet_model(py::module_& m) {
+    using Core = FleetModelCore;
+    py::class_<Core>(m, "FleetModel")
+        .def(py::init([](const std::vector<Distribution>& distributions, py::object fleet,
+                         const CauseTuples& causes, std::int64_t job_failures, py::object policy,
+                         std::uint32_t gpus_per_node, std::uint64_t seed, std::uint32_t replica,
+                         double horizon, std::uint64_t max_events, bool check_invariants, bool record_events,
+                         bool report_checkpoints) {
+                 SimulationInput in;
+                 in.distributions = distributions;
+                 in.job_failures = index_or_none(job_failures);
+                 for (const auto& [share, detect, node_down, nodes, node_scope, slowdown] : causes)
+                     in.causes.push_back(
+                         CauseSpec{share, index_or_none(detect), node_down, nodes, node_scope, slowdown});
+                 set_fleet(in, fleet);
+                 set_policy(in, policy);
+                 set_run_options(in, gpus_per_node, 1, replica, seed, horizon, 1, max_events);
+                 in.check_invariants = check_invariants;
+                 in.record_events = record_events;
+                 return std::make_unique<Core>(std::move(in), report_checkpoints);
+             }),
+             py::arg("distributions"), py::arg("fleet"), py::arg("causes"), py::arg("job_failures"),
+             py::arg("policy"), py::arg("gpus_per_node"), py::arg("seed"), py::arg("replica"),
+             py::arg("horizon"), py::arg("max_events"), py::arg("check_invariants"), py::arg("record_events"),
+             py::arg("report_checkpoints"))
+        .def("add_distribution", &Core::add_distribution, py::arg("distribution"))
+        .def(
+            "submit",
+            [](Core& c, std::uint32_t gpus, double work, double interval, std::uint32_t rule,
+               std::uint32_t init, std::uint32_t save, std::uint32_t load, std::int32_t priority,
+               std::int64_t persist,
+               const std::vector<std::tuple<double, std::uint32_t, std::uint32_t, std::uint32_t>>& tiers,
+               std::uint32_t min_gpus, std::int64_t reconfigure, double scaling, double checkpoint_bytes) {
+                if (rule > 3) throw std::invalid_argument("rule: unknown interval rule");
+                JobSpec spec{gpus, work, interval, static_cast<IntervalRule>(rule), init, save,
+                             load, 0.0,  priority};
+                JobOptions options;
+                options.persist = index_or_none(persist);
+                options.min_gpus = min_gpus;
+                options.reconfigure = index_or_none(reconfigure);
+                options.scaling = scaling;
+                options.checkpoint_bytes = checkpoint_bytes;
+                std::vector<CheckpointTierSpec> levels;
+                for (const auto& [iv, sv, ld, rep] : tiers)
+                    levels.push_back(CheckpointTierSpec{iv, sv, ld, rep});
+                return c.submit(spec, options, levels);
+            },
+            py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"), py::arg("rule"),
+            py::arg("init"), py::arg("save"), py::arg("load"), py::arg("priority"), py::arg("persist"),
+            py::arg("tiers"), py::arg("min_gpus"), py::arg("reconfigure"), py::arg("scaling"),
+            py::arg("checkpoint_bytes"))
+        .def("start", &Core::start, py::arg("job"), py::arg("nodes"))
+        .def("stop", &Core::stop, py::arg("job"), py::arg("for_job"))
+        .def(
+            "advance",
+            [](Core& c, double until) {
+                py::list out;
+                for (const ModelEvent& e : c.advance(until))
+                    out.append(py::make_tuple(e.time, static_cast<std::uint32_t>(e.kind), e.job, e.cause,
+                                              e.fault_time, e.nodes));
+                return out;
+            },
+            py::arg("until"))
+        .def_property_readonly("now", &Core::now)
+        .def("peek", &Core::peek)
+        .def_property_readonly("jobs", &Core::jobs)
+        .def_property_readonly("nodes", &Core::nodes)
+        .def("free_nodes", &Core::free_nodes)
+        .def("nodes_of", &Core::nodes_of, py::arg("job"))
+        .def_property_readonly("logged", &Core::logged)
+        .def(
+            "events_since", [](const Core& c, std::size_t first) { return to_numpy(c.events_since(first)); },
+            py::arg("first"))
+        .def("close", [](Core& c) {
+            SimulationOutput out = c.close();
+            py::dict result;
+            result["jobs"] = to_numpy(std::move(out.jobs));
+            result["fleet"] = to_numpy(std::move(out.fleet));
+            result["trace"] = to_numpy(std::move(out.trace));
+            result["events"] = to_numpy(std::move(out.events));
+            result["placements"] = to_numpy(std::move(out.placements));
+            return result;
+        });
 }
 
 }  // namespace acesim::bindings

@@ -43,6 +43,7 @@ from .distributions import (
     Weibull,
 )
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
+from .fleet_model import Event, FleetModel
 from .job import CheckpointTier, Job, JobArray
 from .optimize import OptimalInterval, optimal_interval
 from .policy import FailureView, Policy, Preemption, Quarantine, Replacement
@@ -89,9 +90,11 @@ __all__ = [
     "Constant",
     "Distribution",
     "Empirical",
+    "Event",
     "Exponential",
     "FailureView",
     "Fleet",
+    "FleetModel",
     "Gamma",
     "Job",
     "JobArray",

@@ -206,3 +206,55 @@ def simulate_batch(
     device: str,
     checkpoint_levels: tuple[Any, ...] | None = None,
 ) -> npt.NDArray[Any]: ...
+
+class FleetModel:
+    def __init__(
+        self,
+        distributions: list[Distribution],
+        fleet: dict[str, Any] | None,
+        causes: list[tuple[float, int, bool, int, bool, float]],
+        job_failures: int,
+        policy: tuple[Any, ...] | None,
+        gpus_per_node: int,
+        seed: int,
+        replica: int,
+        horizon: float,
+        max_events: int,
+        check_invariants: bool,
+        record_events: bool,
+        report_checkpoints: bool,
+    ) -> None: ...
+    def add_distribution(self, distribution: Distribution) -> int: ...
+    def submit(
+        self,
+        gpus: int,
+        work: float,
+        checkpoint_interval: float,
+        rule: int,
+        init: int,
+        save: int,
+        load: int,
+        priority: int,
+        persist: int,
+        tiers: list[tuple[float, int, int, int]],
+        min_gpus: int,
+        reconfigure: int,
+        scaling: float,
+        checkpoint_bytes: float,
+    ) -> int: ...
+    def start(self, job: int, nodes: list[int]) -> None: ...
+    def stop(self, job: int, for_job: int) -> None: ...
+    def advance(self, until: float) -> list[tuple[float, int, int, int, float, list[int]]]: ...
+    @property
+    def now(self) -> float: ...
+    def peek(self) -> float: ...
+    @property
+    def jobs(self) -> int: ...
+    @property
+    def nodes(self) -> int: ...
+    def free_nodes(self) -> list[int]: ...
+    def nodes_of(self, job: int) -> list[int]: ...
+    @property
+    def logged(self) -> int: ...
+    def events_since(self, first: int) -> npt.NDArray[Any]: ...
+    def close(self) -> dict[str, npt.NDArray[Any]]: ...

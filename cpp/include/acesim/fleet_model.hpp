@@ -52,6 +52,15 @@ public:
     std::uint32_t nodes() const;
     std::vector<std::uint32_t> free_nodes() const;
     std::vector<std::uint32_t> nodes_of(std::uint32_t job) const;
+    /// Rows in the event log so far.
+    std::size_t logged() const { return out_.events.size(); }
+    /// The event log's rows from `first` on (a copy).
+    std::vector<EventRecord> events_since(std::size_t first) const {
+        return first < out_.events.size()
+                   ? std::vector<EventRecord>(out_.events.begin() + static_cast<std::ptrdiff_t>(first),
+                                              out_.events.end())
+                   : std::vector<EventRecord>{};
+    }
     /// Closes every row at the current time (the horizon when it is finite
     /// and reached) and returns the results; the model cannot go on after.
     SimulationOutput close();

@@ -1,0 +1,343 @@
+"""The fleet model driven step by step by an outside scheduler.
+
+:class:`FleetModel` is what a scheduler's test suite embeds: the scheduler
+submits jobs, places them on nodes it chooses, preempts and re-places them;
+the model runs the node pool, the failure processes (node- and job-level,
+with their causes and detection latencies), quarantine, the job lifecycle
+(starts, checkpoints, rollbacks) and the accounting, and reports what needs a
+decision. It never changes the scheduler's decisions. Its numbers are the
+event-heap engine's: replaying the built-in scheduler's decisions through it
+gives the rows :func:`acesim.simulate` gives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from . import _core
+from ._validation import integer, non_negative
+from .analytic import meta_scale_model
+from .distributions import Distribution
+from .fleet import Cause, Fleet, _cause_list
+from .job import RULE_CODES, Job
+from .policy import Policy
+from .simulation import SimulationResult, _DistributionTable
+
+__all__ = ["EVENT_KINDS", "Event", "FleetModel"]
+
+EventKindName = Literal["node_down", "node_up", "job_failed", "job_done", "checkpoint"]
+
+#: What :meth:`FleetModel.advance` reports, in the core's order.
+EVENT_KINDS: tuple[EventKindName, ...] = (
+    "node_down",
+    "node_up",
+    "job_failed",
+    "job_done",
+    "checkpoint",
+)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something the model reports to the scheduler.
+
+    ``kind``: ``"node_down"`` (``nodes`` left service: failed, quarantined or
+    drained for maintenance; ``job`` is the job a job-level failure was
+    blamed on, else ``None``), ``"node_up"`` (``nodes`` are back),
+    ``"job_failed"`` (reported when the fault is detected, ``fault_time``
+    being when it struck; ``nodes`` are the nodes the job lost, and it still
+    holds its other nodes, see :meth:`FleetModel.nodes_of`; a planned
+    maintenance stop is reported the same way, with ``cause`` ``None``),
+    ``"job_done"``, and ``"checkpoint"`` (a checkpoint written or made
+    durable, when the model was asked for them). ``cause`` indexes the
+    model's causes (``None``: none).
+    """
+
+    time: float
+    kind: EventKindName
+    job: int | None
+    nodes: tuple[int, ...]
+    cause: int | None
+    fault_time: float | None = None
+
+
+class FleetModel:
+    """The model of a fleet driven by an outside scheduler.
+
+    ``fleet``, ``failures`` (the job-level inter-failure law; ``None``: the
+    scale-aware default when the fleet has no node-level failures, else
+    none), ``causes``, ``seed``, ``replica`` (the replica id: the model draws
+    what replica ``replica`` of :func:`acesim.simulate` draws) and
+    ``horizon`` mean what they mean for :func:`acesim.simulate`. Of a
+    ``policy`` only what belongs to the model applies: its ``quarantine``
+    (placement, re-placement, preemption and backfill are the scheduler's;
+    a policy with callbacks or a re-placement delay is refused). Cold spares
+    are the built-in scheduler's and are refused too. ``checkpoints``: also
+    report ``"checkpoint"`` events.
+
+    The scheduler's side:
+
+    - :meth:`submit` a :class:`acesim.Job` now (returns its id; it is queued);
+    - :meth:`start` a queued job, or one waiting after a failure, on the
+      nodes it chooses (all of them: survivors left out are released);
+    - :meth:`stop` a running job (accounted as a preemption, its churn
+      charged to ``for_job``) or send a failed one back to the queue;
+    - :meth:`advance` the clock to a time, or to the next event that needs a
+      decision, whichever is first; :meth:`peek` at the next event's time.
+
+    Errors, not silent fixes: a start on a busy, failed or quarantined node,
+    a start of a running job, time going backwards, a job that does not fit.
+
+    >>> import acesim as ace
+    >>> fleet = ace.Fleet(4, repair=ace.Constant(3600.0),
+    ...                   node_failures=ace.NodeTrace.from_gaps({0: [5000.0]}, nodes=4))
+    >>> model = ace.FleetModel(fleet)
+    >>> job = model.submit(ace.Job(16, work=8 * 3600.0, checkpoint_interval=3600.0))
+    >>> model.start(job, [0, 1])
+    >>> [e.kind for e in model.advance(10_000.0)]
+    ['node_down']
+    """
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        failures: Distribution | None = None,
+        causes: Any = None,
+        policy: Policy | None = None,
+        seed: int = 0,
+        replica: int = 0,
+        horizon: float = math.inf,
+        *,
+        checkpoints: bool = False,
+        check_invariants: bool = False,
+        max_events: int | None = None,
+    ) -> None:
+        if not isinstance(fleet, Fleet):
+            raise TypeError(f"fleet must be a Fleet, got {type(fleet).__name__}")
+        if failures is not None and not isinstance(failures, Distribution):
+            raise TypeError(
+                f"failures must be a Distribution or None, got {type(failures).__name__}"
+            )
+        if policy is not None and not isinstance(policy, Policy):
+            raise TypeError(f"policy must be a Policy or None, got {type(policy).__name__}")
+        if policy is not None and (policy.on_failure is not None or policy.place is not None):
+            raise ValueError(
+                "policy: a FleetModel takes only what belongs to the model (quarantine); "
+                "on_failure and place are the outside scheduler's decisions"
+            )
+        if policy is not None and policy.replacement_delay is not None:
+            raise ValueError("policy.replacement_delay: re-placement is the outside scheduler's")
+        for name, flag in (("checkpoints", checkpoints), ("check_invariants", check_invariants)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+        seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
+        replica_ = integer("replica", replica, minimum=0, maximum=2**32 - 2)
+        horizon_ = float(horizon) if isinstance(horizon, int | float) else horizon
+        if not isinstance(horizon_, float) or math.isnan(horizon_) or horizon_ <= 0:
+            raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon!r}")
+        self._args: dict[str, Any] = dict(
+            fleet=fleet,
+            failures=failures,
+            causes=causes,
+            policy=policy,
+            seed=seed_,
+            replica=replica_,
+            horizon=horizon_,
+            checkpoints=checkpoints,
+            check_invariants=check_invariants,
+            max_events=max_events,
+        )
+        self._causes: list[Cause] = _cause_list(causes)
+        law = failures
+        if law is None and fleet.node_failures is None:
+            law = meta_scale_model()
+        self._table = _DistributionTable()
+        index = self._table.index
+        fleet_spec = fleet._core_spec(index)
+        cause_spec = [c._core_spec(index) for c in self._causes]
+        failure_index = index(law)
+        quarantine = Policy(quarantine=policy.quarantine) if policy is not None else None
+        policy_spec = None if quarantine is None else quarantine._core_spec(index)
+        events_cap = (
+            0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
+        )
+        self._core = _core.FleetModel(
+            list(self._table.compiled),
+            fleet_spec,
+            cause_spec,
+            failure_index,
+            policy_spec,
+            fleet.gpus_per_node,
+            seed_,
+            replica_,
+            horizon_,
+            events_cap,
+            check_invariants,
+            True,
+            checkpoints,
+        )
+        self._sent = len(self._table.compiled)  # distributions the core has
+        self._fleet = fleet
+        self._jobs: list[Job] = []
+        self._log: list[tuple[str, tuple[Any, ...]]] = []
+
+    # --- the scheduler's side ---------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        """The model's clock (seconds)."""
+        return float(self._core.now)
+
+    @property
+    def fleet(self) -> Fleet:
+        return self._fleet
+
+    def submit(self, job: Job) -> int:
+        """Submits ``job`` now (its ``submit`` is ignored: the model's clock
+        is its submission); returns its id. It waits in the queue for
+        :meth:`start`."""
+        if not isinstance(job, Job):
+            raise TypeError(f"job must be a Job, got {type(job).__name__}")
+        if job.time_limit is not None:
+            raise ValueError(
+                "job.time_limit: a run's limit is the outside scheduler's to enforce (stop the job)"
+            )
+        index = self._table.index
+        rule = (
+            0
+            if not isinstance(job.checkpoint_interval, str)
+            else RULE_CODES[job.checkpoint_interval]
+        )
+        interval = (
+            0.0 if isinstance(job.checkpoint_interval, str) else float(job.checkpoint_interval)
+        )
+        laws = [index(job.init), index(job.save), index(job.load), index(job.persist)]
+        tiers = [(t.interval, index(t.save), index(t.load), t.replication) for t in job.tiers]
+        reconfigure = index(job.reconfigure) if job.min_gpus is not None else -1
+        for compiled in self._table.compiled[self._sent :]:
+            self._core.add_distribution(compiled)
+        self._sent = len(self._table.compiled)
+        jid = int(
+            self._core.submit(
+                job.gpus,
+                job.work,
+                interval,
+                rule,
+                laws[0],
+                laws[1],
+                laws[2],
+                job.priority,
+                laws[3],
+                tiers,
+                job.min_gpus or 0,
+                reconfigure,
+                job.scaling,
+                job.checkpoint_bytes or 0.0,
+            )
+        )
+        self._jobs.append(job)
+        self._log.append(("submit", (job,)))
+        return jid
+
+    def start(self, job: int, nodes: Sequence[int]) -> None:
+        """Starts ``job`` (queued, or waiting after a failure) on ``nodes``,
+        in that order (a job-level failure blames a node by its place in the
+        list). A failed job keeps the survivors it is given again; those left
+        out are released."""
+        jid = self._job_id("job", job)
+        if isinstance(nodes, str | bytes) or not isinstance(nodes, Sequence):
+            raise TypeError(f"nodes must be a sequence of node ids, got {type(nodes).__name__}")
+        ids = [integer(f"nodes[{k}]", n, minimum=0, maximum=2**32 - 1) for k, n in enumerate(nodes)]
+        self._core.start(jid, ids)
+        self._log.append(("start", (jid, tuple(ids))))
+
+    def stop(self, job: int, for_job: int | None = None) -> None:
+        """Stops a running ``job`` (a preemption: what it did since its last
+        durable checkpoint is lost; that and its next restart are
+        ``for_job``'s churn when given) or sends a job waiting after a
+        failure back to the queue (its nodes released). Either way it is
+        queued again for :meth:`start`."""
+        jid = self._job_id("job", job)
+        by = -1 if for_job is None else self._job_id("for_job", for_job)
+        self._core.stop(jid, by)
+        self._log.append(("stop", (jid, by)))
+
+    def advance(self, until: float) -> list[Event]:
+        """Runs the model to ``until`` (events at ``until`` included) or to
+        the next event that needs a decision, whichever is first, and returns
+        what it reports (several events at one time come one call at a time;
+        an empty list means the clock reached ``until``, or the horizon)."""
+        t = non_negative("until", until) if until != math.inf else math.inf
+        raw = self._core.advance(t)
+        self._log.append(("advance", (t,)))
+        out = []
+        for time, kind, job, cause, fault, nodes in raw:
+            failed = EVENT_KINDS[kind] == "job_failed"
+            out.append(
+                Event(
+                    time=float(time),
+                    kind=EVENT_KINDS[kind],
+                    job=None if job < 0 else int(job),
+                    nodes=tuple(int(n) for n in nodes),
+                    cause=None if cause < 0 else int(cause),
+                    fault_time=float(fault) if failed else None,
+                )
+            )
+        return out
+
+    def peek(self) -> float:
+        """The time of the next event (``math.inf``: none before the horizon)."""
+        return float(self._core.peek())
+
+    def free_nodes(self) -> list[int]:
+        """Nodes in service that hold no job (hot spares included)."""
+        return [int(n) for n in self._core.free_nodes()]
+
+    def nodes_of(self, job: int) -> list[int]:
+        """The nodes ``job`` holds, in its order."""
+        return [int(n) for n in self._core.nodes_of(self._job_id("job", job))]
+
+    @property
+    def jobs(self) -> list[Job]:
+        """The jobs submitted so far (ids are their positions)."""
+        return list(self._jobs)
+
+    def copy(self) -> FleetModel:
+        """An independent model in the same state (the same calls replayed:
+        the model is deterministic), for a scheduler that looks ahead."""
+        fork = FleetModel(**self._args)
+        for name, args in self._log:
+            if name == "submit":
+                fork.submit(*args)
+            elif name == "start":
+                fork.start(args[0], list(args[1]))
+            elif name == "stop":
+                fork.stop(args[0], None if args[1] < 0 else args[1])
+            else:
+                fork.advance(args[0])
+        return fork
+
+    def result(self) -> SimulationResult:
+        """The results so far, as :func:`acesim.simulate` gives them (``.jobs``,
+        ``.fleet``, ``.trace``, ``.events``, ``.placements``): unfinished
+        jobs are closed at the model's clock. The model goes on unchanged."""
+        if not self._jobs:
+            raise ValueError("result: no job was submitted")
+        raw = self.copy()._core.close()
+        return SimulationResult(
+            jobs=raw["jobs"],
+            fleet=raw["fleet"],
+            trace=raw["trace"],
+            events=raw["events"],
+            seed=self._args["seed"],
+            replicas=1,
+            placements=raw["placements"],
+        )
+
+    def _job_id(self, name: str, job: Any) -> int:
+        if not self._jobs:
+            raise ValueError(f"{name}: no job was submitted yet")
+        return integer(name, job, minimum=0, maximum=len(self._jobs) - 1)

@@ -1,0 +1,373 @@
+"""The model driven by an outside scheduler (FleetModel).
+
+1. Hand cases: a few nodes, failures placed exactly, constant laws; the
+   events the model reports and the rows it keeps, worked out by hand.
+2. One model, two drivers: the built-in scheduler's decisions, read from
+   simulate's event log (the nodes of every start, the job each preemption
+   served), replayed through FleetModel give byte-identical job rows and
+   failure traces, under every replacement and preemption policy, with and
+   without causes, quarantine and lemons.
+3. Bad calls get named errors.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import acesim as ace
+import numpy as np
+import pytest
+from hand_cases import HOUR, ZERO, assert_accounting, trace_fleet
+
+C = ace.Constant
+
+
+def job(nodes: int, work: float = 4 * HOUR, **kwargs: Any) -> ace.Job:
+    """A whole-node job, a checkpoint every hour, save 60 s, load 60 s, no init."""
+    args: dict[str, Any] = {"init": ZERO, "save": C(60.0), "load": C(60.0)}
+    args.update(kwargs)
+    return ace.Job(8 * nodes, work, HOUR, **args)
+
+
+# --------------------------------------------------------------------------
+# 1. Hand cases
+# --------------------------------------------------------------------------
+
+
+def test_a_failure_is_reported_and_the_scheduler_replaces_the_node() -> None:
+    """Node 0 fails at 5,000 s (repair 1 h). The two-node job started at 0
+    on [0, 1]: load 0-60, compute 60-3660, checkpoint 3660-3720, compute
+    from 3,720; at 5,000 it has 1,280 s since its checkpoint (wasted). The
+    model reports node_down, then job_failed (seen at once); the job holds
+    node 1. The scheduler restarts it on [1, 2] at 5,000: load 60, then 3 h
+    of work and 3 checkpoints: done at 5,060 + 3 x 3,660 = 16,040."""
+    fleet = trace_fleet(4, {0: [5000.0]}, repair=HOUR)
+    model = ace.FleetModel(fleet, check_invariants=True)
+    j = model.submit(job(2))
+    assert model.free_nodes() == [0, 1, 2, 3]
+    model.start(j, [0, 1])
+    down = model.advance(20_000.0)
+    assert [(e.kind, e.time, e.nodes) for e in down] == [("node_down", 5000.0, (0,))]
+    failed = model.advance(20_000.0)
+    assert [(e.kind, e.job, e.time, e.fault_time, e.nodes) for e in failed] == [
+        ("job_failed", j, 5000.0, 5000.0, (0,))
+    ]
+    assert model.nodes_of(j) == [1]
+    model.start(j, [1, 2])
+    assert model.nodes_of(j) == [1, 2]
+    up = model.advance(20_000.0)
+    assert [(e.kind, e.time, e.nodes) for e in up] == [("node_up", 8600.0, (0,))]
+    done = model.advance(20_000.0)
+    assert [(e.kind, e.job, e.time) for e in done] == [("job_done", j, 16040.0)]
+    assert model.advance(20_000.0) == [] and model.now == 20_000.0
+    r = model.result().jobs[0]
+    assert (r["wall"], r["wasted"], r["overhead"], r["recovery_wait"], r["failures"]) == (
+        16040.0,
+        1280.0,
+        120.0,
+        0.0,
+        1,
+    )
+    assert_accounting(model.result().jobs)
+
+
+def test_a_detection_latency_reports_the_failure_at_its_detection() -> None:
+    """A 10-minute detection: job_failed at 5,600 with fault_time 5,000; the
+    job's detection bucket is 600 s."""
+    fleet = trace_fleet(3, {0: [5000.0]}, repair=HOUR)
+    model = ace.FleetModel(fleet, causes=[ace.Cause("hang", 1.0, detect=C(600.0))])
+    j = model.submit(job(2))
+    model.start(j, [0, 1])
+    assert model.advance(1e9)[0].kind == "node_down"
+    (failed,) = model.advance(1e9)
+    assert (failed.kind, failed.time, failed.fault_time, failed.cause) == (
+        "job_failed",
+        5600.0,
+        5000.0,
+        0,
+    )
+    model.start(j, [1, 2])
+    while model.advance(1e9)[0].kind != "job_done":
+        pass
+    r = model.result().jobs[0]
+    assert r["detection"] == 600.0
+    assert r["wall"] == 5600.0 + 60.0 + 3 * 3660.0
+
+
+def test_waiting_counts_as_recovery_wait_and_stop_requeues() -> None:
+    """The scheduler waits for the repair (node 0 back at 8,600) before
+    restarting on [0, 1]: recovery_wait 3,600. A second job, preempted by the
+    scheduler at 9,000 for the first, loses its compute since its start
+    (9,000 - 8,600 - 60 = 340) and that is job 0's churn."""
+    fleet = trace_fleet(4, {0: [5000.0]}, repair=HOUR)
+    model = ace.FleetModel(fleet, check_invariants=True)
+    a = model.submit(job(2))
+    model.start(a, [0, 1])
+    model.advance(1e9)  # node_down
+    model.advance(1e9)  # job_failed
+    (up,) = model.advance(1e9)
+    assert up.kind == "node_up" and up.time == 8600.0
+    model.start(a, [0, 1])
+    b = model.submit(job(2, priority=-1))
+    model.start(b, [2, 3])
+    assert model.advance(9000.0) == [] and model.now == 9000.0
+    model.stop(b, for_job=a)
+    rows = model.result().jobs
+    assert rows[a]["recovery_wait"] == 3600.0
+    assert rows[b]["preemptions"] == 1
+    assert rows[b]["wasted"] == 340.0
+    assert rows[a]["churn_gpu_hours"] == pytest.approx(16 * 340.0 / HOUR)
+    assert model.nodes_of(b) == [] and model.free_nodes() == [2, 3]
+
+
+def test_copy_is_an_independent_fork() -> None:
+    fleet = ace.Fleet(8, repair=ace.Exponential(HOUR), node_failures=ace.Exponential(2 * ace.DAY))
+    model = ace.FleetModel(fleet, seed=3)
+    j = model.submit(job(4, work=ace.DAY))
+    model.start(j, [0, 1, 2, 3])
+    model.advance(6 * HOUR)
+    fork = model.copy()
+    assert fork.now == model.now and fork.nodes_of(j) == model.nodes_of(j)
+    a = model.advance(ace.DAY)
+    b = fork.advance(ace.DAY)
+    assert a == b  # the same future, drawn again
+    fork.submit(job(1))
+    assert len(model.jobs) == 1 and len(fork.jobs) == 2
+
+
+def test_checkpoint_events_when_asked() -> None:
+    model = ace.FleetModel(ace.Fleet(2), checkpoints=True)
+    j = model.submit(job(1, work=2 * HOUR))
+    model.start(j, [0])
+    kinds = []
+    while True:
+        evs = model.advance(1e9)
+        kinds += [(e.kind, e.time) for e in evs]
+        if not evs or evs[-1].kind == "job_done":
+            break
+    assert kinds == [("checkpoint", 3720.0), ("checkpoint", 7380.0), ("job_done", 7380.0)]
+
+
+# --------------------------------------------------------------------------
+# 3. Bad calls
+# --------------------------------------------------------------------------
+
+
+def test_bad_calls_get_named_errors() -> None:
+    fleet = trace_fleet(4, {0: [100.0]}, repair=HOUR)
+    model = ace.FleetModel(fleet)
+    with pytest.raises(ValueError, match="no job was submitted"):
+        model.start(0, [0])
+    j = model.submit(job(2))
+    with pytest.raises(ValueError, match="needs 2 node"):
+        model.start(j, [0])
+    with pytest.raises(ValueError, match="node 9 does not exist"):
+        model.start(j, [0, 9])
+    with pytest.raises(ValueError, match="given twice"):
+        model.start(j, [1, 1])
+    model.start(j, [0, 1])
+    with pytest.raises(ValueError, match="is running"):
+        model.start(j, [2, 3])
+    k = model.submit(job(2))
+    with pytest.raises(ValueError, match="node 1 is busy"):
+        model.start(k, [1, 2])
+    with pytest.raises(ValueError, match="only a running job or one waiting"):
+        model.stop(k)
+    model.advance(1e9)  # node 0 down
+    with pytest.raises(ValueError, match="node 0 is out of service"):
+        model.start(k, [0, 2])
+    with pytest.raises(ValueError, match="cannot go backwards"):
+        model.advance(10.0)
+    with pytest.raises(ValueError, match="job must be"):
+        model.stop(7)
+    with pytest.raises(TypeError, match="job must be a Job"):
+        model.submit("job")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="time_limit"):
+        model.submit(job(1, time_limit=HOUR))
+    with pytest.raises(ValueError, match=r"gpus needs 9 nodes"):
+        model.submit(job(9))
+    with pytest.raises(ValueError, match="cold spares"):
+        ace.FleetModel(ace.Fleet(4, cold_spares=1, cold_spare_delay=60.0))
+    with pytest.raises(ValueError, match="on_failure"):
+        ace.FleetModel(fleet, policy=ace.Policy(on_failure=lambda v: None))
+    with pytest.raises(TypeError, match="fleet must be a Fleet"):
+        ace.FleetModel(None)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------
+# 2. One model, two drivers
+# --------------------------------------------------------------------------
+
+
+def replay_built_in(
+    kwargs: dict[str, Any], replica: int
+) -> tuple[ace.SimulationResult, ace.SimulationResult]:
+    """simulate's run of `kwargs` and the same decisions replayed through a
+    FleetModel (replica `replica`): every submission, start (on the logged
+    nodes, in order), preemption (for the logged job) and REQUEUE release at
+    the point of the event log where the built-in scheduler made it."""
+    res = ace.simulate(record_events=True, **kwargs)
+    ev = res.events[res.events["replica"] == replica]
+    placements = res.placements[res.placements["replica"] == replica]
+    starts: dict[tuple[int, float], list[int]] = {}
+    for row in placements:
+        starts.setdefault((int(row["job"]), float(row["time"])), []).append(int(row["node"]))
+    policy = kwargs.get("policy") or ace.Policy()
+    model = ace.FleetModel(
+        kwargs["fleet"],
+        kwargs.get("failures"),
+        kwargs.get("causes"),
+        ace.Policy(quarantine=policy.quarantine),
+        seed=kwargs.get("seed", 0),
+        replica=replica,
+        horizon=kwargs.get("horizon", math.inf),
+        checkpoints=True,
+        check_invariants=True,
+    )
+    jobs = kwargs["jobs"]
+    requeue = policy.replacement == ace.Replacement.REQUEUE
+    p = q = 0  # rows of simulate's log matched; rows of the model's log read
+
+    def key(row: Any) -> tuple[int, int, float]:
+        return int(row["job"]), int(row["kind"]), float(row["time"])
+
+    def skip_waiting() -> None:
+        nonlocal p
+        while p < len(ev) and int(ev[p]["kind"]) == 10:  # logged by the built-in recovery only
+            p += 1
+
+    def step(t: float) -> list[ace.Event]:
+        nonlocal p, q
+        events = model.advance(t)
+        if requeue:
+            for e in events:
+                if e.kind == "job_failed":
+                    model.stop(e.job)
+        consume()
+        return events
+
+    def consume() -> None:
+        nonlocal p, q
+        for row in model._core.events_since(q):
+            q += 1
+            skip_waiting()
+            if p < len(ev) and key(row) == key(ev[p]):
+                p += 1
+            elif int(row["kind"]) != 2:  # (a compute the built-in preempted before it began)
+                raise AssertionError(
+                    f"model row {key(row)} where simulate has {ev[p] if p < len(ev) else None}"
+                )
+
+    def reach(t: float) -> None:
+        while model.peek() < t:
+            step(t)
+        if model.now < t:
+            step(t)
+
+    def ready(j: int, nodes: list[int]) -> bool:
+        free = set(model.free_nodes()) | set(model.nodes_of(j))
+        return all(n in free for n in nodes)
+
+    while True:
+        skip_waiting()
+        if p == len(ev):
+            break
+        row = ev[p]
+        kind, j, t = int(row["kind"]), int(row["job"]), float(row["time"])
+        if kind == 0:
+            reach(t)
+            skip_waiting()
+            if key(ev[p]) == (j, 0, t):
+                model.submit(jobs[j])
+        elif kind == 1:
+            nodes = starts[(j, t)]
+            while model.peek() < t:
+                step(t)
+            while not ready(j, nodes) and model.peek() <= t:
+                step(t)
+            if model.now < t:
+                step(t)
+            skip_waiting()
+            if key(ev[p]) == (j, 1, t):
+                model.start(j, nodes)
+        elif kind == 9:
+            reach(t)
+            skip_waiting()
+            if key(ev[p]) == (j, 9, t):
+                other = int(row["other"])
+                model.stop(j, None if other < 0 else other)
+        else:
+            before = q
+            events = step(t)
+            if not events and q == before:
+                raise AssertionError(f"the model does not reach simulate's row {p}: {row}")
+        consume()
+    return res, model.result()
+
+
+def scenario(
+    replacement: ace.Replacement,
+    preemption: ace.Preemption,
+    *,
+    causes: bool,
+    quarantine: bool,
+    lemons: bool,
+) -> dict[str, Any]:
+    fleet = ace.Fleet(
+        24,
+        spares=2,
+        repair=ace.Exponential(6 * HOUR),
+        node_failures=ace.Exponential(5 * ace.DAY),
+        lemon_fraction=0.1 if lemons else 0.0,
+        lemon_factor=10.0,
+    )
+    jobs = [ace.Job(64, work=4 * ace.DAY, checkpoint_interval="daly", priority=2)]
+    jobs += [
+        ace.Job(g, work=ace.DAY, checkpoint_interval=HOUR, submit=i * HOUR, priority=i % 2)
+        for i, g in enumerate([8, 16, 32, 8, 24, 8, 16, 32] * 2)
+    ]
+    grace = 1800.0 if preemption == ace.Preemption.CHECKPOINT_AWARE else 0.0
+    policy = ace.Policy(
+        replacement,
+        preemption,
+        ace.Quarantine(2, 3 * ace.DAY, 2 * ace.DAY) if quarantine else None,
+        preemption_grace=grace,
+    )
+    return dict(
+        jobs=jobs,
+        fleet=fleet,
+        policy=policy,
+        causes=ace.LLAMA3_CAUSES if causes else None,
+        replicas=2,
+        seed=5,
+    )
+
+
+@pytest.mark.parametrize("replacement", list(ace.Replacement), ids=lambda r: r.name)
+@pytest.mark.parametrize("preemption", list(ace.Preemption), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "causes, quarantine, lemons", [(True, True, True), (False, False, False), (True, False, True)]
+)
+def test_replaying_the_built_in_scheduler_gives_the_same_rows(
+    replacement: ace.Replacement,
+    preemption: ace.Preemption,
+    causes: bool,
+    quarantine: bool,
+    lemons: bool,
+) -> None:
+    kwargs = scenario(replacement, preemption, causes=causes, quarantine=quarantine, lemons=lemons)
+    for replica in range(2):
+        res, replayed = replay_built_in(kwargs, replica)
+        # Byte for byte, field by field (padding bytes aside).
+        mine = res.jobs[res.jobs["replica"] == replica]
+        trace = res.trace[res.trace["replica"] == replica]
+        for table, got in ((mine, replayed.jobs), (trace, replayed.trace)):
+            assert len(table) == len(got)
+            for f in table.dtype.names:
+                if not f.startswith("pad"):
+                    want = np.ascontiguousarray(table[f]).tobytes()
+                    assert want == np.ascontiguousarray(got[f]).tobytes(), f
+        assert replayed.jobs["failures"].sum() > 0
+    if replacement == ace.Replacement.PREEMPT_LOWER:
+        assert res.jobs["preemptions"].sum() > 0
