@@ -67,10 +67,11 @@ def assert_ettr_at_least(
     every job), ``SE`` its ratio-estimator standard error over replicas and
     ``t`` the ``confidence`` quantile of Student's t with ``replicas - 1``
     degrees of freedom (the bound is the ``low`` end of
-    ``result.ettr(job, ci=2 * confidence - 1)``). If the true ETTR is below
+    ``result.ettr(job, ci=2 * confidence - 1)`` for ``confidence > 0.5``). If the true ETTR is below
     ``value``, this passes with probability at most about ``1 -
     confidence``.
     """
+    __tracebackhide__ = True  # pytest shows the caller's line, not these
     res = _result_arg("result", result)
     threshold = real("value", value)
     if math.isnan(threshold):
@@ -119,6 +120,7 @@ def assert_not_worse(
     manage by chance unless their runs are identical (then ``D`` and ``SE``
     are 0 and it passes). Give the margin you would accept.
     """
+    __tracebackhide__ = True
     a = _result_arg("result_a", result_a)
     b = _result_arg("result_b", result_b)
     if not isinstance(metric, str) or metric not in METRICS:
