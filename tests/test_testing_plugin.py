@@ -324,3 +324,8 @@ def test_the_plugin_in_a_throwaway_project(tmp_path: Path) -> None:
     produced, new_digest = digest.read_text().split(" ", 1)
     assert produced == "1" and new_digest != recorded_digest
     assert recording.read_bytes() != stored
+
+    # a seed out of range is a usage error, before any test runs
+    bad = run_project(project, "--acesim-seed", "-1", digest=digest)
+    assert bad.returncode == 4, bad.stdout + bad.stderr
+    assert "--acesim-seed must be in 0 .. 2**64 - 1, got -1" in bad.stderr
