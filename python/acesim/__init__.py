@@ -57,6 +57,7 @@ from .simulation import (
     job_stream,
     simulate,
 )
+from .stats import Comparison, Difference, Estimate, SingleReplicaWarning, compare
 from .sweep import SweepResult, sweep
 from .units import DAY, HOUR, MINUTE, SECOND
 
@@ -86,10 +87,13 @@ __all__ = [
     "BlockBootstrap",
     "Cause",
     "CheckpointTier",
+    "Comparison",
     "CompiledPolicy",
     "Constant",
+    "Difference",
     "Distribution",
     "Empirical",
+    "Estimate",
     "Event",
     "Exponential",
     "FailureView",
@@ -112,12 +116,14 @@ __all__ = [
     "Replay",
     "ScaleAware",
     "SimulationResult",
+    "SingleReplicaWarning",
     "SweepResult",
     "TwoLevelIntervals",
     "Weibull",
     "async_checkpoint_cost",
     "async_optimal_interval",
     "batch_simulate",
+    "compare",
     "cuda_available",
     "cuda_built",
     "daly_interval",

@@ -9,7 +9,7 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,9 @@ from .distributions import Distribution
 from .fleet import Fleet, _cause_list
 from .job import RULE_CODES, CheckpointTier, Job, JobArray
 from .policy import Policy
+
+if TYPE_CHECKING:
+    from .stats import Estimate
 
 __all__ = [
     "PURPOSES",
@@ -134,6 +137,34 @@ class SimulationResult:
         rows = self.jobs if job is None else self.jobs[self.jobs["job"] == job]
         g = rows["gpus"].astype(np.float64)
         return float(np.sum(g * rows["productive"]) / np.sum(g * rows["wall"]))
+
+    def ettr(self, job: int | None = None, ci: float = 0.95) -> Estimate:
+        """The pooled ETTR with a two-sided confidence interval: a named
+        tuple ``(value, low, high)`` (:class:`acesim.Estimate`).
+
+        ``value`` is :meth:`pooled_ettr`: total productive / total wall over
+        replicas, GPU-hour weighted over jobs (sum gpus x productive / sum
+        gpus x wall), or of job number ``job`` alone. The interval treats the
+        replicas as the independent units (a replica's jobs are summed
+        first): ratio estimator, delta method, ``value ± t x SE`` with
+        ``SE = sqrt(sum_r (P_r - value W_r)^2 / (n (n - 1))) / mean(W_r)``
+        over the ``n`` replicas' GPU-weighted productive ``P_r`` and wall
+        ``W_r``, and ``t`` the Student t quantile with ``n - 1`` degrees of
+        freedom at ``(1 + ci) / 2`` (a Wald interval, not clipped to [0, 1]).
+        Of one replica: ``(value, nan, nan)`` and a
+        :class:`acesim.SingleReplicaWarning`. A ValueError for ``ci``
+        outside (0, 1) or a ``job`` not in the result; see
+        :mod:`acesim.stats`.
+
+        >>> import acesim as ace
+        >>> job = ace.Job(1024, work=2 * ace.DAY, checkpoint_interval=ace.HOUR)
+        >>> value, low, high = ace.simulate(job, replicas=100, seed=1).ettr()
+        >>> bool(low < value < high)
+        True
+        """
+        from .stats import _ettr
+
+        return _ettr(self, job, ci, stacklevel=3)
 
     def summary(self) -> dict[str, float]:
         """Pooled ETTR and where the GPU-hours went (fractions of wall),
