@@ -142,14 +142,8 @@ def fleet_model(acesim_seed: int) -> Callable[..., Any]:
                 "fleet_model takes its seed from acesim_seed (set it with --acesim-seed); "
                 "build acesim.FleetModel directly for another seed"
             )
-        model = getattr(acesim, "FleetModel", None)
-        if model is None:
-            pytest.skip(
-                f"acesim.FleetModel is not available in acesim {acesim.__version__}; "
-                "the fleet_model fixture needs an acesim with FleetModel"
-            )
         more.setdefault("replica", 0)
-        return model(
+        return acesim.FleetModel(
             fleet, failures=failures, causes=causes, policy=policy, seed=acesim_seed, **more
         )
 
