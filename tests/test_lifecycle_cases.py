@@ -914,3 +914,37 @@ def test_optimal_interval_searches_the_durable_interval_of_a_tiered_job() -> Non
     assert process.interval > 4 * node.interval
     young = float(ace.young_interval(120.0, 8 * HOUR))
     assert node.plausible[0] <= young <= node.plausible[1]
+
+
+def test_a_drain_checkpoint_times_its_transfer_too() -> None:
+    """Maintenance drains node 0 at 300 s. The write's mean is its fixed 5 s
+    plus 10 s alone on the storage, so the drain checkpoint starts at 285
+    (progress 275, after the 10 s load), its fixed part ends at 290 and its
+    transfer at 300: nothing is lost. The job restarts on the spare at 300
+    (load 10 s), writes at progress 600 (635-650) and at 1,200 (1,250-1,265)."""
+    job = storage_job()
+    fleet = ace.Fleet(2, spares=1, storage_bandwidth=1e8, maintenance=[(300.0, 100.0, (0,))])
+    res = run([job], failures=None, fleet=fleet, record_events=True)
+    r = res.jobs[0]
+    assert (r["wall"], r["wasted"], r["checkpoints"], r["planned_interruptions"]) == (
+        1265.0,
+        0.0,
+        3,
+        1,
+    )
+    assert times(res, 0, CHECKPOINT_END) == [300.0, 650.0, 1265.0]
+
+
+def test_interval_rules_count_the_transfer() -> None:
+    """Young's interval takes the write's whole mean: the fixed 5 s plus
+    1,000 s alone on the storage: sqrt(2 x 1,005 x 14,400) = 5,379.96 s (not
+    the 379 s of the fixed part alone); the row's expected ETTR too."""
+    job = ace.Job(8, 10 * HOUR, "young", save=C(5.0), init=ZERO, load=ZERO, checkpoint_bytes=1e11)
+    law = ace.Exponential(4 * HOUR)
+    res = ace.simulate([job], failures=law, fleet=ace.Fleet(1, storage_bandwidth=1e8))
+    r = res.jobs[0]
+    assert r["checkpoint_interval"] == pytest.approx(math.sqrt(2 * 1005.0 * 4 * HOUR), rel=1e-12)
+    expected = ace.expected_ettr_exponential(
+        4 * HOUR, 10 * HOUR, r["checkpoint_interval"], 1005.0, 1000.0
+    )
+    assert r["expected_ettr"] == pytest.approx(expected, rel=1e-12)

@@ -67,8 +67,12 @@ void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
     levels_begin_write(job.life, t, save);
     if (L.writing == 0 && plans_.levels[j].persist == kNoLevelLaw && uses_storage(j))
         levels_[j].transfer_due |= 1u;
-    if (L.writing == 0 && job.drain_by < job.life.phase_end && save <= plans_.of(j).save_mean)
-        job.life.phase_end = job.drain_by;  // as for a synchronous drain checkpoint
+    // A drain checkpoint that takes no longer than the mean ends by the
+    // maintenance start (its transfer, alone on the storage, included).
+    const double transfer = L.transfer_due & 1u ? storage_transfer(in_, j) : 0.0;
+    if (L.writing == 0 && job.drain_by < job.life.phase_end + transfer &&
+        save + transfer <= plans_.of(j).save_mean)
+        job.life.phase_end = job.drain_by - transfer;
     job.drain_by = std::numeric_limits<double>::infinity();
     lifecycle_->log(j, EventKind::CheckpointBegin, t);
     lifecycle_->schedule_job(j);

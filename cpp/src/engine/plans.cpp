@@ -85,7 +85,9 @@ LevelPlan level_plan(const SimulationInput& in, std::size_t j, double interval) 
     const JobOptions& s = in.options(j);
     LevelPlan p{};
     p.persist = s.persist;
-    p.persist_mean = s.persist == kNoDistribution ? 0.0 : in.distributions[s.persist].mean(in.jobs[j].gpus);
+    p.persist_mean = s.persist == kNoDistribution
+                         ? 0.0
+                         : in.distributions[s.persist].mean(in.jobs[j].gpus) + storage_transfer(in, j);
     p.tiers = s.tier_count;
     for (std::uint32_t k = 0; k < s.tier_count; ++k) {
         const CheckpointTierSpec& t = in.tiers[s.tier_first + k];
@@ -280,6 +282,12 @@ bool uses_levels(const SimulationInput& in) {
     return false;
 }
 
+double storage_transfer(const SimulationInput& in, std::size_t j) {
+    const double bytes = in.options(j).checkpoint_bytes;
+    const double bandwidth = in.fleet.enabled ? in.fleet.storage_bandwidth : 0.0;
+    return bytes > 0.0 && bandwidth > 0.0 ? bytes / bandwidth : 0.0;
+}
+
 double job_mtbf(const SimulationInput& in, std::size_t j) {
     const JobSpec& job = in.jobs[j];
     const double gpus = job.gpus;
@@ -316,6 +324,13 @@ JobProfile profile_of(const SimulationInput& in, std::size_t j) {
     p.mtbf = job_mtbf(in, j);
     p.save_mean = in.distributions[s.save].mean(gpus);
     p.restart = in.distributions[s.init].mean(gpus) + in.distributions[s.load].mean(gpus);
+    // Shared storage: a synchronous durable write and a load from the durable
+    // also move the checkpoint's bytes (at least their time alone on it).
+    const double transfer = storage_transfer(in, j);
+    if (transfer > 0.0) {
+        if (in.options(j).persist == kNoDistribution) p.save_mean += transfer;
+        p.restart += transfer;
+    }
     p.young = young_interval(p.save_mean, p.mtbf);
     p.daly = daly_interval(p.save_mean, p.mtbf);
     return p;
@@ -323,8 +338,10 @@ JobProfile profile_of(const SimulationInput& in, std::size_t j) {
 
 struct ProfileKey {
     std::uint32_t gpus, save, init, load, law;
+    double transfer;  ///< a shared storage's transfer of its checkpoint (0: none)
     bool operator==(const ProfileKey& o) const {
-        return gpus == o.gpus && save == o.save && init == o.init && load == o.load && law == o.law;
+        return gpus == o.gpus && save == o.save && init == o.init && load == o.load && law == o.law &&
+               transfer == o.transfer;
     }
 };
 struct ProfileKeyHash {
@@ -356,7 +373,7 @@ Plans make_plans(const SimulationInput& in) {
     std::unordered_map<ProfileKey, std::uint32_t, ProfileKeyHash> index;
     for (std::size_t j = 0; j < in.jobs.size(); ++j) {
         const JobSpec& s = in.jobs[j];
-        const ProfileKey key{s.gpus, s.save, s.init, s.load, job_failure_law(in, j)};
+        const ProfileKey key{s.gpus, s.save, s.init, s.load, job_failure_law(in, j), storage_transfer(in, j)};
         auto [it, inserted] = index.try_emplace(key, static_cast<std::uint32_t>(plans.profiles.size()));
         if (inserted) plans.profiles.push_back(profile_of(in, j));
         JobPlan& p = plans.jobs[j];

@@ -41,6 +41,9 @@ struct Plans {
 /// Some job needs the checkpoint-level transitions (checkpoint_levels.hpp).
 bool uses_levels(const SimulationInput& in);
 
+/// Seconds job j's checkpoint takes alone on the shared storage (0: none).
+double storage_transfer(const SimulationInput& in, std::size_t j);
+
 /// Resolves every job's interval rule and groups jobs by profile (throws
 /// std::invalid_argument naming the job when a rule gives no interval).
 Plans make_plans(const SimulationInput& in);
