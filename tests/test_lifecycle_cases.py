@@ -921,7 +921,8 @@ def test_a_drain_checkpoint_times_its_transfer_too() -> None:
     plus 10 s alone on the storage, so the drain checkpoint starts at 285
     (progress 275, after the 10 s load), its fixed part ends at 290 and its
     transfer at 300: nothing is lost. The job restarts on the spare at 300
-    (load 10 s), writes at progress 600 (635-650) and at 1,200 (1,250-1,265)."""
+    (load 10 s), writes at progress 875 (the interval counts from the drain
+    checkpoint: 910-925) and at 1,200 (1,250-1,265)."""
     job = storage_job()
     fleet = ace.Fleet(2, spares=1, storage_bandwidth=1e8, maintenance=[(300.0, 100.0, (0,))])
     res = run([job], failures=None, fleet=fleet, record_events=True)
@@ -932,7 +933,7 @@ def test_a_drain_checkpoint_times_its_transfer_too() -> None:
         3,
         1,
     )
-    assert times(res, 0, CHECKPOINT_END) == [300.0, 650.0, 1265.0]
+    assert times(res, 0, CHECKPOINT_END) == [300.0, 925.0, 1265.0]
 
 
 def test_interval_rules_count_the_transfer() -> None:
