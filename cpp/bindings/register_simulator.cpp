@@ -271,6 +271,7 @@ void register_simulator(py::module_& m) {
                          inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, other, time, progress);
     PYBIND11_NUMPY_DTYPE(PlacementRecord, replica, job, node, pad_, time);
+    PYBIND11_NUMPY_DTYPE(NodeEventRecord, replica, node, kind, event, cause, pad_, time);
 
     py::enum_<IntervalRule>(m, "IntervalRule")
         .value("FIXED", IntervalRule::Fixed)
@@ -382,6 +383,7 @@ void register_simulator(py::module_& m) {
             result["trace"] = to_numpy(std::move(out.trace));
             result["events"] = to_numpy(std::move(out.events));
             result["placements"] = to_numpy(std::move(out.placements));
+            result["node_events"] = to_numpy(std::move(out.node_events));
             return result;
         },
         py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"),
@@ -504,6 +506,7 @@ void register_fleet_model(py::module_& m) {
             result["trace"] = to_numpy(std::move(out.trace));
             result["events"] = to_numpy(std::move(out.events));
             result["placements"] = to_numpy(std::move(out.placements));
+            result["node_events"] = to_numpy(std::move(out.node_events));
             return result;
         });
 }

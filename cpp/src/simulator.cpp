@@ -97,6 +97,7 @@ SimulationOutput simulate(const SimulationInput& in) {
         out.trace.insert(out.trace.end(), o.trace.begin(), o.trace.end());
         out.events.insert(out.events.end(), o.events.begin(), o.events.end());
         out.placements.insert(out.placements.end(), o.placements.begin(), o.placements.end());
+        out.node_events.insert(out.node_events.end(), o.node_events.begin(), o.node_events.end());
         o = SimulationOutput{};
     }
     return out;

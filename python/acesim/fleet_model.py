@@ -335,6 +335,7 @@ class FleetModel:
             seed=self._args["seed"],
             replicas=1,
             placements=raw["placements"],
+            node_events=raw["node_events"],
         )
 
     def _job_id(self, name: str, job: Any) -> int:

@@ -120,7 +120,11 @@ class SimulationResult:
     event log when ``record_events`` was on (else empty), whose ``other``
     names, for a preemption, the job whose recovery took the nodes;
     ``placements``: with the event log, one row per node of every start
-    (``replica job node time``, in the job's node order).
+    (``replica job node time``, in the job's node order); ``node_events``:
+    with the event log, one row per node leaving or returning to service
+    (``replica node kind event cause time``; kind 0: out after failure event
+    ``event`` of ``trace``, under repair or quarantined; 1: back; 2:
+    drained for maintenance).
     """
 
     jobs: npt.NDArray[Any]
@@ -130,6 +134,7 @@ class SimulationResult:
     seed: int
     replicas: int
     placements: npt.NDArray[Any] | None = None
+    node_events: npt.NDArray[Any] | None = None
 
     def pooled_ettr(self, job: int | None = None) -> float:
         """Total productive time / total wall over replicas (for one job, or all
@@ -492,6 +497,7 @@ def simulate(
         seed=seed_,
         replicas=n_replicas,
         placements=raw["placements"],
+        node_events=raw["node_events"],
     )
 
 

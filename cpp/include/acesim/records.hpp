@@ -160,7 +160,20 @@ struct PlacementRecord {
 static_assert(std::is_trivially_copyable_v<JobRecord>);
 static_assert(std::is_trivially_copyable_v<FleetRecord>);
 static_assert(std::is_trivially_copyable_v<TraceRecord>);
+/// With the event log: one row per node leaving or returning to service.
+struct NodeEventRecord {
+    std::uint32_t replica;
+    std::uint32_t node;
+    std::uint32_t kind;   ///< 0: out of service after a failure (repair or quarantine), 1: back, 2: drained
+                          ///< for maintenance
+    std::uint32_t event;  ///< kind 0: the failure event (res.trace's `event`); else 0xFFFFFFFF
+    std::int32_t cause;   ///< kind 0: the failure's cause (-1: none)
+    std::uint32_t pad_;
+    double time;
+};
+
 static_assert(std::is_trivially_copyable_v<EventRecord>);
+static_assert(std::is_trivially_copyable_v<NodeEventRecord>);
 static_assert(std::is_trivially_copyable_v<PlacementRecord>);
 
 }  // namespace acesim

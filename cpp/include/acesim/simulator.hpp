@@ -284,7 +284,8 @@ struct SimulationOutput {
     std::vector<FleetRecord> fleet;
     std::vector<TraceRecord> trace;
     std::vector<EventRecord> events;
-    std::vector<PlacementRecord> placements;  ///< with record_events: the nodes of every start
+    std::vector<PlacementRecord> placements;   ///< with record_events: the nodes of every start
+    std::vector<NodeEventRecord> node_events;  ///< with record_events: nodes leaving and returning to service
 };
 
 /// Validates `input` (throws std::invalid_argument naming the field) and

@@ -105,13 +105,13 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
             }
             pool_.send_to_repair(repaired, t, detect, draws_);
             kernel_.schedule_node(repaired, pool_.next_event(repaired));
-            if (outside_.enabled) downed_.push_back(repaired);
+            downed_.push_back(repaired);
         }
         // Quarantine counts the failure against the node diagnosed.
         if (pool_.note_failure_for_quarantine(repaired, t)) {
             kernel_.schedule_node(repaired, pool_.next_event(repaired));
             retired = retired || pool_.node(repaired).retired;
-            if (outside_.enabled && std::find(downed_.begin(), downed_.end(), repaired) == downed_.end())
+            if (std::find(downed_.begin(), downed_.end(), repaired) == downed_.end())
                 downed_.push_back(repaired);
         }
         // A cold spare out of service is no longer on its way: its job, still
@@ -123,10 +123,10 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
             if (jobs_[j].phase() == Phase::Waiting) redispatch = lose_held_node(j, repaired, t) || redispatch;
         }
     }
-    if (outside_.enabled && !downed_.empty()) {
+    for (std::uint32_t n : downed_) ledger_.node_event(n, 0, t, event, cause);
+    if (outside_.enabled && !downed_.empty())
         outside_.report({t, t, ModelEvent::NodeDown, blamed_job, cause, downed_});
-        downed_.clear();
-    }
+    downed_.clear();
     if (retired) recovery_->give_up_unplaceable(t);
     if (redispatch) recovery_->dispatch(t);
 }
@@ -222,6 +222,7 @@ void FailureRouting::detect_slow_failure(std::uint32_t j, double t) {
 }
 
 void FailureRouting::return_to_service(std::uint32_t n, double t) {
+    ledger_.node_event(n, 1, t, 0xFFFFFFFFu, -1);
     if (outside_.enabled) outside_.report({t, t, ModelEvent::NodeUp, -1, -1, {n}});
     // WAIT_REPAIR jobs get their node back first.
     for (std::uint32_t j : pool_.return_to_service(n, t, draws_)) {
@@ -248,12 +249,11 @@ void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
         redispatch = pool_.node(d.node).acquiring_for >= 0 || redispatch;
         pool_.begin_maintenance(d.node, t, d.until);
         kernel_.schedule_node(d.node, pool_.next_event(d.node));
-        if (outside_.enabled) downed_.push_back(d.node);
+        downed_.push_back(d.node);
+        ledger_.node_event(d.node, 2, t, 0xFFFFFFFFu, -1);
     }
-    if (outside_.enabled && !downed_.empty()) {
-        outside_.report({t, t, ModelEvent::NodeDown, -1, -1, downed_});
-        downed_.clear();
-    }
+    if (outside_.enabled && !downed_.empty()) outside_.report({t, t, ModelEvent::NodeDown, -1, -1, downed_});
+    downed_.clear();
     // Every node of the windows has left service before any job recovers,
     // so none is re-placed onto a node drained at the same time.
     for (const MaintenanceCalendar::Drain& d : drains) {

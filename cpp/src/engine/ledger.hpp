@@ -33,6 +33,12 @@ public:
         out_.events.push_back({replica_, j, static_cast<std::uint32_t>(kind), other, t, progress});
     }
     bool recording() const { return record_events_; }
+    /// With the event log: `nodes` leave service (kind 0 after failure event
+    /// `event`, 2 for maintenance) or come back (1) at t.
+    void node_event(std::uint32_t node, std::uint32_t kind, double t, std::uint32_t event,
+                    std::int32_t cause) {
+        if (record_events_) out_.node_events.push_back({replica_, node, kind, event, cause, 0u, t});
+    }
     /// With the event log: job j's start at t runs on these nodes.
     template <class Nodes>
     void placed(std::uint32_t j, double t, const Nodes& nodes) {
