@@ -371,3 +371,28 @@ def test_replaying_the_built_in_scheduler_gives_the_same_rows(
         assert replayed.jobs["failures"].sum() > 0
     if replacement == ace.Replacement.PREEMPT_LOWER:
         assert res.jobs["preemptions"].sum() > 0
+
+
+def test_resize_runs_an_elastic_job_narrow_and_back() -> None:
+    """A four-node elastic job (down to 16 GPUs, reconfigure 30 s) computes
+    from 60 s. At 1,000 s the scheduler shrinks it to [0, 1]: a 30 s pause,
+    then half speed; at 3,000 s it gives the nodes back: a 30 s pause, full
+    speed. Progress by 3,000: 940 + (3,000 - 1,030) / 2 = 1,925 (1,970 s at
+    half speed: 985 s narrow); the first boundary (3,600) at 3,030 + 1,675 =
+    4,705, saved at 4,765; then 3 more segments: 4,765 + 3 x 3,660 = 15,745."""
+    model = ace.FleetModel(ace.Fleet(4), check_invariants=True)
+    j = model.submit(job(4, min_gpus=16, reconfigure=C(30.0)))
+    model.start(j, [0, 1, 2, 3])
+    model.advance(1000.0)
+    model.resize(j, [0, 1])
+    assert model.nodes_of(j) == [0, 1] and model.free_nodes() == [2, 3]
+    model.advance(3000.0)
+    model.resize(j, [0, 1, 2, 3])
+    (done,) = model.advance(1e9)
+    assert (done.kind, done.time) == ("job_done", 15745.0)
+    r = model.result().jobs[0]
+    assert (r["narrow"], r["overhead"], r["wall"]) == (985.0, 60.0 + 60.0, 15745.0)
+    assert_accounting(model.result().jobs)
+    with pytest.raises(ValueError, match="not elastic"):
+        plain = model.submit(job(2))
+        model.resize(plain, [0])

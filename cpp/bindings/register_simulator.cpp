@@ -478,6 +478,7 @@ void register_fleet_model(py::module_& m) {
             py::arg("checkpoint_bytes"))
         .def("start", &Core::start, py::arg("job"), py::arg("nodes"))
         .def("stop", &Core::stop, py::arg("job"), py::arg("for_job"))
+        .def("resize", &Core::resize, py::arg("job"), py::arg("nodes"))
         .def(
             "advance",
             [](Core& c, double until) {

@@ -90,6 +90,11 @@ void FleetModelCore::start(std::uint32_t job, const std::vector<std::uint32_t>& 
     engine_->start_job(job, nodes);
 }
 
+void FleetModelCore::resize(std::uint32_t job, const std::vector<std::uint32_t>& nodes) {
+    require_job(job, "resize");
+    engine_->resize_job(job, nodes);
+}
+
 void FleetModelCore::stop(std::uint32_t job, std::int32_t for_job) {
     require_job(job, "stop");
     engine_->stop_job(job, for_job);

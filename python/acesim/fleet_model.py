@@ -85,6 +85,7 @@ class FleetModel:
       nodes it chooses (all of them: survivors left out are released);
     - :meth:`stop` a running job (accounted as a preemption, its churn
       charged to ``for_job``) or send a failed one back to the queue;
+    - :meth:`resize` an elastic job (shrink it, or give its nodes back);
     - :meth:`advance` the clock to a time, or to the next event that needs a
       decision, whichever is first; :meth:`peek` at the next event's time.
 
@@ -265,6 +266,20 @@ class FleetModel:
         self._core.stop(jid, by)
         self._log.append(("stop", (jid, by)))
 
+    def resize(self, job: int, nodes: Sequence[int]) -> None:
+        """Runs elastic ``job`` (``Job(min_gpus=...)``) on ``nodes``: as many
+        as it needs or fewer, down to its ``min_gpus``. While it computes, it
+        pauses for its ``reconfigure`` and goes on at the new width (rate
+        (nodes / needed) ** ``scaling``, the rest ``narrow``); after a failure
+        it restarts on them (init + load + reconfigure). Nodes it held and is
+        not given are released."""
+        jid = self._job_id("job", job)
+        if isinstance(nodes, str | bytes) or not isinstance(nodes, Sequence):
+            raise TypeError(f"nodes must be a sequence of node ids, got {type(nodes).__name__}")
+        ids = [integer(f"nodes[{k}]", n, minimum=0, maximum=2**32 - 1) for k, n in enumerate(nodes)]
+        self._core.resize(jid, ids)
+        self._log.append(("resize", (jid, tuple(ids))))
+
     def advance(self, until: float) -> list[Event]:
         """Runs the model to ``until`` (events at ``until`` included) or to
         the next event that needs a decision, whichever is first, and returns
@@ -316,6 +331,8 @@ class FleetModel:
                 fork.start(args[0], list(args[1]))
             elif name == "stop":
                 fork.stop(args[0], None if args[1] < 0 else args[1])
+            elif name == "resize":
+                fork.resize(args[0], list(args[1]))
             else:
                 fork.advance(args[0])
         return fork

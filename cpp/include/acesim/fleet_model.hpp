@@ -45,6 +45,7 @@ public:
     std::uint32_t submit(JobSpec spec, JobOptions options, const std::vector<CheckpointTierSpec>& tiers);
     void start(std::uint32_t job, const std::vector<std::uint32_t>& nodes);
     void stop(std::uint32_t job, std::int32_t for_job);
+    void resize(std::uint32_t job, const std::vector<std::uint32_t>& nodes);
     std::vector<ModelEvent> advance(double until);
     double now() const;
     double peek();

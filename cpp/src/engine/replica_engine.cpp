@@ -173,6 +173,42 @@ const char* phase_name(Phase p) {
 std::string job_name(std::uint32_t j) { return "job " + std::to_string(j); }
 }  // namespace
 
+void ReplicaEngine::check_nodes(const char* what, std::uint32_t j,
+                                const std::vector<std::uint32_t>& nodes) const {
+    const JobPlan& plan = plans_.jobs[j];
+    const NodeList& held = pool_.nodes_of(j);
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+        const std::uint32_t n = nodes[k];
+        const std::string node = std::string(what) + ": node " + std::to_string(n);
+        if (n >= pool_.size())
+            throw std::invalid_argument(node + " does not exist (the fleet has " +
+                                        std::to_string(pool_.size()) + ")");
+        if (std::find(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(k), n) !=
+            nodes.begin() + static_cast<std::ptrdiff_t>(k))
+            throw std::invalid_argument(node + " is given twice");
+        if (std::find(held.begin(), held.end(), n) != held.end()) continue;
+        const NodeState& state = pool_.node(n);
+        if (!state.in_service)
+            throw std::invalid_argument(node + " is out of service (failed, quarantined or in maintenance)");
+        if (!state.reserved.empty() || state.acquiring_for >= 0 || state.free_gpus < plan.gpus_per_node ||
+            (plan.gpus_per_node == pool_.gpus_per_node() && !state.jobs.empty()))
+            throw std::invalid_argument(node + " is busy (" + std::to_string(state.free_gpus) +
+                                        " free GPUs; " + job_name(j) + " needs " +
+                                        std::to_string(plan.gpus_per_node) + ")");
+    }
+}
+
+void ReplicaEngine::place_on(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
+    // The nodes it holds and is not given back are released; the rest are taken, in order.
+    const NodeList& held = pool_.nodes_of(j);
+    std::vector<std::uint32_t> released;
+    for (std::uint32_t n : held)
+        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) released.push_back(n);
+    for (std::uint32_t n : released) pool_.detach(j, n);
+    for (std::uint32_t n : nodes)
+        if (std::find(held.begin(), held.end(), n) == held.end()) pool_.take_chosen(j, n);
+}
+
 void ReplicaEngine::start_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
     const double t = kernel_.now();
     JobState& job = jobs_[j];
@@ -182,38 +218,60 @@ void ReplicaEngine::start_job(std::uint32_t j, const std::vector<std::uint32_t>&
                                     "; only a queued job or one waiting after a failure can start");
     const JobPlan& plan = plans_.jobs[j];
     if (nodes.size() != plan.nodes)
-        throw std::invalid_argument("start: " + job_name(j) + " needs " + std::to_string(plan.nodes) +
-                                    " node(s), got " + std::to_string(nodes.size()));
-    const NodeList& held = pool_.nodes_of(j);
-    auto holds = [&](std::uint32_t n) { return std::find(held.begin(), held.end(), n) != held.end(); };
-    for (std::size_t k = 0; k < nodes.size(); ++k) {
-        const std::uint32_t n = nodes[k];
-        if (n >= pool_.size())
-            throw std::invalid_argument("start: node " + std::to_string(n) +
-                                        " does not exist (the fleet has " + std::to_string(pool_.size()) +
-                                        ")");
-        if (std::find(nodes.begin(), nodes.begin() + k, n) != nodes.begin() + k)
-            throw std::invalid_argument("start: node " + std::to_string(n) + " is given twice");
-        if (holds(n)) continue;
-        const NodeState& node = pool_.node(n);
-        if (!node.in_service)
-            throw std::invalid_argument("start: node " + std::to_string(n) +
-                                        " is out of service (failed, quarantined or in maintenance)");
-        if (!node.reserved.empty() || node.acquiring_for >= 0 || node.free_gpus < plan.gpus_per_node ||
-            (plan.gpus_per_node == pool_.gpus_per_node() && !node.jobs.empty()))
-            throw std::invalid_argument("start: node " + std::to_string(n) + " is busy (" +
-                                        std::to_string(node.free_gpus) + " free GPUs; " + job_name(j) +
-                                        " needs " + std::to_string(plan.gpus_per_node) + ")");
-    }
-    // The survivors it is not given back are released; the rest are taken, in order.
-    std::vector<std::uint32_t> released;
-    for (std::uint32_t n : held)
-        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) released.push_back(n);
-    for (std::uint32_t n : released) pool_.detach(j, n);
-    for (std::uint32_t n : nodes)
-        if (!holds(n)) pool_.take_chosen(j, n);
+        throw std::invalid_argument(
+            "start: " + job_name(j) + " needs " + std::to_string(plan.nodes) + " node(s), got " +
+            std::to_string(nodes.size()) +
+            (in_.options(j).min_gpus > 0 ? " (resize runs an elastic job on fewer)" : ""));
+    check_nodes("start", j, nodes);
+    place_on(j, nodes);
     scheduler_.drop(j);
     lifecycle_.begin_start(j, t);
+    failures_.reschedule_touched_nodes();
+    if (checking_) check_invariants();
+}
+
+void ReplicaEngine::resize_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
+    const double t = kernel_.now();
+    JobState& job = jobs_[j];
+    const JobOptions& options = in_.options(j);
+    const JobPlan& plan = plans_.jobs[j];
+    if (options.min_gpus == 0)
+        throw std::invalid_argument("resize: " + job_name(j) + " is not elastic (Job(min_gpus=...))");
+    if (nodes.empty() || nodes.size() > plan.nodes ||
+        static_cast<std::uint64_t>(nodes.size()) * plan.gpus_per_node < options.min_gpus)
+        throw std::invalid_argument(
+            "resize: " + job_name(j) + " runs on " +
+            std::to_string((options.min_gpus + plan.gpus_per_node - 1) / plan.gpus_per_node) + " to " +
+            std::to_string(plan.nodes) + " nodes, got " + std::to_string(nodes.size()));
+    const Phase phase = job.phase();
+    if (phase != Phase::Computing && phase != Phase::Waiting)
+        throw std::invalid_argument("resize: " + job_name(j) + " is " + phase_name(phase) +
+                                    (phase == Phase::Saving || phase == Phase::Starting ||
+                                             phase == Phase::PersistWait || phase == Phase::Reconfiguring
+                                         ? " (starting, writing or reconfiguring)"
+                                         : "") +
+                                    "; an elastic job is resized while it computes or after a failure");
+    check_nodes("resize", j, nodes);
+    place_on(j, nodes);
+    Levels& L = levels_[j];
+    const double held = static_cast<double>(nodes.size());
+    const double width = held < plan.nodes ? std::pow(held / plan.nodes, options.scaling) : 1.0;
+    job.narrow = held < plan.nodes;
+    job.grow_pending = false;
+    const double reconfigure = options.reconfigure == kNoDistribution
+                                   ? 0.0
+                                   : lifecycle_.draw_job(j, Purpose::Reconfigure, options.reconfigure);
+    lifecycle_.log(j, job.narrow ? EventKind::Shrink : EventKind::Grow, t);
+    if (phase == Phase::Waiting) {
+        // A restart on these nodes (init + load + the reconfiguration).
+        levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
+        scheduler_.drop(j);
+        lifecycle_.begin_start(j, t, reconfigure);
+    } else {
+        levels_pause_compute(job.life, L, *job.rec, t, reconfigure);
+        levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
+        lifecycle_.schedule_job(j);
+    }
     failures_.reschedule_touched_nodes();
     if (checking_) check_invariants();
 }

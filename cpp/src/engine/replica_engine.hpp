@@ -51,9 +51,17 @@ public:
     void start_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
     /// The outside scheduler stops job j (a preemption when it runs; churn to `for_job` >= 0).
     void stop_job(std::uint32_t j, std::int32_t for_job);
+    /// The outside scheduler runs elastic job j (computing, or waiting after
+    /// a failure) on `nodes`, as many as it needs or fewer (down to min_gpus).
+    void resize_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
 
 private:
     void check_invariants() const;
+    /// The outside scheduler's nodes for job j: they exist, are distinct, in
+    /// service and free (or held by j already).
+    void check_nodes(const char* what, std::uint32_t j, const std::vector<std::uint32_t>& nodes) const;
+    /// Job j holds exactly `nodes` (in that order for those it did not hold).
+    void place_on(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
     void begin();
     void open_job(std::uint32_t j);
     void handle(const DueEvent& e);
