@@ -456,3 +456,19 @@ def test_a_node_left_in_service_keeps_failing() -> None:
         )
         assert res.fleet["node_failures"][0] == count, down
         assert res.jobs["failures"][0] == count, down
+
+
+def test_a_replayed_failure_pending_over_a_maintenance_window_still_fires() -> None:
+    """A recorded failure of node 0 at 5 h, and a maintenance window 1-2 h on
+    it: the node is back in service at 2 h, so the recorded failure (still
+    ahead) strikes at 5 h; one that fell inside the window would be skipped."""
+    hour = 3600.0
+    for recorded, fires in (([5 * hour], [5 * hour]), ([1.5 * hour, 5 * hour], [5 * hour])):
+        fleet = ace.Fleet(
+            2,
+            node_failures=ace.NodeTrace.from_times({0: recorded}, 2),
+            maintenance=[(hour, hour, [0])],
+            repair=ace.Constant(hour),
+        )
+        res = ace.simulate([ace.Job(8, 10 * hour, hour)], fleet=fleet, check_invariants=True)
+        assert res.trace["time"][res.trace["node"] == 0].tolist() == fires

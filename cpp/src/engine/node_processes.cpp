@@ -45,19 +45,22 @@ void NodeProcesses::start(std::uint32_t n, double t, bool busy, bool lemon, cons
         return;
     }
     // Recorded times: the next one at or after t; those that fell while the
-    // node was out of service are skipped.
+    // node was out of service are skipped, and one still ahead when it left
+    // service is kept.
     const std::uint32_t times = fleet_.node_failure_laws[n];
     const std::uint32_t reported = fleet_.node_failure_reported[n];
     const double gpus = static_cast<double>(gpn_);
     p.next_failure = kInf;
     p.fail_draw = kInf;
     if (times == kNoDistribution) return;
-    do {
-        p.next_failure = draws.law(EntityKind::Node, n, Purpose::Failure, times, counters, gpus);
-        p.fail_draw = reported == kNoDistribution
-                          ? kInf
-                          : draws.law(EntityKind::Node, n, Purpose::Repair, reported, p.replayed, gpus);
-    } while (p.next_failure < t);
+    while (!(p.recorded >= t)) {  // none drawn (NaN), or it fell while the node was out
+        p.recorded = draws.law(EntityKind::Node, n, Purpose::Failure, times, counters, gpus);
+        p.recorded_draw = reported == kNoDistribution
+                              ? kInf
+                              : draws.law(EntityKind::Node, n, Purpose::Repair, reported, p.replayed, gpus);
+    }
+    p.next_failure = p.recorded;
+    p.fail_draw = p.recorded_draw;
 }
 
 bool NodeProcesses::busy_changed(std::uint32_t n, bool busy, double now) {

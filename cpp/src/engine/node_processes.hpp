@@ -26,6 +26,10 @@ struct NodeProcess {
     double clock_since = 0.0;
     DrawCounters replayed =
         {};  ///< replayed times: the reported draws' own counters (a Replay needs no randomness)
+    /// Replayed times: the recorded time drawn and not fired yet (NaN: none),
+    /// kept while the node is out of service, and its reported draw.
+    double recorded = std::numeric_limits<double>::quiet_NaN();
+    double recorded_draw = std::numeric_limits<double>::infinity();
 };
 
 class NodeProcesses {
@@ -46,6 +50,7 @@ public:
     /// (the failure may take the node out of service).
     double fire(std::uint32_t n) {
         procs_[n].next_failure = kNever;
+        procs_[n].recorded = std::numeric_limits<double>::quiet_NaN();  // (a replayed time is used up)
         return procs_[n].fail_draw;
     }
     /// The node left service: no failure process until it returns.
