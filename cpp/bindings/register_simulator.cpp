@@ -485,7 +485,7 @@ void register_fleet_model(py::module_& m) {
                 py::list out;
                 for (const ModelEvent& e : c.advance(until))
                     out.append(py::make_tuple(e.time, static_cast<std::uint32_t>(e.kind), e.job, e.cause,
-                                              e.fault_time, e.nodes));
+                                              e.fault_time, e.nodes, e.progress, e.durable));
                 return out;
             },
             py::arg("until"))
@@ -494,6 +494,7 @@ void register_fleet_model(py::module_& m) {
         .def_property_readonly("jobs", &Core::jobs)
         .def_property_readonly("nodes", &Core::nodes)
         .def("free_nodes", &Core::free_nodes)
+        .def("spare_nodes", &Core::spare_nodes)
         .def("nodes_of", &Core::nodes_of, py::arg("job"))
         .def_property_readonly("logged", &Core::logged)
         .def(

@@ -124,6 +124,14 @@ std::vector<std::uint32_t> FleetModelCore::free_nodes() const {
     return out;
 }
 
+std::vector<std::uint32_t> FleetModelCore::spare_nodes() const {
+    std::vector<std::uint32_t> out;
+    const NodePool& pool = engine_->pool();
+    for (std::uint32_t n = 0; n < pool.size(); ++n)
+        if (pool.is_spare(n)) out.push_back(n);
+    return out;
+}
+
 std::vector<std::uint32_t> FleetModelCore::nodes_of(std::uint32_t job) const {
     require_job(job, "nodes_of");
     const NodeList& held = engine_->pool().nodes_of(job);

@@ -51,9 +51,14 @@ class Event:
     being when it struck; ``nodes`` are the nodes the job lost, and it still
     holds its other nodes, see :meth:`FleetModel.nodes_of`; a planned
     maintenance stop is reported the same way, with ``cause`` ``None``),
-    ``"job_done"``, and ``"checkpoint"`` (a checkpoint written or made
-    durable, when the model was asked for them). ``cause`` indexes the
-    model's causes (``None``: none).
+    ``"job_done"``, and ``"checkpoint"`` (when the model was asked for
+    them: a checkpoint is kept, ``durable`` (a synchronous write's end, an
+    asynchronous persist's end) or a tier's (``durable`` False), at
+    ``progress``; an asynchronous snapshot is reported when its persist
+    ends). ``cause`` indexes the model's causes (``None``: none). For
+    ``job_failed``, ``progress`` is the progress the job rolled back to.
+    Several events at one time come one :meth:`FleetModel.advance` call at
+    a time: ``peek() == now`` says more are due now.
     """
 
     time: float
@@ -62,6 +67,8 @@ class Event:
     nodes: tuple[int, ...]
     cause: int | None
     fault_time: float | None = None
+    progress: float | None = None
+    durable: bool | None = None
 
 
 class FleetModel:
@@ -284,21 +291,24 @@ class FleetModel:
         """Runs the model to ``until`` (events at ``until`` included) or to
         the next event that needs a decision, whichever is first, and returns
         what it reports (several events at one time come one call at a time;
-        an empty list means the clock reached ``until``, or the horizon)."""
+        an empty list means the clock reached ``until``, or the horizon; with
+        ``until`` infinite and nothing left to happen, the clock stays)."""
         t = non_negative("until", until) if until != math.inf else math.inf
         raw = self._core.advance(t)
         self._log.append(("advance", (t,)))
         out = []
-        for time, kind, job, cause, fault, nodes in raw:
-            failed = EVENT_KINDS[kind] == "job_failed"
+        for time, kind, job, cause, fault, nodes, progress, durable in raw:
+            name = EVENT_KINDS[kind]
             out.append(
                 Event(
                     time=float(time),
-                    kind=EVENT_KINDS[kind],
+                    kind=name,
                     job=None if job < 0 else int(job),
                     nodes=tuple(int(n) for n in nodes),
                     cause=None if cause < 0 else int(cause),
-                    fault_time=float(fault) if failed else None,
+                    fault_time=float(fault) if name == "job_failed" else None,
+                    progress=float(progress) if name in ("job_failed", "checkpoint") else None,
+                    durable=bool(durable) if name == "checkpoint" else None,
                 )
             )
         return out
@@ -310,6 +320,14 @@ class FleetModel:
     def free_nodes(self) -> list[int]:
         """Nodes in service that hold no job (hot spares included)."""
         return [int(n) for n in self._core.free_nodes()]
+
+    def spare_nodes(self) -> list[int]:
+        """The free nodes the fleet's hot-spare pool holds now: the
+        ``spares`` highest-numbered free nodes at first, refilled first by
+        nodes that come free (as the built-in scheduler keeps it). The
+        rollup's ``spare_uses`` and ``spare_idle_node_hours`` count this pool:
+        a start on one of these nodes is a spare use."""
+        return [int(n) for n in self._core.spare_nodes()]
 
     def nodes_of(self, job: int) -> list[int]:
         """The nodes ``job`` holds, in its order."""
@@ -339,8 +357,10 @@ class FleetModel:
 
     def result(self) -> SimulationResult:
         """The results so far, as :func:`acesim.simulate` gives them (``.jobs``,
-        ``.fleet``, ``.trace``, ``.events``, ``.placements``): unfinished
-        jobs are closed at the model's clock. The model goes on unchanged."""
+        ``.fleet``, ``.trace``, ``.events``, ``.placements``,
+        ``.node_events``): unfinished jobs are closed at the model's clock.
+        The model goes on unchanged: the results come from a fork (the calls
+        so far replayed), so this costs about as much as the run did."""
         if not self._jobs:
             raise ValueError("result: no job was submitted")
         raw = self.copy()._core.close()

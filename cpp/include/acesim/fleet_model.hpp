@@ -23,6 +23,8 @@ struct ModelEvent {
     std::int32_t job;                  ///< -1: none (NodeDown: the job a job-level failure was blamed on)
     std::int32_t cause;                ///< -1: none (or a planned stop)
     std::vector<std::uint32_t> nodes;  ///< NodeDown / NodeUp: the nodes; JobFailed: the nodes the job lost
+    double progress = 0.0;  ///< Checkpoint: the progress it keeps; JobFailed: the progress rolled back to
+    bool durable = false;   ///< Checkpoint: durable (else a tier's, lost with its nodes)
 };
 
 class ReplicaEngine;
@@ -52,6 +54,8 @@ public:
     std::uint32_t jobs() const;
     std::uint32_t nodes() const;
     std::vector<std::uint32_t> free_nodes() const;
+    /// The free nodes the fleet's hot-spare pool holds now (its statistics count those).
+    std::vector<std::uint32_t> spare_nodes() const;
     std::vector<std::uint32_t> nodes_of(std::uint32_t job) const;
     /// Rows in the event log so far.
     std::size_t logged() const { return out_.events.size(); }

@@ -15,6 +15,7 @@ void CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     const bool done = end_save(job.life, *job.rec, in_.jobs[j].work, t);
     lifecycle_->log(j, EventKind::CheckpointEnd, t);
+    lifecycle_->report_checkpoint(j, t, job.life.committed, true);
     if (done) {
         finish_at_checkpoint(j, t);
     } else if (!preempt_if_deferred(j, t, true)) {
@@ -92,6 +93,9 @@ void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
         levels_end_write(job.life, L, plan, *job.rec, in_.jobs[j].work, t, persist, transfer);
     if (transfer) L.transfer_due |= 2u;
     lifecycle_->log(j, EventKind::CheckpointEnd, t);
+    // A snapshot whose persist runs is not kept yet (its durability is reported then).
+    if (end == WriteEnd::Done || end == WriteEnd::Continue)
+        lifecycle_->report_checkpoint(j, t, job.life.committed, durable);
     switch (end) {
         case WriteEnd::Done:
             finish_at_checkpoint(j, t);
@@ -122,6 +126,7 @@ void CheckpointWrites::end_persist(std::uint32_t j, double t) {
     if (L.transfer == 2) end_transfer(j, t, true);
     levels_end_persist(L, *job.rec);
     lifecycle_->log(j, EventKind::CheckpointDurable, t);
+    lifecycle_->report_checkpoint(j, t, L.durable, true);
     if (job.life.phase == Phase::PersistWait) {
         job.rec->ckpt_stall += t - job.life.phase_start;
         if (L.durable >= in_.jobs[j].work) {  // the final checkpoint (else: its snapshot is next)

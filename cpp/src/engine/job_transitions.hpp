@@ -46,11 +46,13 @@ public:
     void schedule_job(std::uint32_t j);
     void enqueue(std::uint32_t j, double t);
     void wait_for_nodes(std::uint32_t j, double t);
-    void log(std::uint32_t j, EventKind kind, double t) {
-        ledger_.log(j, kind, t, jobs_[j].life.committed);
-        if (outside_.report_checkpoints &&
-            (kind == EventKind::CheckpointEnd || kind == EventKind::CheckpointDurable))
-            outside_.report({t, t, ModelEvent::Checkpoint, static_cast<std::int32_t>(j), -1, {}});
+    void log(std::uint32_t j, EventKind kind, double t) { ledger_.log(j, kind, t, jobs_[j].life.committed); }
+    /// An outside scheduler asked for them: job j keeps a checkpoint at
+    /// `progress` at t (durable, or a tier's).
+    void report_checkpoint(std::uint32_t j, double t, double progress, bool durable) {
+        if (outside_.report_checkpoints)
+            outside_.report(
+                {t, t, ModelEvent::Checkpoint, static_cast<std::int32_t>(j), -1, {}, progress, durable});
     }
     void renew_failure_clock(std::uint32_t j);
     double draw_job(std::uint32_t j, Purpose purpose, std::uint32_t dist);

@@ -165,6 +165,8 @@ public:
     void unreserve_all(std::uint32_t j);
 
     // --- free capacity -------------------------------------------------------
+    /// Node n is in the hot-spare pool now.
+    bool is_spare(std::uint32_t n) const { return nodes_[n].pool == static_cast<std::int32_t>(spare_pool_); }
     /// Attaches a node chosen among the candidates (counts a spare use).
     void take_chosen(std::uint32_t j, std::uint32_t n) {
         if (nodes_[n].pool == static_cast<std::int32_t>(spare_pool_)) ++totals_.spare_uses;

@@ -129,8 +129,8 @@ void RecoveryActions::report_failure(std::uint32_t j, double t) {
     for (std::uint32_t n : lost) pool_.detach(j, n);
     job.life.phase = Phase::Waiting;
     job.life.phase_start = t;
-    outside_.report(
-        {t, job.fault_time, ModelEvent::JobFailed, static_cast<std::int32_t>(j), job.cause, lost});
+    outside_.report({t, job.fault_time, ModelEvent::JobFailed, static_cast<std::int32_t>(j), job.cause, lost,
+                     job.life.committed, false});
 }
 
 void RecoveryActions::recover(std::uint32_t j, double t) {

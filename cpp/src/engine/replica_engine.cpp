@@ -148,7 +148,11 @@ std::vector<ModelEvent> ReplicaEngine::advance(double until) {
     outside_.outbox.clear();
     DueEvent e;
     while (outside_.outbox.empty() && kernel_.peek() <= until && kernel_.next(e)) handle(e);
-    if (outside_.outbox.empty()) kernel_.move_to(std::min(until, kernel_.horizon()));
+    // Nothing happened: the clock stands at `until` (at the horizon; never at infinity).
+    if (outside_.outbox.empty() && until < std::numeric_limits<double>::infinity())
+        kernel_.move_to(std::min(until, kernel_.horizon()));
+    else if (outside_.outbox.empty() && std::isfinite(kernel_.horizon()))
+        kernel_.move_to(kernel_.horizon());
     return std::move(outside_.outbox);
 }
 
