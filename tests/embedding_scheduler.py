@@ -46,7 +46,9 @@ def _strict(text: str) -> Any:
 
 class Client:
     """The server in a subprocess. :meth:`send` writes one line and returns
-    the reply line (failing after ``timeout`` seconds: a hang is an error);
+    the reply line (failing after ``timeout`` seconds: a hang is an error;
+    ``threaded=False`` reads it blocking, without that guard, as a client
+    in another language would; ``record`` keeps every (line, reply));
     :meth:`call` sends a request and returns the parsed reply; ``check`` is
     called with (the request, or None for a raw line; the reply) for every
     reply parsed."""
@@ -56,6 +58,9 @@ class Client:
         command: list[str] | None = None,
         timeout: float = 60.0,
         check: Callable[[dict[str, Any] | None, dict[str, Any]], None] | None = None,
+        *,
+        threaded: bool = True,
+        record: bool = False,
     ) -> None:
         self.proc = subprocess.Popen(
             command or server_command(),
@@ -65,11 +70,13 @@ class Client:
         )
         self.timeout = timeout
         self.check = check
+        self.threaded = threaded
         self.lines: queue.Queue[bytes | None] = queue.Queue()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        if threaded:
+            threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0
         self.requests = 0
+        self.record: list[tuple[bytes, bytes]] | None = [] if record else None
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -79,15 +86,25 @@ class Client:
 
     def send(self, line: bytes) -> bytes:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(line if line.endswith(b"\n") else line + b"\n")
+        line = line if line.endswith(b"\n") else line + b"\n"
+        self.proc.stdin.write(line)
         self.proc.stdin.flush()
-        try:
-            reply = self.lines.get(timeout=self.timeout)
-        except queue.Empty:
-            raise AssertionError(f"no reply within {self.timeout} s to {line[:200]!r}") from None
+        reply: bytes | None
+        if self.threaded:
+            try:
+                reply = self.lines.get(timeout=self.timeout)
+            except queue.Empty:
+                raise AssertionError(
+                    f"no reply within {self.timeout} s to {line[:200]!r}"
+                ) from None
+        else:  # a blocking read, as a client in another language would do it
+            assert self.proc.stdout is not None
+            reply = self.proc.stdout.readline() or None
         if reply is None:
             raise AssertionError(f"the server ended on {line[:200]!r}: {self.stderr()}")
         self.requests += 1
+        if self.record is not None:
+            self.record.append((line, reply))
         return reply
 
     def reply(self, line: bytes, request: dict[str, Any] | None = None) -> dict[str, Any]:
