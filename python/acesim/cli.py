@@ -392,6 +392,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     i.add_argument("mtbf", type=float)
     i.add_argument("--work", type=float, default=None)
     i.add_argument("--restart", type=float, default=0.0)
+    s = sub.add_parser(
+        "serve", help="drive a FleetModel over JSON lines (schedulers in any language)"
+    )
+    how = s.add_mutually_exclusive_group(required=True)
+    how.add_argument(
+        "--stdio",
+        action="store_true",
+        help="read one JSON request per line on stdin, write one reply per line on stdout",
+    )
+    how.add_argument("--schema", action="store_true", help="print the protocol's JSON Schema")
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
@@ -400,6 +410,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_info()
         if args.command == "interval":
             return run_interval(args.checkpoint_cost, args.mtbf, args.work, args.restart)
+        if args.command == "serve":
+            from . import serve
+
+            if args.schema:
+                print(serve.schema_text(), end="")
+                return 0
+            return serve.main()
     except (ValueError, TypeError) as exc:
         print(f"acesim: error: {exc}", file=sys.stderr)
         return 2
