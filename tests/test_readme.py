@@ -57,3 +57,29 @@ def test_readme_policy_table_is_what_the_example_prints() -> None:
         check=True,
     )
     assert out.stdout == quoted[1]
+
+
+def test_readme_excerpts_are_the_examples_code() -> None:
+    """The README's ```py blocks are excerpts of the files their first line
+    names (``# examples/...``), as they stand: every run of lines between
+    ``...`` lines is in the file verbatim, the runs in order."""
+    text = (ROOT / "README.md").read_text()
+    excerpts = re.findall(r"```py\n(.*?)```", text, flags=re.S)
+    assert len(excerpts) >= 2
+    for excerpt in excerpts:
+        first, *lines = excerpt.splitlines()
+        named = re.match(r"# (examples/\S+?),? ", first + " ")
+        assert named is not None, f"an excerpt must name its file: {first!r}"
+        source = (ROOT / named[1]).read_text()
+        runs: list[list[str]] = [[]]
+        for line in lines:
+            if line.strip() == "...":
+                runs.append([])
+            else:
+                runs[-1].append(line)
+        at = 0
+        for run in filter(None, runs):
+            chunk = "\n".join(run) + "\n"
+            found = source.find(chunk, at)
+            assert found >= 0, f"not in {named[1]} (after offset {at}):\n{chunk}"
+            at = found + len(chunk)
