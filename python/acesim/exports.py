@@ -1,4 +1,5 @@
-"""Failure traces in the formats schedulers already read, and back.
+"""Failure traces in the formats schedulers already read, and back; a
+recorded schedule replayed through the model.
 
 Exports read a run's own event log: ``res.node_events`` (every node leaving
 or returning to service, recorded by the engine when the run was made with
@@ -65,6 +66,11 @@ log, into a :class:`acesim.NodeTrace` that replays the failures at their
 recorded times; the model then draws its own causes, detection latencies
 and repairs (a file's ``up`` and ``machine_available`` times are not
 replayed).
+
+:func:`replay_schedule` runs a schedule an outside scheduler logged (rows
+``job, nodes, start[, end]``) through an :class:`acesim.FleetModel`, to ask
+what the model's failures would have cost it; its docstring gives the
+rules.
 """
 
 from __future__ import annotations
@@ -73,17 +79,21 @@ import csv
 import io
 import json
 import math
+import numbers
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from ._validation import integer
 from .distributions import Distribution
-from .fleet import NodeTrace
+from .fleet import Fleet, NodeTrace
+from .fleet_model import FleetModel
+from .job import Job
+from .policy import Policy
 from .simulation import SimulationResult
 
 __all__ = [
@@ -91,12 +101,16 @@ __all__ = [
     "NODE_EVENT_FIELDS",
     "NODE_FAILURE_DTYPE",
     "NODE_SPELL_DTYPE",
+    "SCHEDULE_FIELDS",
     "ExportError",
     "NodeEventFormatError",
+    "ScheduleError",
     "node_failures",
     "node_spells",
     "read_batsim_events",
     "read_node_events",
+    "replay_schedule",
+    "schedule_order",
     "to_batsim_events",
     "to_node_events",
 ]
@@ -135,6 +149,9 @@ NODE_EVENT_FIELDS: tuple[str, ...] = NODE_FAILURE_DTYPE.names or ()
 #: timestamps (its ``EventType`` enum: available first).
 BATSIM_EVENT_TYPES = ("machine_available", "machine_unavailable")
 
+#: The columns of a recorded schedule (``end`` optional).
+SCHEDULE_FIELDS = ("job", "nodes", "start", "end")
+
 _FORMATS = ("csv", "jsonl")
 _OUT, _BACK, _DRAINED = 0, 1, 2  # NodeEventRecord kinds (records.hpp)
 _START_BEGIN = 1  # EventKind::StartBegin
@@ -149,6 +166,13 @@ class ExportError(ValueError):
 class NodeEventFormatError(ValueError):
     """A node-event or Batsim events file that does not follow its format;
     the message names the line and the field."""
+
+
+class ScheduleError(ValueError):
+    """A recorded schedule that cannot be replayed: a malformed row (the
+    message names the row and the field), a row the model refuses (a node
+    count that does not fit the job, ...), or a replay that cannot go on
+    (jobs waiting for nodes that other waiting jobs hold)."""
 
 
 # --------------------------------------------------------------------------
@@ -755,3 +779,412 @@ def read_batsim_events(
             if kind == "machine_unavailable":
                 failures.append((t, m, None))
     return _trace_of(failures, nodes_, model_)
+
+
+# --------------------------------------------------------------------------
+# A recorded schedule replayed through the model
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    row: int  # the row's place in the schedule (0-based)
+    key: Any  # the job, as the schedule names it, resolved against `jobs`
+    nodes: tuple[int, ...]
+    start: float
+
+
+@dataclass
+class _Request:
+    ready: float  # not before this time
+    nodes: tuple[int, ...]
+    row: int
+    seq: int
+
+
+@dataclass
+class _Planned:
+    key: Any
+    job: Job
+    runs: list[_Run]
+    submit_at: float
+    id: int = -1
+    state: str = "pending"  # pending, queued, running, waiting, done
+    used: int = 0  # rows used so far
+    last: tuple[int, ...] = ()
+    request: _Request | None = None
+
+
+def _schedule_records(schedule: Any) -> Iterator[tuple[str, dict[str, Any], bool]]:
+    """(where, record, text cells) for each row of the schedule."""
+    if isinstance(schedule, str | os.PathLike):
+        text, name = _read_text(schedule)
+        fmt = _guess_format(text, name)
+        for where, record in _node_event_records(text, name, fmt, needed=("job", "nodes", "start")):
+            yield where, record, fmt == "csv"
+        return
+    if isinstance(schedule, np.ndarray):
+        names = schedule.dtype.names
+        if names is None:
+            raise TypeError("schedule: a numpy array must be a structured array")
+        for needed in ("job", "nodes", "start"):
+            if needed not in names:
+                raise ScheduleError(f"schedule: the array lacks the field {needed!r}")
+        for k, row in enumerate(schedule):
+            record = {n: row[n] for n in names}
+            for n, v in record.items():
+                record[n] = v.tolist() if isinstance(v, np.generic | np.ndarray) else v
+            yield f"schedule row {k}", record, False
+        return
+    if isinstance(schedule, bytes) or not isinstance(schedule, Iterable):
+        raise TypeError(
+            "schedule must be a sequence of rows (tuples or dicts), a numpy structured array "
+            f"or the path of a CSV / JSON-lines file, got {type(schedule).__name__}"
+        )
+    for k, row in enumerate(schedule):
+        where = f"schedule row {k}"
+        if isinstance(row, Mapping):
+            yield where, dict(row), False
+        elif isinstance(row, tuple | list):
+            if len(row) not in (3, 4):
+                raise ScheduleError(
+                    f"{where}: a row is (job, nodes, start) or (job, nodes, start, end), "
+                    f"got {len(row)} values"
+                )
+            yield where, dict(zip(SCHEDULE_FIELDS, row, strict=False)), False
+        else:
+            raise ScheduleError(
+                f"{where}: a row must be a tuple or a dict, got {type(row).__name__}"
+            )
+
+
+def _schedule_nodes(where: str, value: Any, nodes: int) -> tuple[int, ...]:
+    """A row's nodes, in order: a sequence of node ids or an interval-set
+    string ("0-3 7", expanded in the order written)."""
+    if isinstance(value, str):
+        try:
+            ids = _parse_interval_set(where, value)
+        except NodeEventFormatError as e:
+            raise ScheduleError(str(e).replace("resources", "nodes", 1)) from None
+    elif isinstance(value, Sequence | np.ndarray) and not isinstance(value, bytes):
+        ids = []
+        for n in value:
+            if isinstance(n, bool | np.bool_) or not isinstance(n, numbers.Integral):
+                raise ScheduleError(f"{where}: nodes must be node ids (integers), got {n!r}")
+            ids.append(int(n))
+    else:
+        raise ScheduleError(
+            f"{where}: nodes must be a sequence of node ids or an interval-set string "
+            f"('0-3 7'), got {value!r}"
+        )
+    if not ids:
+        raise ScheduleError(f"{where}: nodes is empty")
+    for n in ids:
+        if not 0 <= n < nodes:
+            raise ScheduleError(f"{where}: node {n} is outside the fleet's {nodes} nodes")
+    if len(set(ids)) != len(ids):
+        raise ScheduleError(f"{where}: nodes names a node twice ({value!r})")
+    return tuple(ids)
+
+
+def _job_key(where: str, value: Any, jobs: Sequence[Job] | Mapping[Any, Job]) -> Any:
+    """The schedule's job resolved against ``jobs``: an index into a
+    sequence, or a key of a mapping (a CSV cell "3" also finds the key 3)."""
+    if isinstance(jobs, Mapping):
+        try:
+            if value in jobs:
+                return value
+        except TypeError:
+            raise ScheduleError(f"{where}: job {value!r} cannot be a key of jobs") from None
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            if int(value) in jobs:
+                return int(value)
+        raise ScheduleError(f"{where}: job {value!r} is not a key of jobs")
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise ScheduleError(f"{where}: job must be an index into jobs (an integer), got {value!r}")
+    if not 0 <= int(value) < len(jobs):
+        raise ScheduleError(f"{where}: job {int(value)} is not in jobs ({len(jobs)} jobs)")
+    return int(value)
+
+
+def _jobs_arg(jobs: Any) -> Sequence[Job] | Mapping[Any, Job]:
+    if isinstance(jobs, Mapping):
+        items = list(jobs.items())
+    elif isinstance(jobs, Sequence) and not isinstance(jobs, str | bytes):
+        items = list(enumerate(jobs))
+    else:
+        raise TypeError(
+            "jobs must be a sequence of acesim.Job (the schedule's job is an index) or a "
+            f"mapping of the schedule's job ids to acesim.Job, got {type(jobs).__name__}"
+        )
+    for k, job in items:
+        if not isinstance(job, Job):
+            raise TypeError(f"jobs[{k!r}] must be an acesim.Job, got {type(job).__name__}")
+    return jobs  # type: ignore[no-any-return]
+
+
+_SUBMITS = ("start", "job")
+
+
+def _plan(
+    schedule: Any, jobs: Any, nodes: int, submit: str
+) -> tuple[list[_Planned], Sequence[Job] | Mapping[Any, Job]]:
+    jobs_ = _jobs_arg(jobs)
+    if submit not in _SUBMITS:
+        raise ValueError(f"submit must be one of {_SUBMITS}, got {submit!r}")
+    runs: dict[Any, list[_Run]] = {}
+    try:
+        records = list(_schedule_records(schedule))
+    except NodeEventFormatError as e:
+        raise ScheduleError(str(e)) from None
+    for k, (where, record, text) in enumerate(records):
+        for needed in ("job", "nodes", "start"):
+            if needed not in record:
+                raise ScheduleError(f"{where}: no {needed!r} field")
+        key = _job_key(where, record["job"], jobs_)
+        ids = _schedule_nodes(where, record["nodes"], nodes)
+        try:
+            start = _field_number(where, "start", record["start"], text)
+            end = record.get("end")
+            if not _blank(end) and _field_number(where, "end", end, text) < start:
+                raise ScheduleError(f"{where}: end ({end!r}) is before start ({start!r})")
+        except NodeEventFormatError as e:
+            raise ScheduleError(str(e)) from None
+        runs.setdefault(key, []).append(_Run(k, key, ids, start))
+    if not runs:
+        raise ScheduleError("schedule: no rows")
+    if submit == "start":
+        planned = []
+        for key, mine in runs.items():
+            mine.sort(key=lambda r: (r.start, r.row))
+            planned.append(_Planned(key, jobs_[key], mine, mine[0].start))
+        planned.sort(key=lambda p: (p.submit_at, p.runs[0].row))
+        return planned, jobs_
+    # submit="job": every job of `jobs`, in its order, at its Job.submit.
+    keys = list(jobs_.keys()) if isinstance(jobs_, Mapping) else list(range(len(jobs_)))
+    planned = []
+    for key in keys:
+        job = jobs_[key]
+        mine = sorted(runs.get(key, []), key=lambda r: (r.start, r.row))
+        at = float(job.submit)
+        if mine and at > mine[0].start:
+            raise ScheduleError(
+                f"schedule row {mine[0].row}: job {key!r} starts at {mine[0].start!r}, before "
+                f"its Job.submit ({at!r}; submit='job' submits each job then)"
+            )
+        planned.append(_Planned(key, job, mine, at))
+    planned.sort(key=lambda p: p.submit_at)  # (stable: ties in the order of jobs)
+    return planned, jobs_
+
+
+def schedule_order(
+    schedule: Any,
+    jobs: Sequence[Job] | Mapping[Any, Job],
+    fleet: Fleet,
+    *,
+    submit: Literal["start", "job"] = "start",
+) -> list[Any]:
+    """The schedule's jobs in the order :func:`replay_schedule` submits
+    them: element ``i`` is the schedule's job (an index into ``jobs``, or
+    its key) that is job ``i`` of the replay's result (``res.jobs["job"]``,
+    ``res.trace["job"]``, ...). Arguments as :func:`replay_schedule`."""
+    if not isinstance(fleet, Fleet):
+        raise TypeError(f"fleet must be a Fleet, got {type(fleet).__name__}")
+    planned, _ = _plan(schedule, jobs, fleet.nodes, submit)
+    return [p.key for p in planned]
+
+
+# What FleetModel.start says when the nodes are not free now: the start waits.
+_NOT_FREE = (" is busy", " is out of service")
+
+
+def replay_schedule(
+    schedule: Any,
+    jobs: Sequence[Job] | Mapping[Any, Job],
+    fleet: Fleet,
+    failures: Distribution | None = None,
+    causes: Any = None,
+    policy: Policy | None = None,
+    seed: int = 0,
+    replica: int = 0,
+    horizon: float = math.inf,
+    *,
+    submit: Literal["start", "job"] = "start",
+) -> SimulationResult:
+    """What the model's failures would have cost a recorded schedule.
+
+    ``schedule``: the runs an outside scheduler logged, one row per run:
+    ``job`` (an index into ``jobs``, or a key of ``jobs`` when it is a
+    mapping), ``nodes`` (node ids in the job's order: a sequence, or an
+    interval-set string ``"0-3 7"`` read in the order written), ``start``
+    (seconds) and optionally ``end``. Rows are tuples ``(job, nodes, start[,
+    end])``, dicts with those keys, a numpy structured array with those
+    fields, or the path of a CSV file with those columns (a ``.jsonl`` /
+    ``.ndjson`` / ``.json`` path: one JSON object per line). ``fleet``,
+    ``failures``, ``causes``, ``policy``, ``seed``, ``replica`` and
+    ``horizon`` are an :class:`acesim.FleetModel`'s (of ``policy`` only the
+    quarantine applies).
+
+    The replay drives a FleetModel by these rules:
+
+    - A job is submitted at its first row's start and started on the first
+      row's nodes then. With ``submit="job"`` every job of ``jobs`` is
+      submitted at its ``Job.submit`` instead (which must not be after its
+      first start), so its wait in the queue counts, and a job the
+      schedule never starts waits in the queue (if it is submitted before
+      the replay ends).
+    - Row ``k`` (``k >= 1``, by start) of a job answers the job's ``k``-th
+      interruption in the model (a failure, or a stop for planned
+      maintenance): the job restarts on that row's nodes at that row's
+      start, or when the interruption is reported if that is later. The
+      rows say how the scheduler reacted; the model says when the job was
+      interrupted.
+    - When a job is interrupted and has no row left, it restarts on the
+      nodes of its last run, in the same order, as soon as they are all
+      back in service (the failed nodes repaired; it keeps its surviving
+      nodes meanwhile).
+    - A start whose nodes are busy (another job holds them) or out of
+      service in the model waits until the model accepts it, retried after
+      every event; waiting starts go first come, first served (by the time
+      they became due, then row order), and a waiting start holds no node
+      back from another.
+    - ``end`` is informational (checked to be >= ``start``): the model
+      decides when a job ends. Rows left when a job completes are unused.
+      Nothing is preempted.
+
+    The replay ends when every job the schedule starts is done, at the
+    horizon, or when the model has nothing left to do; it returns the
+    model's :class:`acesim.SimulationResult` (with the event log). Job
+    ``i`` of the result is the ``i``-th job submitted (by first start, ties
+    in schedule order; with ``submit="job"``, by ``Job.submit``, ties in the
+    order of ``jobs``): :func:`schedule_order` lists them. The model
+    numbers jobs in that order, and a job's own random draws (job-level
+    failures, random init / save / load laws) follow its number. A job
+    submitted at or after the horizon (or after the replay ended) has no
+    row.
+
+    Raises :class:`ScheduleError` for a malformed row (named), a row the
+    model refuses (a node count that does not fit the job, a job that does
+    not fit the fleet), and a replay that cannot go on: no job running, no
+    start possible and none of the waiting starts' nodes out of service
+    (jobs waiting for nodes that other waiting jobs hold). With a policy
+    that retires nodes (``Quarantine(duration=math.inf)``) a finite
+    ``horizon`` is required: a start waiting for a retired node would wait
+    for ever.
+
+    A two-node job on nodes 0 and 1; node 0 fails at 1.5 h (half an hour
+    after the last checkpoint) and is repaired in an hour; the job restarts
+    on the same nodes at 2.5 h and ends 3 h later:
+
+    >>> import acesim as ace
+    >>> fleet = ace.Fleet(4, repair=ace.HOUR,
+    ...                   node_failures=ace.NodeTrace.from_gaps({0: [1.5 * ace.HOUR]}, nodes=4))
+    >>> jobs = [ace.Job(16, 4 * ace.HOUR, ace.HOUR, init=0.0, save=0.0, load=0.0)]
+    >>> res = replay_schedule([(0, [0, 1], 0.0)], jobs, fleet)
+    >>> [float(res.jobs[b][0]) for b in ("end", "wasted", "recovery_wait")]
+    [19800.0, 1800.0, 3600.0]
+    """
+    model = FleetModel(fleet, failures, causes, policy, seed=seed, replica=replica, horizon=horizon)
+    end = float(horizon)  # (FleetModel checked it)
+    quarantine = policy.quarantine if policy is not None else None
+    if quarantine is not None and math.isinf(quarantine.duration) and math.isinf(end):
+        raise ValueError(
+            "horizon: the policy retires nodes (Quarantine(duration=math.inf)); a start "
+            "waiting for a retired node would wait for ever: pass a finite horizon"
+        )
+    planned, _ = _plan(schedule, jobs, fleet.nodes, submit)
+    if min(p.runs[0].start for p in planned if p.runs) >= end:
+        raise ScheduleError(f"schedule: no job starts before the horizon ({end!r})")
+    by_id: dict[int, _Planned] = {}
+    down: set[int] = set()
+    seq = 0
+    k = 0  # next job to submit
+
+    def request(p: _Planned, ready: float, nodes: tuple[int, ...], row: int) -> None:
+        nonlocal seq
+        p.request = _Request(ready, nodes, row, seq)
+        seq += 1
+
+    def try_start(p: _Planned) -> bool:
+        r = p.request
+        assert r is not None
+        try:
+            model.start(p.id, list(r.nodes))
+        except ValueError as e:
+            message = str(e)
+            if any(s in message for s in _NOT_FREE):
+                return False
+            raise ScheduleError(f"schedule row {r.row} (job {p.key!r}): {message}") from None
+        p.state = "running"
+        p.last = r.nodes
+        p.request = None
+        return True
+
+    def start_due(now: float) -> None:
+        # After a start (which may release a restarted job's survivors), from the top.
+        while True:
+            due = [(p.request, p) for p in planned if p.request and p.request.ready <= now]
+            due.sort(key=lambda d: (d[0].ready, d[0].row, d[0].seq))
+            if not any(try_start(p) for _, p in due):
+                return
+
+    while True:
+        now = model.now
+        while k < len(planned) and planned[k].submit_at <= now and planned[k].submit_at < end:
+            p = planned[k]
+            try:
+                p.id = model.submit(p.job)
+            except ValueError as e:
+                raise ScheduleError(f"job {p.key!r}: {e}") from None
+            by_id[p.id] = p
+            p.state = "queued"
+            if p.runs:
+                first = p.runs[0]
+                p.used = 1
+                request(p, first.start, first.nodes, first.row)
+            k += 1
+        start_due(now)
+        submitted = planned[:k]
+        left = [p for p in planned[k:] if p.submit_at < end and p.runs]
+        if not left and all(p.state == "done" for p in submitted if p.runs):
+            break
+        if now >= end:
+            break
+        future = [p.submit_at for p in planned[k:] if p.submit_at < end]
+        future += [p.request.ready for p in submitted if p.request and p.request.ready > now]
+        until = min(min(future, default=math.inf), end)
+        if math.isinf(until):
+            waiting = [(p.key, p.request) for p in submitted if p.request is not None]
+            if (
+                waiting
+                and not any(p.state == "running" for p in submitted)
+                and not any(down.intersection(r.nodes) for _, r in waiting)
+            ):
+                raise ScheduleError(
+                    f"the replay is stuck at t={now!r}: "
+                    + "; ".join(
+                        f"job {key!r} waits for nodes {list(r.nodes)}" for key, r in waiting
+                    )
+                    + ", held by jobs that wait too"
+                )
+            if math.isinf(model.peek()):
+                break  # nothing left to happen: the waiting starts never get their nodes
+        for event in model.advance(until):
+            if event.kind == "node_down":
+                down.update(event.nodes)
+            elif event.kind == "node_up":
+                down.difference_update(event.nodes)
+            elif event.kind == "job_done" and event.job is not None:
+                by_id[event.job].state = "done"
+            elif event.kind == "job_failed" and event.job is not None:
+                p = by_id[event.job]
+                p.state = "waiting"
+                if p.used < len(p.runs):
+                    run = p.runs[p.used]
+                    p.used += 1
+                    request(p, max(run.start, event.time), run.nodes, run.row)
+                else:
+                    request(p, event.time, p.last, p.runs[-1].row)
+    return model.result()
