@@ -948,6 +948,8 @@ def _plan(
         try:
             start = _field_number(where, "start", record["start"], text)
             end = record.get("end")
+            if isinstance(end, float) and math.isnan(end):
+                end = None  # (a numpy array's missing end)
             if not _blank(end) and _field_number(where, "end", end, text) < start:
                 raise ScheduleError(f"{where}: end ({end!r}) is before start ({start!r})")
         except NodeEventFormatError as e:
