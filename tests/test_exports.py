@@ -1,6 +1,7 @@
 """Exports of a run's node failures (``acesim.exports``): node-event CSV /
 JSON lines and Batsim external events read from the run's event log, the
-readers back to a ``NodeTrace``.
+readers back to a ``NodeTrace``; a recorded schedule replayed through a
+``FleetModel``.
 
 What is asserted:
 
@@ -29,6 +30,17 @@ What is asserted:
 - Bad input gets named errors (``ExportError``, ``NodeEventFormatError``,
   ``TypeError``, ``ValueError``) that name what is wrong; a result without
   the event log is refused with a message saying to record it.
+- The schedule replay: hand cases (two jobs on 4 nodes, one node failure:
+  the failed job restarts on its nodes once they are back; a start on busy
+  nodes waits, first come first served; later rows answer the
+  interruptions in order; ``submit="job"`` counts the queue wait), every
+  input shape, and simulate's built-in scheduler's own log replayed:
+  byte-identical rows (jobs, trace, node events, placements) under SPARES
+  and WAIT_REPAIR with causes, maintenance, quarantine, horizons and
+  replicas; the first starts alone give WAIT_REPAIR's rows while it moves
+  no job; what cannot match (preemptions; the queue wait when jobs are
+  submitted at their first start) is shown. Malformed rows get a
+  ``ScheduleError`` naming the row; a replay that cannot go on is named.
 """
 
 from __future__ import annotations
@@ -851,3 +863,488 @@ def test_batsim_reader_reads_the_documented_example() -> None:
 def test_docstring_examples() -> None:
     failed, tried = doctest.testmod(ex, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failed == 0
+
+
+# --------------------------------------------------------------------------
+# A recorded schedule replayed through the model
+# --------------------------------------------------------------------------
+
+BUCKETS = (
+    "productive",
+    "wasted",
+    "ckpt_stall",
+    "overhead",
+    "detection",
+    "queue_wait",
+    "recovery_wait",
+)
+
+
+def sjob(nodes: int, work: float) -> ace.Job:
+    """A whole-node job, a checkpoint every hour, save 60 s, load 60 s, no init."""
+    return ace.Job(
+        8 * nodes, work, HOUR, init=ZERO, save=ace.Constant(60.0), load=ace.Constant(60.0)
+    )
+
+
+def two_jobs() -> list[ace.Job]:
+    return [sjob(2, 2.5 * HOUR), sjob(2, 1.5 * HOUR)]
+
+
+def node_1_fails() -> ace.Fleet:
+    """4 nodes; node 1 fails at 1.5 h (5400 s); repair 1 h."""
+    return gaps_fleet(4, {1: [1.5 * HOUR]})
+
+
+def row_of(res: ace.SimulationResult, j: int) -> dict[str, float]:
+    r = res.jobs[res.jobs["job"] == j][0]
+    out = {b: float(r[b]) for b in (*BUCKETS, "submit", "end", "wall")}
+    assert sum(out[b] for b in BUCKETS) == pytest.approx(out["wall"], abs=1e-9)
+    return out
+
+
+def starts(res: ace.SimulationResult) -> list[tuple[int, float, list[int]]]:
+    """The placements as (job, time, nodes), one per start."""
+    assert res.placements is not None
+    out: list[tuple[int, float, list[int]]] = []
+    for p in res.placements:
+        j, t, n = int(p["job"]), float(p["time"]), int(p["node"])
+        if out and out[-1][:2] == (j, t):
+            out[-1][2].append(n)
+        else:
+            out.append((j, t, [n]))
+    return out
+
+
+def hours(**buckets: float) -> dict[str, float]:
+    return {b: buckets.get(b, 0.0) for b in BUCKETS}
+
+
+def test_schedule_hand_case_a_failed_job_restarts_on_its_nodes() -> None:
+    """Two 2-node jobs on 4 nodes; node 1 fails at 5400 s (repair 1 h).
+
+    Every run ends with a checkpoint when the work is done (the model's
+    rule). A (2.5 h of work) on [0, 1] from 0: load 0-60, compute 60-3660,
+    checkpoint 3660-3720, compute from 3720; node 1 fails at 5400: 1680 s
+    wasted. The schedule has no later row for A: it waits for node 1
+    (recovery_wait 3600 s, holding node 0) and restarts on [0, 1] at 9000:
+    load 9000-9060, compute 9060-12660, checkpoint 12660-12720, the last
+    half hour 12720-14520 and the checkpoint at the end, to 14580.
+    productive 9000, wasted 1680, ckpt_stall 180, overhead 120,
+    recovery_wait 3600: wall 14580.
+
+    B (1.5 h) on [2, 3] from 1800 (``end`` logged, not used): submitted then,
+    load 1800-1860, compute 1860-5460, checkpoint 5460-5520, compute to
+    7320, checkpoint to 7380. productive 5400, ckpt_stall 120, overhead 60:
+    wall 5580."""
+    schedule = [(0, [0, 1], 0.0, 3 * HOUR), (1, [2, 3], 1800.0, 2 * HOUR)]
+    res = ex.replay_schedule(schedule, two_jobs(), node_1_fails())
+    a, b = row_of(res, 0), row_of(res, 1)
+    assert {k: a[k] for k in BUCKETS} == hours(
+        productive=9000.0, wasted=1680.0, ckpt_stall=180.0, overhead=120.0, recovery_wait=3600.0
+    )
+    assert (a["submit"], a["end"], a["wall"]) == (0.0, 14580.0, 14580.0)
+    assert {k: b[k] for k in BUCKETS} == hours(productive=5400.0, ckpt_stall=120.0, overhead=60.0)
+    assert (b["submit"], b["end"], b["wall"]) == (1800.0, 7380.0, 5580.0)
+    assert res.jobs["failures"].tolist() == [1, 0]
+    assert res.jobs["restarts"].tolist() == [1, 0]
+    assert starts(res) == [(0, 0.0, [0, 1]), (1, 1800.0, [2, 3]), (0, 9000.0, [0, 1])]
+    assert rows(res.trace[["job", "node", "time"]]) == [(0, 1, 5400.0)]
+    # The replay's result has the event log: it exports.
+    assert rows(ex.node_failures(res)) == [(5400.0, 1, 0, 1, 1, -1, True, 9000.0, 5400.0)]
+
+
+def test_schedule_hand_case_a_start_on_busy_nodes_waits() -> None:
+    """B is logged on [1, 2] at 1800 s, while A holds node 1: it waits.
+    Node 1 fails at 5400 (A holds node 0 and waits for node 1); at 9000
+    node 1 is back and both starts are due: B's since 1800, A's since
+    5400: first come, first served, B starts on [1, 2] (queue_wait 7200)
+    and ends at 9000 + 5580 = 14580; A, waiting for node 1 again, restarts
+    on [0, 1] at 14580 (recovery_wait 14580 - 5400 = 9180) and ends at
+    14580 + 60 + 3600 + 60 + 1800 + 60 = 20160."""
+    schedule = [(0, [0, 1], 0.0), (1, [1, 2], 1800.0)]
+    res = ex.replay_schedule(schedule, two_jobs(), node_1_fails())
+    a, b = row_of(res, 0), row_of(res, 1)
+    assert {k: a[k] for k in BUCKETS} == hours(
+        productive=9000.0, wasted=1680.0, ckpt_stall=180.0, overhead=120.0, recovery_wait=9180.0
+    )
+    assert a["end"] == 20160.0
+    assert {k: b[k] for k in BUCKETS} == hours(
+        productive=5400.0, ckpt_stall=120.0, overhead=60.0, queue_wait=7200.0
+    )
+    assert (b["submit"], b["end"]) == (1800.0, 14580.0)
+    assert starts(res) == [(0, 0.0, [0, 1]), (1, 9000.0, [1, 2]), (0, 14580.0, [0, 1])]
+
+
+def test_schedule_later_rows_answer_the_interruptions() -> None:
+    """A alone, node 1 failing at 5400 s.
+
+    - A second row at 7200 on [2, 3]: A restarts there at 7200
+      (recovery_wait 1800; node 0 released then) and ends at 7200 + 60 +
+      3600 + 60 + 1800 + 60 = 12780.
+    - A second row at 3600, before the model's failure: it answers that
+      failure, reported at 5400: A restarts on [2, 3] at once and ends at
+      5400 + 5580 = 10980 (recovery_wait 0). A third row is unused (no
+      second interruption)."""
+    jobs = two_jobs()
+    res = ex.replay_schedule([(0, [0, 1], 0.0), (0, [2, 3], 7200.0)], jobs, node_1_fails())
+    a = row_of(res, 0)
+    assert (a["recovery_wait"], a["wasted"], a["end"]) == (1800.0, 1680.0, 12780.0)
+    assert starts(res) == [(0, 0.0, [0, 1]), (0, 7200.0, [2, 3])]
+    assert res.jobs.size == 1  # job 1 has no row (submitted at its first start: never)
+    schedule = [(0, [0, 1], 0.0), (0, "2-3", 3600.0), (0, [0, 1], 20000.0)]
+    res = ex.replay_schedule(schedule, jobs, node_1_fails())
+    a = row_of(res, 0)
+    assert (a["recovery_wait"], a["wasted"], a["end"]) == (0.0, 1680.0, 10980.0)
+    assert starts(res) == [(0, 0.0, [0, 1]), (0, 5400.0, [2, 3])]
+
+
+def test_schedule_submitted_at_job_submit_counts_the_queue_wait() -> None:
+    """``submit="job"``: A's Job.submit is 600 s, its first start 1800 s:
+    queue_wait 1200. Load 1800-1860, compute from 1860; node 1 fails at
+    5400, before the first checkpoint (due at 5460): 3540 s wasted. Back at
+    9000 (recovery_wait 3600): load to 9060, 1 h, checkpoint, 1 h,
+    checkpoint, the last half hour and its checkpoint: ends at 9060 + 3600 +
+    60 + 3600 + 60 + 1800 + 60 = 18240. A job of ``jobs`` with no row is submitted at its
+    Job.submit and waits in the queue to the end."""
+    jobs = [
+        ace.Job(
+            16,
+            2.5 * HOUR,
+            HOUR,
+            init=ZERO,
+            save=ace.Constant(60.0),
+            load=ace.Constant(60.0),
+            submit=600.0,
+        ),
+        ace.Job(8, HOUR, HOUR, submit=900.0),
+    ]
+    schedule = [(0, [0, 1], 1800.0)]
+    res = ex.replay_schedule(schedule, jobs, node_1_fails(), submit="job")
+    a = row_of(res, 0)
+    assert {k: a[k] for k in BUCKETS} == hours(
+        productive=9000.0,
+        wasted=3540.0,
+        ckpt_stall=180.0,
+        overhead=120.0,
+        queue_wait=1200.0,
+        recovery_wait=3600.0,
+    )
+    assert (a["submit"], a["end"]) == (600.0, 18240.0)
+    assert res.jobs["status"].tolist() == [ace.JobStatus.DONE, ace.JobStatus.QUEUED]
+    assert row_of(res, 1)["queue_wait"] == 18240.0 - 900.0
+    assert ex.schedule_order(schedule, jobs, node_1_fails(), submit="job") == [0, 1]
+    assert ex.schedule_order(schedule, jobs, node_1_fails()) == [0]
+
+
+def test_schedule_inputs_in_every_shape_give_the_same_replay(tmp_path: Any) -> None:
+    """Tuples, dicts, a numpy structured array (nodes as strings or
+    lists; a NaN end is no end), a CSV file (interval-set nodes, job keys
+    of a mapping, an empty end), a JSON-lines file: the same replay."""
+    fleet, jobs = node_1_fails(), two_jobs()
+    expected = ex.replay_schedule([(0, [0, 1], 0.0), (1, [2, 3], 1800.0)], jobs, fleet).jobs
+    dicts = [
+        {"job": 0, "nodes": [0, 1], "start": 0.0, "end": 3 * HOUR},
+        {"start": 1800, "nodes": (2, 3), "job": 1},
+    ]
+    strings = np.array(
+        [(0, "0-1", 0.0, 3 * HOUR), (1, "2 3", 1800.0, NAN)],
+        dtype=[("job", "i8"), ("nodes", "U8"), ("start", "f8"), ("end", "f8")],
+    )
+    lists = np.empty(2, dtype=[("job", "i8"), ("nodes", "O"), ("start", "f8")])
+    lists[0] = (0, [0, 1], 0.0)
+    lists[1] = (1, [2, 3], 1800.0)
+    path = tmp_path / "schedule.csv"
+    path.write_text("job,nodes,start,end\ntrain,0-1,0,10800\n\neval,2-3,1800.0,\n")
+    named = {"train": jobs[0], "eval": jobs[1]}
+    jsonl = tmp_path / "schedule.jsonl"
+    jsonl.write_text(
+        '{"job": "train", "nodes": [0, 1], "start": 0}\n'
+        '{"job": "eval", "nodes": "2-3", "start": 1800, "end": null}\n'
+    )
+    cases: list[tuple[Any, Any]] = [
+        (dicts, jobs),
+        (strings, jobs),
+        (lists, jobs),
+        (path, named),
+        (str(jsonl), named),
+    ]
+    for schedule, given in cases:
+        assert same(ex.replay_schedule(schedule, given, fleet).jobs, expected)
+    # A CSV cell "1" finds the integer key 1 of a mapping.
+    path.write_text("job,nodes,start\n0,0-1,0\n1,2-3,1800\n")
+    assert same(ex.replay_schedule(path, dict(enumerate(jobs)), fleet).jobs, expected)
+    assert ex.schedule_order(path, dict(enumerate(jobs)), fleet) == [0, 1]
+
+
+def built_in(replacement: ace.Replacement, quarantine: bool) -> dict[str, Any]:
+    """A 24-node fleet with 2 hot spares, exponential node failures and
+    repairs, LLAMA3 causes (detection latencies, blocks), a maintenance
+    window; one 64-GPU job and 16 smaller ones submitted an hour apart."""
+    fleet = ace.Fleet(
+        24,
+        spares=2,
+        repair=ace.Exponential(6 * HOUR),
+        node_failures=ace.Exponential(5 * DAY),
+        maintenance=[(2 * DAY, 4 * HOUR, range(6))],
+    )
+    jobs = [ace.Job(64, work=4 * DAY, checkpoint_interval="daly", priority=2)]
+    jobs += [
+        ace.Job(g, work=DAY, checkpoint_interval=HOUR, submit=(i + 1) * HOUR, priority=i % 2)
+        for i, g in enumerate([8, 16, 32, 8, 24, 8, 16, 32] * 2)
+    ]
+    policy = ace.Policy(
+        replacement=replacement,
+        quarantine=ace.Quarantine(2, DAY, 2 * DAY) if quarantine else None,
+    )
+    return {"jobs": jobs, "fleet": fleet, "causes": ace.LLAMA3_CAUSES, "policy": policy}
+
+
+def logged_schedule(
+    res: ace.SimulationResult, replica: int, first_only: bool = False
+) -> list[tuple[int, list[int], float]]:
+    """The schedule the built-in scheduler ran, as an outside scheduler
+    logs it: one row per start (its StartBegin), with the start's nodes in
+    order (res.placements; one start's rows are consecutive, a job's node
+    count apart when it starts twice at one time)."""
+    assert res.placements is not None
+    need = {int(r["job"]): -(-int(r["gpus"]) // 8) for r in res.jobs}
+    out: list[tuple[int, list[int], float]] = []
+    for p in res.placements[res.placements["replica"] == replica]:
+        j, t, n = int(p["job"]), float(p["time"]), int(p["node"])
+        if out and out[-1][0] == j and out[-1][2] == t and len(out[-1][1]) < need[j]:
+            out[-1][1].append(n)
+        else:
+            out.append((j, [n], t))
+    ev = res.events[res.events["replica"] == replica]
+    assert len(out) == int((ev["kind"] == 1).sum())  # one row per StartBegin
+    if first_only:
+        seen: set[int] = set()
+        out = [r for r in out if not (r[0] in seen or seen.add(r[0]))]  # type: ignore[func-returns-value]
+    return out
+
+
+def replay_of(
+    res: ace.SimulationResult, kw: dict[str, Any], replica: int, seed: int, **options: Any
+) -> ace.SimulationResult:
+    return ex.replay_schedule(
+        logged_schedule(res, replica, options.pop("first_only", False)),
+        kw["jobs"],
+        kw["fleet"],
+        causes=kw["causes"],
+        policy=ace.Policy(quarantine=kw["policy"].quarantine),
+        seed=seed,
+        replica=replica,
+        **options,
+    )
+
+
+def of_replica(a: Any, r: int) -> Any:
+    return a[a["replica"] == r]
+
+
+@pytest.mark.parametrize("replacement", [ace.Replacement.SPARES, ace.Replacement.WAIT_REPAIR])
+@pytest.mark.parametrize("quarantine", [False, True])
+@pytest.mark.parametrize("seed", range(2))
+def test_schedule_replays_the_built_in_schedulers_log(
+    replacement: ace.Replacement, quarantine: bool, seed: int
+) -> None:
+    """simulate's built-in scheduler logs every start (res.events StartBegin
+    rows, res.placements' nodes). That log replayed with
+    ``submit="job"`` (each job submitted at its Job.submit, the submits
+    ascending so the model numbers the jobs as simulate does) gives
+    byte-identical job rows, failure traces, node events and placements, on
+    both replicas, horizon or none: row k of a job is the built-in's answer
+    to its k-th interruption (failures, maintenance stops), taken at the
+    same moment on the same nodes in the same order; a job queued at the
+    horizon (no row) waits in the model's queue too."""
+    for horizon in (math.inf, 3 * DAY):
+        kw = built_in(replacement, quarantine)
+        res = run(seed=seed, replicas=2, horizon=horizon, **kw)
+        assert not np.any(res.events["kind"] == 9)  # no preemption in these runs
+        assert res.fleet["failures"].min() > 5
+        for r in (0, 1):
+            again = replay_of(res, kw, r, seed, horizon=horizon, submit="job")
+            assert same(of_replica(res.jobs, r), again.jobs)
+            assert same(of_replica(res.trace, r), again.trace)
+            assert same(of_replica(log_of(res), r), log_of(again))
+            assert again.placements is not None
+            assert same(of_replica(res.placements, r), again.placements)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_schedule_of_first_starts_is_wait_repair(seed: int) -> None:
+    """Only each job's first start: the replay restarts a failed job on
+    the same nodes once they are back, which is what the built-in
+    WAIT_REPAIR does while it never moves a job elsewhere: the same job
+    rows, trace and node events (job-level failures left out: they blame a
+    node by its place in the job's list, and WAIT_REPAIR puts a repaired
+    node back at the end of the list while the replay keeps the last
+    run's order). With quarantine WAIT_REPAIR does move jobs (it does not
+    wait for a quarantined node), and the first starts alone cannot say
+    where: the replay differs."""
+    kw = built_in(ace.Replacement.WAIT_REPAIR, quarantine=False)
+    res = run(seed=seed, **kw)
+    again = replay_of(res, kw, 0, seed, submit="job", first_only=True)
+    assert same(res.jobs, again.jobs) and same(res.trace, again.trace)
+    assert same(log_of(res), log_of(again))
+    assert int(res.jobs["restarts"].sum()) > 5
+
+    kw = built_in(ace.Replacement.WAIT_REPAIR, quarantine=True)
+    res = run(seed=seed, **kw)
+    runs: dict[int, list[set[int]]] = {}
+    for j, nodes, _ in logged_schedule(res, 0):
+        runs.setdefault(j, []).append(set(nodes))
+    assert any(r != rs[0] for rs in runs.values() for r in rs[1:])  # a job moved
+    again = replay_of(res, kw, 0, seed, submit="job", first_only=True)
+    assert not same(res.jobs, again.jobs)
+
+
+def test_schedule_submitted_at_first_starts_drops_the_queue_wait() -> None:
+    """The default: each job submitted at its first start. The jobs are
+    numbered by first start (schedule_order); each row is the built-in's
+    but for the time it queued: queue_wait 0, submit later and wall
+    shorter by the built-in's queue_wait; every other bucket and count
+    the same, and the same failures hit the same jobs."""
+    kw = built_in(ace.Replacement.SPARES, quarantine=False)
+    res = run(seed=1, **kw)
+    schedule = logged_schedule(res, 0)
+    again = replay_of(res, kw, 0, 1)
+    order = ex.schedule_order(schedule, kw["jobs"], kw["fleet"])
+    assert sorted(order) == list(range(17)) and order != list(range(17))
+    waited = res.jobs["queue_wait"]
+    assert np.count_nonzero(waited) > 3
+    mine = again.jobs[np.argsort(order)]  # back in simulate's numbering
+    assert np.all(mine["queue_wait"] == 0.0)
+    assert np.array_equal(mine["submit"], res.jobs["submit"] + waited)
+    assert np.allclose(mine["wall"], res.jobs["wall"] - waited, rtol=0, atol=1e-6)
+    for name in (*BUCKETS[:5], "recovery_wait", "end", "failures", "restarts", "checkpoints"):
+        assert np.array_equal(mine[name], res.jobs[name]), name
+    relabel = np.array(order)
+    assert np.array_equal(
+        relabel[again.trace["job"][again.trace["job"] >= 0]],
+        res.trace["job"][res.trace["job"] >= 0],
+    )
+
+
+def test_schedule_cannot_replay_a_preemption() -> None:
+    """PREEMPT_LOWER's preemptions are stops the schedule does not hold
+    (a row says where a run started, not that another job cut it short):
+    where the built-in preempted, the victim keeps running in the replay
+    and the preemptor's start waits for it; the replay never preempts. Where
+    it did not, the replay is the built-in's, byte for byte."""
+    kw = built_in(ace.Replacement.PREEMPT_LOWER, quarantine=False)
+    seen = set()
+    for seed in range(4):
+        res = run(seed=seed, **kw)
+        again = replay_of(res, kw, 0, seed, submit="job")
+        assert not np.any(again.events["kind"] == 9)
+        preempted = bool(np.any(res.events["kind"] == 9))
+        assert same(res.jobs, again.jobs) is not preempted
+        seen.add(preempted)
+    assert seen == {False, True}
+
+
+@pytest.mark.parametrize(
+    ("schedule", "message"),
+    [
+        ([(0, [0, 1])], r"schedule row 0: a row is \(job, nodes, start\)"),
+        ([(0, [0, 1], 0.0), 5], "schedule row 1: a row must be a tuple or a dict, got int"),
+        ([{"job": 0, "nodes": [0, 1]}], "schedule row 0: no 'start' field"),
+        ([(0, [0, 9], 0.0)], "node 9 is outside the fleet's 4 nodes"),
+        ([(0, [0, 0], 0.0)], "nodes names a node twice"),
+        ([(0, [], 0.0)], "nodes is empty"),
+        ([(0, [0, 1.5], 0.0)], "nodes must be node ids"),
+        ([(0, [0, True], 0.0)], "nodes must be node ids"),
+        ([(0, "0-a", 0.0)], "schedule row 0: nodes: '0-a' is not 'a-b'"),
+        ([(0, "1-0", 0.0)], "ends before it starts"),
+        ([(0, 7, 0.0)], "nodes must be a sequence of node ids or an interval-set"),
+        ([(0, [0, 1], -1.0)], "start must be >= 0"),
+        ([(0, [0, 1], NAN)], "start must be finite"),
+        ([(0, [0, 1], "soon")], "start must be a number"),
+        ([(0, [0, 1], 10.0, 5.0)], r"end \(5.0\) is before start \(10.0\)"),
+        ([(0, [0, 1], 10.0, "late")], "end must be a number"),
+        ([(3, [0, 1], 0.0)], r"job 3 is not in jobs \(2 jobs\)"),
+        ([("x", [0, 1], 0.0)], "job must be an index into jobs"),
+        ([(True, [0, 1], 0.0)], "job must be an index into jobs"),
+        ([], "schedule: no rows"),
+        ([(0, [0], 0.0)], r"schedule row 0 \(job 0\): start: job 0 needs 2 node\(s\), got 1"),
+        ([(0, [0, 1], 0.0), (0, [2], 100 * HOUR)], r"schedule row 1 \(job 0\): .*needs 2"),
+    ],
+)
+def test_schedule_errors_name_the_row(schedule: Any, message: str) -> None:
+    with pytest.raises(ex.ScheduleError, match=message):
+        ex.replay_schedule(schedule, two_jobs(), node_1_fails())
+
+
+def test_schedule_errors(tmp_path: Any) -> None:
+    fleet, jobs = node_1_fails(), two_jobs()
+    path = tmp_path / "s.csv"
+    path.write_text("job,start\n0,0\n")
+    with pytest.raises(ex.ScheduleError, match="line 1: the header lacks the column 'nodes'"):
+        ex.replay_schedule(path, jobs, fleet)
+    path.write_text("job,nodes,start\n0,0-1,soon\n")
+    with pytest.raises(ex.ScheduleError, match=r"s\.csv line 2: start must be a number"):
+        ex.replay_schedule(path, jobs, fleet)
+    with pytest.raises(ex.ScheduleError, match="the array lacks the field 'start'"):
+        ex.replay_schedule(np.zeros(1, dtype=[("job", "i8"), ("nodes", "O")]), jobs, fleet)
+    with pytest.raises(TypeError, match="must be a structured array"):
+        ex.replay_schedule(np.zeros(3), jobs, fleet)
+    with pytest.raises(ex.ScheduleError, match="job 'c' is not a key of jobs"):
+        ex.replay_schedule([("c", [0, 1], 0.0)], {"a": jobs[0]}, fleet)
+    with pytest.raises(TypeError, match="schedule must be a sequence of rows"):
+        ex.replay_schedule(5, jobs, fleet)
+    with pytest.raises(TypeError, match=r"jobs must be a sequence of acesim\.Job"):
+        ex.replay_schedule([(0, [0, 1], 0.0)], 5, fleet)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"jobs\[1\] must be an acesim\.Job"):
+        ex.replay_schedule([(0, [0, 1], 0.0)], [jobs[0], "j"], fleet)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="fleet must be a Fleet"):
+        ex.replay_schedule([(0, [0, 1], 0.0)], jobs, None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="submit must be one of"):
+        ex.replay_schedule([(0, [0, 1], 0.0)], jobs, fleet, submit="now")  # type: ignore[arg-type]
+    late = [ace.Job(16, HOUR, HOUR, submit=HOUR)]
+    with pytest.raises(ex.ScheduleError, match=r"starts at 0\.0, before its Job\.submit"):
+        ex.replay_schedule([(0, [0, 1], 0.0)], late, fleet, submit="job")
+    with pytest.raises(ex.ScheduleError, match=r"job 0: .*needs 5 nodes"):
+        ex.replay_schedule([(0, [0, 1, 2, 3], 0.0)], [ace.Job(40, HOUR, HOUR)], fleet)
+    with pytest.raises(ex.ScheduleError, match="no job starts before the horizon"):
+        ex.replay_schedule([(0, [0, 1], 2 * HOUR)], jobs, fleet, horizon=HOUR)
+    retire = ace.Policy(quarantine=ace.Quarantine(1, DAY, math.inf))
+    with pytest.raises(ValueError, match="pass a finite horizon"):
+        ex.replay_schedule([(0, [0, 1], 0.0)], jobs, fleet, policy=retire)
+    assert (
+        ex.replay_schedule([(0, [0, 1], 0.0)], jobs, fleet, policy=retire, horizon=DAY).jobs.size
+        == 1
+    )
+    assert issubclass(ex.ScheduleError, ValueError)
+
+
+def test_schedule_that_deadlocks_is_named() -> None:
+    """A on [0, 1] and B on [2, 3]; nodes 1 and 3 fail at 1.5 h. The
+    schedule restarts A on [2, 0] and B on [0, 2]: each needs a node the
+    other, waiting, holds. No job runs, no needed node is out of service:
+    the replay cannot go on."""
+    fleet = gaps_fleet(4, {1: [1.5 * HOUR], 3: [1.5 * HOUR]})
+    schedule = [
+        (0, [0, 1], 0.0),
+        (1, [2, 3], 0.0),
+        (0, [2, 0], HOUR),
+        (1, [0, 2], HOUR),
+    ]
+    with pytest.raises(
+        ex.ScheduleError, match=r"stuck at t=5400.0: job 0 waits for nodes \[2, 0\]"
+    ):
+        ex.replay_schedule(schedule, two_jobs(), fleet)
+
+
+def test_schedule_waiting_for_a_retired_node_ends_at_the_horizon() -> None:
+    """Node 1 is retired at its failure (1.5 h); A, with no later row,
+    waits for it to the horizon (8 h): its row is closed there, QUEUED,
+    recovery_wait 8 h - 1.5 h."""
+    retire = ace.Policy(quarantine=ace.Quarantine(1, DAY, math.inf))
+    res = ex.replay_schedule(
+        [(0, [0, 1], 0.0)], two_jobs(), node_1_fails(), policy=retire, horizon=8 * HOUR
+    )
+    a = row_of(res, 0)
+    assert res.jobs["status"].tolist() == [ace.JobStatus.QUEUED]
+    assert (a["end"], a["recovery_wait"]) == (8 * HOUR, 6.5 * HOUR)
