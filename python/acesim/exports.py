@@ -76,6 +76,7 @@ rules.
 from __future__ import annotations
 
 import csv
+import heapq
 import io
 import json
 import math
@@ -279,6 +280,7 @@ def _timeline(res: Any, replica: Any) -> _Timeline:
                 spells.append([n, t, math.inf, "failure" if kind == _OUT else "maintenance", e])
             if kind == _OUT:
                 spell_of[(e, n)] = open_spell[n]
+                events[e].nodes.add(n)
         elif kind == _BACK:
             if n not in open_spell:
                 raise ExportError(
@@ -290,7 +292,7 @@ def _timeline(res: Any, replica: Any) -> _Timeline:
     failures: list[tuple[Any, ...]] = []
     for e in sorted(events):
         ev = events[e]
-        nodes = set(ev.nodes) | {m for (f, m) in spell_of if f == e}
+        nodes = set(ev.nodes)  # the trace's and the event log's
         if ev.source == 1:
             nodes.add(ev.origin)
         for m in sorted(nodes):
@@ -1100,16 +1102,22 @@ def replay_schedule(
     if min(p.runs[0].start for p in planned if p.runs) >= end:
         raise ScheduleError(f"schedule: no job starts before the horizon ({end!r})")
     by_id: dict[int, _Planned] = {}
-    down: set[int] = set()
+    down: set[int] = set()  # nodes out of service, as the model reported them
+    later: list[tuple[float, int, int, _Planned]] = []  # heap: starts not due yet
+    due: list[_Planned] = []  # starts due, waiting for the model to accept them
+    unfinished = sum(1 for p in planned if p.runs)  # jobs the schedule starts, not done
+    running = 0
     seq = 0
     k = 0  # next job to submit
 
     def request(p: _Planned, ready: float, nodes: tuple[int, ...], row: int) -> None:
         nonlocal seq
         p.request = _Request(ready, nodes, row, seq)
+        heapq.heappush(later, (ready, row, seq, p))
         seq += 1
 
     def try_start(p: _Planned) -> bool:
+        nonlocal running
         r = p.request
         assert r is not None
         try:
@@ -1120,17 +1128,24 @@ def replay_schedule(
                 return False
             raise ScheduleError(f"schedule row {r.row} (job {p.key!r}): {message}") from None
         p.state = "running"
+        running += 1
         p.last = r.nodes
         p.request = None
+        due.remove(p)
         return True
 
+    def order(p: _Planned) -> tuple[float, int, int]:
+        r = p.request
+        assert r is not None
+        return (r.ready, r.row, r.seq)
+
     def start_due(now: float) -> None:
+        while later and later[0][0] <= now:
+            due.append(heapq.heappop(later)[3])
+        due.sort(key=order)
         # After a start (which may release a restarted job's survivors), from the top.
-        while True:
-            due = [(p.request, p) for p in planned if p.request and p.request.ready <= now]
-            due.sort(key=lambda d: (d[0].ready, d[0].row, d[0].seq))
-            if not any(try_start(p) for _, p in due):
-                return
+        while any(try_start(p) for p in list(due)):
+            pass
 
     while True:
         now = model.now
@@ -1148,22 +1163,16 @@ def replay_schedule(
                 request(p, first.start, first.nodes, first.row)
             k += 1
         start_due(now)
-        submitted = planned[:k]
-        left = [p for p in planned[k:] if p.submit_at < end and p.runs]
-        if not left and all(p.state == "done" for p in submitted if p.runs):
+        if unfinished == 0 or now >= end:
             break
-        if now >= end:
-            break
-        future = [p.submit_at for p in planned[k:] if p.submit_at < end]
-        future += [p.request.ready for p in submitted if p.request and p.request.ready > now]
-        until = min(min(future, default=math.inf), end)
+        until = min(
+            later[0][0] if later else math.inf,
+            planned[k].submit_at if k < len(planned) else math.inf,
+            end,
+        )
         if math.isinf(until):
-            waiting = [(p.key, p.request) for p in submitted if p.request is not None]
-            if (
-                waiting
-                and not any(p.state == "running" for p in submitted)
-                and not any(down.intersection(r.nodes) for _, r in waiting)
-            ):
+            waiting = [(p.key, p.request) for p in due if p.request is not None]
+            if waiting and running == 0 and not any(down.intersection(r.nodes) for _, r in waiting):
                 raise ScheduleError(
                     f"the replay is stuck at t={now!r}: "
                     + "; ".join(
@@ -1179,10 +1188,14 @@ def replay_schedule(
             elif event.kind == "node_up":
                 down.difference_update(event.nodes)
             elif event.kind == "job_done" and event.job is not None:
-                by_id[event.job].state = "done"
+                p = by_id[event.job]
+                p.state = "done"
+                running -= 1
+                unfinished -= 1
             elif event.kind == "job_failed" and event.job is not None:
                 p = by_id[event.job]
                 p.state = "waiting"
+                running -= 1
                 if p.used < len(p.runs):
                     run = p.runs[p.used]
                     p.used += 1
