@@ -811,7 +811,6 @@ class _Planned:
     runs: list[_Run]
     submit_at: float
     id: int = -1
-    state: str = "pending"  # pending, queued, running, waiting, done
     used: int = 0  # rows used so far
     last: tuple[int, ...] = ()
     request: _Request | None = None
@@ -993,7 +992,9 @@ def schedule_order(
     """The schedule's jobs in the order :func:`replay_schedule` submits
     them: element ``i`` is the schedule's job (an index into ``jobs``, or
     its key) that is job ``i`` of the replay's result (``res.jobs["job"]``,
-    ``res.trace["job"]``, ...). Arguments as :func:`replay_schedule`."""
+    ``res.trace["job"]``, ...); with ``submit="job"`` every job of ``jobs``
+    is listed, and one submitted after the replay ended has no row.
+    Arguments as :func:`replay_schedule`."""
     if not isinstance(fleet, Fleet):
         raise TypeError(f"fleet must be a Fleet, got {type(fleet).__name__}")
     planned, _ = _plan(schedule, jobs, fleet.nodes, submit)
@@ -1127,7 +1128,6 @@ def replay_schedule(
             if any(s in message for s in _NOT_FREE):
                 return False
             raise ScheduleError(f"schedule row {r.row} (job {p.key!r}): {message}") from None
-        p.state = "running"
         running += 1
         p.last = r.nodes
         p.request = None
@@ -1156,7 +1156,6 @@ def replay_schedule(
             except ValueError as e:
                 raise ScheduleError(f"job {p.key!r}: {e}") from None
             by_id[p.id] = p
-            p.state = "queued"
             if p.runs:
                 first = p.runs[0]
                 p.used = 1
@@ -1187,14 +1186,11 @@ def replay_schedule(
                 down.update(event.nodes)
             elif event.kind == "node_up":
                 down.difference_update(event.nodes)
-            elif event.kind == "job_done" and event.job is not None:
-                p = by_id[event.job]
-                p.state = "done"
+            elif event.kind == "job_done":
                 running -= 1
                 unfinished -= 1
             elif event.kind == "job_failed" and event.job is not None:
                 p = by_id[event.job]
-                p.state = "waiting"
                 running -= 1
                 if p.used < len(p.runs):
                     run = p.runs[p.used]
