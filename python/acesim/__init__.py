@@ -7,7 +7,7 @@ Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
 
 from __future__ import annotations
 
-from . import _core, fit, workloads
+from . import _core, exports, fit, workloads
 from . import _pickle as _pickle  # registers the pickle reducers
 from .analytic import (
     META_MTTF_1024_GPUS,
@@ -131,6 +131,7 @@ __all__ = [
     "expected_wall_async_exponential",
     "expected_wall_exponential",
     "expected_wall_two_level_exponential",
+    "exports",
     "fit",
     "get_include",
     "job_stream",
