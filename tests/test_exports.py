@@ -20,9 +20,8 @@ What is asserted:
   bit for bit (and the same export) where ``NodeTrace(res.trace)`` itself
   replays bit for bit; the reader builds the same NodeTrace as
   ``NodeTrace(res.trace)`` whatever the run; Batsim events replay the same
-  failure times. (A strict xfail records the engine's replay dropping a
-  recorded failure that was pending when its node left service for another
-  reason.)
+  failure times (a recorded failure still ahead when its node left service
+  for another reason fires after the node returns).
 - Batsim files follow the documented structure: one JSON object per line
   with exactly ``type``, ``resources`` (canonical interval set) and
   ``timestamp``, sorted as Batsim sorts them, each machine alternating
@@ -591,13 +590,6 @@ def test_reader_builds_the_trace_of_the_results() -> None:
             ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NodeTrace replay drops a recorded failure that was pending when its node left "
-    "service for another reason (a block failure, maintenance, a job-level failure) even "
-    "when the node is back by then: the process draws past it on restart "
-    "(cpp/src/engine/node_processes.cpp, NodeProcesses::start)",
-)
 def test_round_trip_with_block_failures() -> None:
     """The block hand case: node 0's own failure at 15000 s was recorded
     while its process was stopped by node 1's block failure (2 h to 3 h

@@ -396,3 +396,26 @@ def test_resize_runs_an_elastic_job_narrow_and_back() -> None:
     with pytest.raises(ValueError, match="not elastic"):
         plain = model.submit(job(2))
         model.resize(plain, [0])
+
+
+def test_state_says_where_a_job_stands() -> None:
+    """The scheduler can tell when a stop or a resize is possible."""
+    fleet = trace_fleet(3, {0: [5000.0]}, repair=HOUR)
+    model = ace.FleetModel(fleet, causes=[ace.Cause("hang", 1.0, detect=C(600.0))])
+    j = model.submit(job(2))
+    assert model.state(j) == "queued"
+    model.start(j, [0, 1])
+    assert model.state(j) == "starting"
+    model.advance(100.0)
+    assert model.state(j) == "computing"
+    model.advance(3670.0)
+    assert model.state(j) == "writing"
+    model.advance(1e9)  # node 0 down at 5,000: the fault is seen at 5,600
+    assert model.state(j) == "failing"
+    with pytest.raises(ValueError, match="not detected yet"):
+        model.stop(j)
+    model.advance(1e9)  # job_failed
+    assert model.state(j) == "waiting"
+    model.start(j, [1, 2])
+    while model.state(j) != "done":
+        model.advance(1e9)

@@ -269,8 +269,21 @@ def test_every_request_type() -> None:
         model.start(other, [3])
         ok("advance", model=m, until=5400)
         model.advance(5400.0)
+        assert ok("state", model=m, job=other)["state"] == model.state(other) == "computing"
         ok("stop", model=m, job=other, for_job=0)
         model.stop(other, for_job=0)
+        assert ok("state", model=m, job=other)["state"] == model.state(other) == "queued"
+        # An elastic job, run narrow and given its nodes back.
+        elastic = small_job(gpus=8, min_gpus=8, reconfigure="30s")
+        e = ok("submit", model=m, job=elastic)["job"]
+        model.submit(ace.Job(8, 8 * HOUR, HOUR, init=0.0, min_gpus=8, reconfigure=30.0))
+        ok("start", model=m, job=e, nodes=[3])
+        model.start(e, [3])
+        ok("advance", model=m, until=5500)
+        model.advance(5500.0)
+        ok("resize", model=m, job=e, nodes=[3])  # (already on all it needs: a reconfiguration)
+        model.resize(e, [3])
+        assert ok("state", model=m, job=e)["state"] == model.state(e) == "reconfiguring"
         fork = ok("copy", model=m)["model"]
         assert fork != m
         ok("advance", model=fork, until="Infinity")
@@ -396,8 +409,10 @@ def test_peek_says_infinity_when_nothing_is_ahead(server: Client) -> None:
     server.ok("start", model=m, job=0, nodes=[0])
     assert server.ok("advance", model=m, until="Infinity")["events"][0]["kind"] == "job_done"
     assert server.ok("peek", model=m)["time"] == "Infinity"
-    assert server.ok("advance", model=m, until="Infinity") == {"events": [], "now": "Infinity"}
-    assert server.ok("now", model=m)["now"] == "Infinity"
+    # Nothing is ahead: the clock stays at the last event, the job's end at
+    # 1 h (save and load 0; it never becomes infinite).
+    assert server.ok("advance", model=m, until="Infinity") == {"events": [], "now": 3600.0}
+    assert server.ok("now", model=m)["now"] == 3600.0
     rows = server.ok("result", model=m, tables=["jobs", "summary"])
     assert rows["jobs"][0]["mtbf"] == "Infinity"
     assert rows["jobs"][0]["young_interval"] == "NaN"

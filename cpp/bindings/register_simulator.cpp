@@ -495,6 +495,7 @@ void register_fleet_model(py::module_& m) {
         .def_property_readonly("nodes", &Core::nodes)
         .def("free_nodes", &Core::free_nodes)
         .def("spare_nodes", &Core::spare_nodes)
+        .def("state", &Core::state, py::arg("job"))
         .def("nodes_of", &Core::nodes_of, py::arg("job"))
         .def_property_readonly("logged", &Core::logged)
         .def(

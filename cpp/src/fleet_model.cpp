@@ -124,6 +124,33 @@ std::vector<std::uint32_t> FleetModelCore::free_nodes() const {
     return out;
 }
 
+std::uint32_t FleetModelCore::state(std::uint32_t job) const {
+    require_job(job, "state");
+    const JobState& s = engine_->job(job);
+    if (s.slow) return 4;
+    switch (s.phase()) {
+        case Phase::Queued:
+        case Phase::Pending:
+            return 0;
+        case Phase::Starting:
+            return 1;
+        case Phase::Computing:
+            return 2;
+        case Phase::Saving:
+        case Phase::PersistWait:
+            return 3;
+        case Phase::Detecting:
+            return 4;
+        case Phase::Waiting:
+            return 5;
+        case Phase::Done:
+            return 6;
+        case Phase::Reconfiguring:
+            return 7;
+    }
+    return 0;
+}
+
 std::vector<std::uint32_t> FleetModelCore::spare_nodes() const {
     std::vector<std::uint32_t> out;
     const NodePool& pool = engine_->pool();

@@ -30,6 +30,22 @@ __all__ = ["EVENT_KINDS", "Event", "FleetModel"]
 
 EventKindName = Literal["node_down", "node_up", "job_failed", "job_done", "checkpoint"]
 
+JobStateName = Literal[
+    "queued", "starting", "computing", "writing", "failing", "waiting", "done", "reconfiguring"
+]
+
+#: What :meth:`FleetModel.state` says, in the core's order.
+JOB_STATES: tuple[JobStateName, ...] = (
+    "queued",
+    "starting",
+    "computing",
+    "writing",
+    "failing",
+    "waiting",
+    "done",
+    "reconfiguring",
+)
+
 #: What :meth:`FleetModel.advance` reports, in the core's order.
 EVENT_KINDS: tuple[EventKindName, ...] = (
     "node_down",
@@ -328,6 +344,15 @@ class FleetModel:
         rollup's ``spare_uses`` and ``spare_idle_node_hours`` count this pool:
         a start on one of these nodes is a spare use."""
         return [int(n) for n in self._core.spare_nodes()]
+
+    def state(self, job: int) -> JobStateName:
+        """Where ``job`` stands: ``"queued"``, ``"starting"`` (init + load),
+        ``"computing"``, ``"writing"`` (a checkpoint, or waiting for a
+        persist), ``"failing"`` (its fault is not detected yet, or it runs
+        slow until then: it can be neither stopped nor resized),
+        ``"waiting"`` (after a failure, for :meth:`start` or :meth:`stop`),
+        ``"done"`` or ``"reconfiguring"`` (an elastic resize)."""
+        return JOB_STATES[self._core.state(self._job_id("job", job))]
 
     def nodes_of(self, job: int) -> list[int]:
         """The nodes ``job`` holds, in its order."""

@@ -86,11 +86,13 @@ REQUESTS: tuple[str, ...] = (
     "submit",
     "start",
     "stop",
+    "resize",
     "advance",
     "peek",
     "now",
     "free_nodes",
     "nodes_of",
+    "state",
     "copy",
     "result",
     "close",
@@ -643,6 +645,8 @@ def _event(e: Event) -> dict[str, Any]:
         "nodes": list(e.nodes),
         "cause": e.cause,
         "fault_time": e.fault_time,
+        "progress": e.progress,
+        "durable": e.durable,
     }
 
 
@@ -866,6 +870,27 @@ class Server:
         except (ValueError, TypeError) as exc:
             raise _model_error(exc, "stop", ("job", "for_job"), "job") from None
         return {}
+
+    def _resize(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        job = f.required("job", _integer)
+        nodes = f.required("nodes", _array(_integer))
+        f.finish()
+        try:
+            model.resize(job, nodes)
+        except (ValueError, TypeError) as exc:
+            raise _model_error(exc, "resize", ("job", "nodes"), "job", nodes) from None
+        return {}
+
+    def _state(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        job = f.required("job", _integer)
+        f.finish()
+        try:
+            state = model.state(job)
+        except (ValueError, TypeError) as exc:
+            raise _model_error(exc, "state", ("job",), "job") from None
+        return {"state": state}
 
     def _advance(self, f: _Fields) -> dict[str, Any]:
         _, model = self._model(f)

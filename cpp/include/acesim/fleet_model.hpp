@@ -57,6 +57,10 @@ public:
     /// The free nodes the fleet's hot-spare pool holds now (its statistics count those).
     std::vector<std::uint32_t> spare_nodes() const;
     std::vector<std::uint32_t> nodes_of(std::uint32_t job) const;
+    /// Where job j stands: 0 queued, 1 starting, 2 computing, 3 writing a
+    /// checkpoint, 4 failing (its fault not detected yet, or running slow
+    /// until then), 5 waiting after a failure, 6 done, 7 reconfiguring.
+    std::uint32_t state(std::uint32_t job) const;
     /// Rows in the event log so far.
     std::size_t logged() const { return out_.events.size(); }
     /// The event log's rows from `first` on (a copy).
