@@ -66,6 +66,26 @@ def test_fitting_without_scipy(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(ace.fit.fit_exponential(x), ace.Exponential)
 
 
+def test_laws_without_scipy(monkeypatch: pytest.MonkeyPatch) -> None:
+    # cdf, sf, pdf, ppf and the law checks import scipy only for an
+    # object that is scipy's.
+    hide(monkeypatch, "scipy")
+    for law in (
+        ace.Exponential(5.0),
+        ace.Weibull(2.9, 3.0),
+        ace.LogNormal(1.0, 0.5),
+        ace.Gamma(2.5, 4.0),
+        ace.Mixture([(1.0, ace.Gamma(0.5, 1.0))]),
+    ):
+        x = law.ppf([0.1, 0.5, 0.9])
+        assert abs(law.cdf(x[1]) - 0.5) < 1e-12 and law.sf(x[1]) > 0 and law.pdf(x[1]) > 0
+    assert ace.Empirical([1.0, 2.0]).cdf(1.5) == 0.5
+    job = ace.Job(8, work=ace.HOUR, checkpoint_interval=600.0, save=30.0)
+    assert isinstance(job.save, ace.Constant)
+    with pytest.raises(TypeError, match="frozen scipy distribution"):
+        ace.Job(8, work=ace.HOUR, checkpoint_interval=600.0, save="30s")
+
+
 def test_cli_errors_are_messages(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["interval", "-1", "3600"]) == 2
     assert "checkpoint_cost" in capsys.readouterr().err

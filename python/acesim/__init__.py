@@ -41,6 +41,7 @@ from .distributions import (
     Replay,
     ScaleAware,
     Weibull,
+    from_scipy,
 )
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
 from .fleet_model import Event, FleetModel
@@ -133,6 +134,7 @@ __all__ = [
     "expected_wall_two_level_exponential",
     "exports",
     "fit",
+    "from_scipy",
     "get_include",
     "job_stream",
     "meta_expected_ettr",

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from . import _core
 from ._validation import integer, number_array, positive
-from .distributions import Distribution, Exponential, ScaleAware
+from .distributions import Distribution, Exponential, ScaleAware, scipy_to_law
 from .units import DAY, HOUR
 
 __all__ = [
@@ -155,6 +155,7 @@ def node_rate_model(failures_per_node_day: float, gpus_per_node: int = 8) -> Sca
 
 def mttf(model: Distribution, gpus: float) -> float:
     """Mean time to failure (seconds) of a job of ``gpus`` GPUs under ``model``."""
+    model = scipy_to_law("model", model)
     if not isinstance(model, Distribution):
         raise TypeError(f"model must be a Distribution, got {type(model).__name__}")
     return model.mean(positive("gpus", gpus))

@@ -21,7 +21,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validation import finite, integer, positive, real, sequence_of, triple, windows_of
-from .distributions import Constant, Distribution, Exponential, Replay, as_distribution
+from .distributions import (
+    Constant,
+    Distribution,
+    Exponential,
+    Replay,
+    as_distribution,
+    scipy_to_law,
+)
 from .repair import Repair
 from .units import HOUR, MINUTE
 
@@ -230,6 +237,7 @@ class NodeTrace:
             # After the last one the node never fails again.
             self.laws.append(Replay(values) if values.size else None)
             self.reported.append(Replay(gaps) if exact_times and gaps.size else None)
+        model = scipy_to_law("model", model)
         if model is not None and not isinstance(model, Distribution):
             raise TypeError(f"model must be a Distribution or None, got {type(model).__name__}")
         if model is None:
@@ -545,6 +553,7 @@ class Fleet:
             if isinstance(repair, Repair)
             else as_distribution("repair", repair),
         )
+        node_failures = scipy_to_law("node_failures", node_failures)
         if isinstance(node_failures, NodeTrace):
             if node_failures.nodes != nodes_:
                 raise ValueError(

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from . import _core
 from ._validation import integer, non_negative
 from .analytic import meta_scale_model
-from .distributions import Distribution
+from .distributions import Distribution, scipy_to_law
 from .fleet import Cause, Fleet, _cause_list
 from .job import RULE_CODES, Job
 from .policy import Policy
@@ -141,6 +141,7 @@ class FleetModel:
     ) -> None:
         if not isinstance(fleet, Fleet):
             raise TypeError(f"fleet must be a Fleet, got {type(fleet).__name__}")
+        failures = scipy_to_law("failures", failures)
         if failures is not None and not isinstance(failures, Distribution):
             raise TypeError(
                 f"failures must be a Distribution or None, got {type(failures).__name__}"

@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from ._validation import integer, positive
 from .analytic import daly_interval, meta_scale_model, young_interval
-from .distributions import Distribution
+from .distributions import Distribution, scipy_to_law
 from .job import Job
 from .simulation import BatchResult, batch_simulate
 
@@ -96,7 +96,7 @@ def optimal_interval(
     """
     if not isinstance(job, Job):
         raise TypeError(f"job must be a Job, got {type(job).__name__}")
-    model = meta_scale_model() if failures is None else failures
+    model = meta_scale_model() if failures is None else scipy_to_law("failures", failures)
     if not isinstance(model, Distribution):
         raise TypeError(f"failures must be a Distribution or None, got {type(model).__name__}")
     n = integer("replicas", replicas, minimum=2, maximum=2**31)

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from . import _core
 from ._validation import integer, real
 from .analytic import meta_scale_model
-from .distributions import Distribution
+from .distributions import Distribution, scipy_to_law
 from .fleet import Fleet, _cause_list
 from .job import RULE_CODES, CheckpointTier, Job, JobArray
 from .policy import Policy
@@ -260,11 +260,14 @@ def _threads(threads: Any) -> int:
 
 
 class _DistributionTable:
-    """Jobs share distribution objects: each distinct one is compiled once."""
+    """Jobs share distribution objects: each distinct one is compiled once.
+    The table holds on to every law it indexed (a law converted on the way
+    in, from scipy, would otherwise be freed and its id reused)."""
 
     def __init__(self) -> None:
         self.compiled: list[Any] = []
         self._index_of: dict[int, int] = {}
+        self._laws: list[Distribution] = []
 
     def index(self, dist: Distribution | None) -> int:
         if dist is None:
@@ -273,11 +276,13 @@ class _DistributionTable:
         if key not in self._index_of:
             self._index_of[key] = len(self.compiled)
             self.compiled.append(dist._compiled)
+            self._laws.append(dist)
         return self._index_of[key]
 
 
 def _failure_laws(failures: Any, jobs: list[Job] | JobArray, index: Any) -> int | list[int]:
     """One law for every job (an index), or one per job (a list)."""
+    failures = scipy_to_law("failures", failures)
     if failures is None or isinstance(failures, Distribution):
         return int(index(failures))
     if isinstance(failures, str | bytes) or not isinstance(failures, Sequence):
@@ -285,7 +290,7 @@ def _failure_laws(failures: Any, jobs: list[Job] | JobArray, index: Any) -> int 
             "failures must be a Distribution, a sequence of Distribution (one per job) or None, "
             f"got {type(failures).__name__}"
         )
-    laws = list(failures)
+    laws = [scipy_to_law(f"failures[{i}]", law) for i, law in enumerate(failures)]
     if len(laws) != len(jobs):
         raise ValueError(f"failures has {len(laws)} laws for {len(jobs)} jobs")
     for i, law in enumerate(laws):
