@@ -1,6 +1,8 @@
 """Every law's cdf, sf, pdf and ppf: against scipy, against acesim's own
 sampler (Kolmogorov-Smirnov), composed (Mixture, ScaleAware); scipy frozen
-distributions converted exactly wherever a law is accepted."""
+distributions converted exactly wherever a law is accepted; ``ace.gang``
+(the first failure of fresh units) against its closed forms and a Monte
+Carlo of the minimum of ``n`` draws."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 
 import acesim as ace
 import acesim.distributions
+import acesim.regimes
 import numpy as np
 import pytest
 from acesim.distributions import as_distribution
@@ -450,10 +453,163 @@ def test_scipy_laws_are_accepted_wherever_a_law_is() -> None:
     assert ace.mttf(frozen, 8.0) == native.mean()
     model = ace.FleetModel(ace.Fleet(4), failures=frozen)
     assert model.now == 0.0
+    assert ace.gang(frozen, 4).shape == 0.8
     assert ace.Policy(replacement_delay=stats.expon(scale=30.0)) is not None
 
 
-@pytest.mark.parametrize("module", [acesim.distributions])
+# -------------------------------------------------------------------- gang
+
+
+def test_gang_closed_forms() -> None:
+    for k in (0.5, 1.0, 2.9):
+        g = ace.gang(ace.Weibull(k, 1000.0), 1024)
+        assert isinstance(g, ace.Weibull) and g.shape == k
+        assert g.scale == pytest.approx(1000.0 / 1024 ** (1 / k), rel=1e-15)
+    assert repr(ace.gang(ace.Exponential(3600.0), 8)) == "Exponential(mean=450.0)"
+    assert repr(ace.gang(ace.Gamma(1.0, 80.0), 8)) == "Gamma(shape=1.0, scale=10.0)"
+    c = ace.Constant(5.0)
+    assert ace.gang(c, 100) is c
+    law = ace.LogNormal(3.0, 1.0)
+    assert ace.gang(law, 1) is law  # one unit: the law itself
+    sa = ace.gang(ace.ScaleAware(ace.Weibull(2.0, 400.0), ref_gpus=8.0, exponent=0.5), 4)
+    assert isinstance(sa, ace.ScaleAware) and (sa.ref_gpus, sa.exponent) == (8.0, 0.5)
+    assert isinstance(sa.base, ace.Weibull) and sa.base.scale == 200.0
+
+
+GANG_LAWS = {
+    "weibull_0.6": ace.Weibull(0.6, 1000.0),
+    "weibull_2.9": ace.Weibull(2.9, 2.2e8),
+    "lognormal": ace.LogNormal(10.0, 1.0),
+    "lognormal_wide": ace.LogNormal(0.0, 2.5),
+    "gamma": ace.Gamma(0.5, 100.0),
+    "mixture": MIXTURE,
+    "empirical": ace.Empirical(_HISTORY),
+    "block_bootstrap": ace.BlockBootstrap(_HISTORY, block=5),
+    "scale_aware_lognormal": ace.ScaleAware(ace.LogNormal(4.0, 0.5), ref_gpus=8.0),
+}
+
+
+@pytest.mark.parametrize("units", [3, 1024])
+@pytest.mark.parametrize("name", GANG_LAWS)
+def test_gang_cdf_is_within_half_a_grid_step(name: str, units: int) -> None:
+    law = GANG_LAWS[name]
+    g = ace.gang(law, units)
+    points = np.unique(
+        np.concatenate([law.ppf(np.linspace(0, 1, 2001)), g.ppf(np.linspace(0, 1, 2001))])
+    )
+    points = np.concatenate([points, np.nextafter(points, -np.inf), points * 1.0001])
+    exact = -np.expm1(units * np.log(np.maximum(law.sf(points), 1e-320)))
+    exact[law.sf(points) == 0.0] = 1.0
+    error = np.max(np.abs(g.cdf(points) - exact))
+    if isinstance(g, ace.Weibull | ace.ScaleAware) and not isinstance(law, ace.ScaleAware):
+        assert error < 1e-12
+    else:
+        assert error <= 0.5 / ace.regimes.GANG_POINTS * (1 + 1e-6) + 1e-14
+
+
+@pytest.mark.parametrize("units", [3, 1024])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "weibull_0.6",
+        "weibull_2.9",
+        "lognormal",
+        "lognormal_wide",
+        "gamma",
+        "mixture",
+        "empirical",
+        "block_bootstrap",
+    ],
+)
+def test_gang_matches_a_monte_carlo_of_the_minimum(name: str, units: int) -> None:
+    law = GANG_LAWS[name]
+    replicas = 8_000
+    draws = law.sample(units * replicas, seed=17, stream=2)
+    if isinstance(law, ace.BlockBootstrap):  # units are independent: one draw per block
+        draws = law.sample(units * replicas * law.block, seed=17, stream=2)[:: law.block]
+    minima = draws.reshape(replicas, units).min(axis=1)
+    g = ace.gang(law, units)
+    assert ks_pvalue(minima, g) > P_MIN  # the Monte Carlo against the gang's cdf
+    if name.startswith(("weibull", "lognormal", "gamma", "mixture")):  # continuous
+        assert stats.ks_2samp(minima, g.sample(replicas, seed=99)).pvalue > P_MIN
+    assert np.mean(minima) == pytest.approx(
+        g.mean(), rel=6 * np.std(minima) / np.mean(minima) / math.sqrt(replicas) + 1e-9
+    )
+
+
+def test_gang_of_an_empirical_is_its_order_statistic() -> None:
+    samples = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0])
+    law = ace.Empirical(samples)
+    g = ace.gang(law, 3)
+    values = np.unique(samples)
+    assert set(np.unique(g.samples)) <= set(values)  # sample values only
+    # P(min <= v) = 1 - (#{samples > v} / n) ** 3, to within half a grid step.
+    exact = 1 - ((samples[None, :] > values[:, None]).sum(1) / samples.size) ** 3
+    assert np.max(np.abs(g.cdf(values) - exact)) <= 0.5 / ace.regimes.GANG_POINTS
+
+
+def test_gang_mean_accuracy() -> None:
+    # The midpoint rule on the exact quantile function: close for light tails.
+    for law, units, rel in [
+        (ace.LogNormal(10.0, 1.0), 1024, 1e-5),
+        (ace.LogNormal(10.0, 1.0), 2, 1e-4),
+        (ace.Gamma(5.0, 10.0), 16, 1e-5),
+    ]:
+        exact, _ = integrate.quad(
+            lambda t, law=law, units=units: law.sf(t) ** units, 0, math.inf, limit=400
+        )
+        assert ace.gang(law, units).mean() == pytest.approx(exact, rel=rel)
+
+
+def test_gang_of_huge_gangs_and_grids() -> None:
+    law = ace.LogNormal(10.0, 1.0)
+    g = ace.gang(law, 10**12)
+    x = g.ppf([0.1, 0.5, 0.9])
+    assert np.all(np.isfinite(x) & (x > 0))
+    np.testing.assert_allclose(-np.expm1(1e12 * np.log1p(-law.cdf(x))), [0.1, 0.5, 0.9], atol=1e-5)
+    small = ace.gang(law, 8, points=16)
+    assert small.samples.size == 16
+
+
+@pytest.mark.parametrize(
+    ("law", "units", "error", "match"),
+    [
+        (ace.Weibull(2.0, 1.0), 0, ValueError, "units must be >= 1, got 0"),
+        (ace.Weibull(2.0, 1.0), -3, ValueError, "units must be >= 1"),
+        (ace.Weibull(2.0, 1.0), 2.0, TypeError, "units must be an integer, got float"),
+        (ace.Weibull(2.0, 1.0), True, TypeError, "units must be an integer, got bool"),
+        (ace.Weibull(2.0, 1.0), "8", TypeError, "units must be an integer, got str"),
+        (ace.Weibull(2.0, 1.0), 2**64, ValueError, "units must be <="),
+        (3600.0, 8, TypeError, "law must be a Distribution, got float"),
+        (ace.Replay([1.0, 2.0]), 8, TypeError, "a Replay is an exact recorded sequence"),
+        (
+            ace.Mixture([(1.0, ace.Replay([1.0])), (1.0, ace.Exponential(1.0))]),
+            8,
+            TypeError,
+            "Replay",
+        ),
+        (
+            ace.Mixture([(1.0, ace.ScaleAware(ace.Exponential(1.0), 8.0))]),
+            8,
+            ValueError,
+            "a Mixture holding a ScaleAware depends on the job's size",
+        ),
+        (stats.norm(), 8, ValueError, "scipy.stats.norm has no acesim law"),
+    ],
+)
+def test_gang_rejects_bad_input(law: Any, units: Any, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        ace.gang(law, units)
+
+
+def test_gang_points_are_checked() -> None:
+    with pytest.raises(ValueError, match="points must be >= 2"):
+        ace.gang(ace.LogNormal(0.0, 1.0), 4, points=1)
+    with pytest.raises(TypeError, match="points must be an integer"):
+        ace.gang(ace.LogNormal(0.0, 1.0), 4, points=10.0)
+
+
+@pytest.mark.parametrize("module", [acesim.distributions, acesim.regimes])
 def test_docstring_examples(module: Any) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")

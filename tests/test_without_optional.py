@@ -67,7 +67,7 @@ def test_fitting_without_scipy(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_laws_without_scipy(monkeypatch: pytest.MonkeyPatch) -> None:
-    # cdf, sf, pdf, ppf and the law checks import scipy only for an
+    # cdf, sf, pdf, ppf, gang and the law checks import scipy only for an
     # object that is scipy's.
     hide(monkeypatch, "scipy")
     for law in (
@@ -80,6 +80,7 @@ def test_laws_without_scipy(monkeypatch: pytest.MonkeyPatch) -> None:
         x = law.ppf([0.1, 0.5, 0.9])
         assert abs(law.cdf(x[1]) - 0.5) < 1e-12 and law.sf(x[1]) > 0 and law.pdf(x[1]) > 0
     assert ace.Empirical([1.0, 2.0]).cdf(1.5) == 0.5
+    assert ace.gang(ace.LogNormal(1.0, 0.5), 64).mean() < ace.LogNormal(1.0, 0.5).mean()
     job = ace.Job(8, work=ace.HOUR, checkpoint_interval=600.0, save=30.0)
     assert isinstance(job.save, ace.Constant)
     with pytest.raises(TypeError, match="frozen scipy distribution"):

@@ -48,6 +48,7 @@ from .fleet_model import Event, FleetModel
 from .job import CheckpointTier, Job, JobArray
 from .optimize import OptimalInterval, optimal_interval
 from .policy import FailureView, Policy, Preemption, Quarantine, Replacement
+from .regimes import gang
 from .repair import Repair, RepairStage
 from .simulation import (
     PURPOSES,
@@ -135,6 +136,7 @@ __all__ = [
     "exports",
     "fit",
     "from_scipy",
+    "gang",
     "get_include",
     "job_stream",
     "meta_expected_ettr",

@@ -637,6 +637,27 @@ class ScaleAware(Distribution):
     """Draws of ``base`` scaled by ``(ref_gpus / gpus) ** exponent`` for a job
     of ``gpus`` GPUs: with exponent 1 the failure rate grows linearly with
     the job's size.
+
+    It keeps the base law's shape and scales its mean. That is exact for an
+    exponential base, and an empirical model for a law measured at the size
+    of the job; for a per-unit (per-GPU, per-node) law that is not
+    exponential it matches neither of the two regimes in which a gang of
+    ``n`` units fails:
+
+    - **fresh units** (new hardware, all starting at age 0): the gang's first
+      failure is the minimum of ``n`` lifetimes, survival ``sf(t) ** n``,
+      :func:`acesim.gang`. For a Weibull of shape ``k`` the shape stays ``k``
+      but the scale shrinks as ``n ** (-1 / k)``, not ``1 / n``: a wear-out
+      law (``k > 1``) gives a gang far more time before its first failure
+      than ``mean / n``, a bursty one (``k < 1``) far less.
+    - **steady state** (units of all ages, each failed unit replaced): the
+      gang sees the superposition of its units' renewal processes, with rate
+      ``n / mean`` whatever the law (the mean ``mean / n`` that exponent 1
+      gives), but with gaps close to exponential for a large gang
+      (Palm-Khintchine), not of the base's shape, unless failures are
+      correlated or the fleet is not stationary. A :class:`~acesim.Fleet` with
+      ``node_failures=law`` models it exactly: one renewal process per node,
+      in its stationary state by default.
     """
 
     def __init__(self, base: Distribution, ref_gpus: float, exponent: float = 1.0) -> None:
