@@ -474,6 +474,12 @@ def test_gang_closed_forms() -> None:
     sa = ace.gang(ace.ScaleAware(ace.Weibull(2.0, 400.0), ref_gpus=8.0, exponent=0.5), 4)
     assert isinstance(sa, ace.ScaleAware) and (sa.ref_gpus, sa.exponent) == (8.0, 0.5)
     assert isinstance(sa.base, ace.Weibull) and sa.base.scale == 200.0
+    # For a Weibull, ScaleAware with exponent 1 / k is the fresh gang at every size.
+    w = ace.Weibull(2.9, 1000.0)
+    fresh = ace.ScaleAware(w, ref_gpus=1.0, exponent=1 / 2.9)
+    for units in (2, 1024, 16_384):
+        x = ace.gang(w, units).ppf(np.linspace(0.0, 0.999, 50))
+        np.testing.assert_allclose(fresh.cdf(x, units), ace.gang(w, units).cdf(x), rtol=1e-13)
 
 
 GANG_LAWS = {
