@@ -83,3 +83,26 @@ def test_readme_excerpts_are_the_examples_code() -> None:
             found = source.find(chunk, at)
             assert found >= 0, f"not in {named[1]} (after offset {at}):\n{chunk}"
             at = found + len(chunk)
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"real data not found at {DATA}")
+def test_readme_titan_gang_table_is_what_the_example_prints() -> None:
+    """The steady-state and fresh-gang MTBF the README quotes for Titan's
+    fitted per-GPU Weibull are the output of ``python examples/titan_gang.py``
+    (run from the repository root, as the README's commands are)."""
+    text = (ROOT / "README.md").read_text()
+    marker = "`python examples/titan_gang.py`"
+    assert marker in text
+    quoted = re.search(r"```\n(.*?)```", text[text.index(marker) :], flags=re.S)
+    assert quoted is not None
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "titan_gang.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert out.stdout == quoted[1]
+    # The prose quotes the same figures.
+    for figure in ("54 h", "4,978 h", "92 times", "shape 2.9"):
+        assert figure in text
