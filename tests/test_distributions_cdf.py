@@ -7,6 +7,7 @@ Carlo of the minimum of ``n`` draws."""
 from __future__ import annotations
 
 import doctest
+import io
 import itertools
 import math
 import warnings
@@ -18,6 +19,7 @@ import acesim.distributions
 import acesim.regimes
 import numpy as np
 import pytest
+from acesim import exports
 from acesim.distributions import as_distribution
 
 stats = pytest.importorskip("scipy.stats")
@@ -451,6 +453,10 @@ def test_scipy_laws_are_accepted_wherever_a_law_is() -> None:
     assert ace.Mixture([(1.0, frozen)]).components[0][1].shape == 0.8
     assert ace.ScaleAware(frozen, 8.0).base.scale == 6 * ace.HOUR
     assert ace.mttf(frozen, 8.0) == native.mean()
+    trace = ace.NodeTrace.from_times({0: [3600.0]}, nodes=2, model=frozen)
+    assert isinstance(trace.model, ace.Weibull)
+    events = io.StringIO("time,node\n3600.0,0\n")
+    assert isinstance(exports.read_node_events(events, 2, model=frozen).model, ace.Weibull)
     model = ace.FleetModel(ace.Fleet(4), failures=frozen)
     assert model.now == 0.0
     assert ace.gang(frozen, 4).shape == 0.8

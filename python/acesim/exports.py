@@ -90,7 +90,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validation import integer
-from .distributions import Distribution
+from .distributions import Distribution, scipy_to_law
 from .fleet import Fleet, NodeTrace
 from .fleet_model import FleetModel
 from .job import Job
@@ -649,6 +649,7 @@ def _trace_of(
 
 
 def _model(model: Any) -> Distribution | None:
+    model = scipy_to_law("model", model)
     if model is not None and not isinstance(model, Distribution):
         raise TypeError(f"model must be a Distribution or None, got {type(model).__name__}")
     return model
