@@ -809,3 +809,21 @@ def test_meta_expected_ettr_broadcasts_and_defaults() -> None:
 def test_weibull_is_exported() -> None:
     assert ace.Weibull is Weibull
     assert "Weibull" in ace.__all__
+
+
+def test_result_code_enums_match_the_core() -> None:
+    """ace.EventKind, FailureSource, NodeEventKind and JobStatus name the
+    integer codes of the result arrays, as the core writes them."""
+    for name, value in ace._core.EventKind.__members__.items():
+        assert ace.EventKind[name] == int(value)
+    assert len(ace.EventKind) == len(ace._core.EventKind.__members__)
+    res = ace.simulate(
+        [ace.Job(16, 4 * 3600.0, 3600.0)],
+        failures=ace.Exponential(3600.0),
+        fleet=ace.Fleet(4, node_failures=ace.Exponential(6 * 3600.0), repair=ace.Constant(600.0)),
+        seed=3,
+        record_events=True,
+    )
+    assert set(res.trace["source"].tolist()) == {ace.FailureSource.JOB, ace.FailureSource.NODE}
+    assert set(res.node_events["kind"].tolist()) <= set(ace.NodeEventKind)
+    assert ace.EventKind.START_BEGIN in res.events["kind"]

@@ -293,7 +293,10 @@ void register_simulator(py::module_& m) {
         .value("WAITING", EventKind::Waiting)
         .value("MAINTENANCE", EventKind::Maintenance)
         .value("UNPLACEABLE", EventKind::Unplaceable)
-        .value("TIME_LIMIT", EventKind::TimeLimit);
+        .value("TIME_LIMIT", EventKind::TimeLimit)
+        .value("CHECKPOINT_DURABLE", EventKind::CheckpointDurable)
+        .value("SHRINK", EventKind::Shrink)
+        .value("GROW", EventKind::Grow);
 
     py::enum_<JobStatus>(m, "JobStatus")
         .value("DONE", JobStatus::Done)

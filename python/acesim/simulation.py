@@ -91,6 +91,66 @@ class JobStatus(enum.IntEnum):
     UNPLACEABLE = 4
 
 
+class EventKind(enum.IntEnum):
+    """What happened: the ``kind`` column of ``res.events`` (with
+    ``record_events=True``)."""
+
+    #: the job was submitted
+    SUBMIT = 0
+    #: a start began (init + load); ``res.placements`` has its nodes
+    START_BEGIN = 1
+    #: compute toward the next checkpoint began
+    COMPUTE_BEGIN = 2
+    #: a checkpoint write (or an asynchronous snapshot) began
+    CHECKPOINT_BEGIN = 3
+    #: the write (or snapshot) ended
+    CHECKPOINT_END = 4
+    #: a fault struck the job
+    FAILURE = 5
+    #: the fault was detected
+    DETECTED = 6
+    #: the job finished
+    DONE = 7
+    #: the run's horizon closed the row
+    HORIZON = 8
+    #: the job was preempted; ``other`` is the job whose recovery took its nodes
+    PREEMPTED = 9
+    #: the job waits for nodes after a failure
+    WAITING = 10
+    #: the job was stopped for planned maintenance
+    MAINTENANCE = 11
+    #: the job can never start again (retirement); its row closed
+    UNPLACEABLE = 12
+    #: a run stopped at its time limit (queued again)
+    TIME_LIMIT = 13
+    #: an asynchronous checkpoint's persist ended: it is durable
+    CHECKPOINT_DURABLE = 14
+    #: an elastic job went on with fewer nodes
+    SHRINK = 15
+    #: an elastic job took its nodes back
+    GROW = 16
+
+
+class FailureSource(enum.IntEnum):
+    """Which failure process fired: the ``source`` column of ``res.trace``."""
+
+    #: the job-level failure law (``failures=``), blamed on one of the job's nodes
+    JOB = 0
+    #: a node's own failure process (``Fleet(node_failures=...)``)
+    NODE = 1
+
+
+class NodeEventKind(enum.IntEnum):
+    """The ``kind`` column of ``res.node_events``."""
+
+    #: out of service after a failure (under repair or quarantined)
+    DOWN = 0
+    #: back in service
+    UP = 1
+    #: drained for planned maintenance
+    MAINTENANCE = 2
+
+
 #: The time buckets of a job row, in the order results show them; they add
 #: up to the row's ``wall`` exactly (``narrow``: elastic jobs only).
 BUCKETS = (
