@@ -90,3 +90,30 @@ def test_laws_without_scipy(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_cli_errors_are_messages(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["interval", "-1", "3600"]) == 2
     assert "checkpoint_cost" in capsys.readouterr().err
+
+
+def test_to_pandas_decodes_every_table() -> None:
+    pytest.importorskip("pandas")
+    fleet = ace.Fleet(4, node_failures=ace.Exponential(6 * 3600.0), repair=ace.Constant(600.0))
+    res = ace.simulate(
+        [ace.Job(16, 4 * 3600.0, 3600.0)],
+        fleet=fleet,
+        seed=3,
+        record_events=True,
+        horizon=3 * 3600.0,
+    )
+    jobs = res.to_pandas("jobs")
+    assert list(jobs["status"].cat.categories) == [s.name for s in ace.JobStatus]
+    assert jobs["status"][0] == ace.JobStatus(int(res.jobs["status"][0])).name
+    events = res.to_pandas("events")
+    assert events["kind"].tolist() == [ace.EventKind(int(k)).name for k in res.events["kind"]]
+    trace = res.to_pandas("trace")
+    assert set(trace["source"]) <= {"JOB", "NODE"} and "pad_" not in trace
+    assert len(res.to_pandas("placements")) == len(res.placements)
+    nodes = res.to_pandas("node_events")
+    assert nodes["kind"].tolist() == [
+        ace.NodeEventKind(int(k)).name for k in res.node_events["kind"]
+    ]
+    assert len(res.to_pandas("fleet")) == 1
+    with pytest.raises(ValueError, match="table must be one of"):
+        res.to_pandas("nodes")  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -151,6 +151,22 @@ class NodeEventKind(enum.IntEnum):
     MAINTENANCE = 2
 
 
+TableName = Literal["jobs", "fleet", "trace", "events", "placements", "node_events"]
+
+#: The tables of a :class:`SimulationResult`.
+TABLES: tuple[TableName, ...] = ("jobs", "fleet", "trace", "events", "placements", "node_events")
+
+#: Per table, the columns holding codes of an enum (decoded by to_pandas).
+_CODED: dict[str, dict[str, type[enum.IntEnum]]] = {
+    "jobs": {"status": JobStatus},
+    "fleet": {},
+    "trace": {"source": FailureSource},
+    "events": {"kind": EventKind},
+    "placements": {},
+    "node_events": {"kind": NodeEventKind},
+}
+
+
 #: The time buckets of a job row, in the order results show them; they add
 #: up to the row's ``wall`` exactly (``narrow``: elastic jobs only).
 BUCKETS = (
@@ -249,13 +265,35 @@ class SimulationResult:
         out["gpu_hours_lost_per_replica"] = float(np.mean(self.fleet["gpu_hours_lost"]))
         return out
 
-    def to_pandas(self) -> Any:
-        """``jobs`` as a pandas DataFrame (needs the ``pandas`` extra)."""
+    def to_pandas(self, table: TableName = "jobs") -> Any:
+        """One of the result's tables as a pandas DataFrame (needs the
+        ``pandas`` extra): ``"jobs"``, ``"fleet"``, ``"trace"``, ``"events"``,
+        ``"placements"`` or ``"node_events"``. Integer codes are decoded to
+        their names as categoricals (``status``: :class:`JobStatus`; an
+        event's ``kind``: :class:`EventKind`; a trace's ``source``:
+        :class:`FailureSource`; a node event's ``kind``:
+        :class:`NodeEventKind`); padding fields are left out. The numpy arrays
+        keep the codes (replays and :class:`~acesim.NodeTrace` read them)."""
+        if table not in TABLES:
+            raise ValueError(f"table must be one of {TABLES}, got {table!r}")
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError('to_pandas needs pandas: pip install "acesim[pandas]"') from exc
-        return pd.DataFrame.from_records(self.jobs)
+        array = getattr(self, table)
+        if array is None:
+            raise ValueError(f"the result has no {table} table (run with record_events=True)")
+        names = [n for n in array.dtype.names or () if not n.startswith("pad")]
+        frame = pd.DataFrame({n: np.asarray(array[n]) for n in names})
+        codes: dict[str, type[enum.IntEnum]] = _CODED[table]
+        for column, kind in codes.items():
+            if column in frame:
+                labels = [m.name for m in kind]
+                values = pd.Categorical.from_codes(
+                    [labels.index(kind(int(v)).name) for v in frame[column]], categories=labels
+                )
+                frame[column] = values
+        return frame
 
 
 def _job_input(jobs: Any) -> list[Job] | JobArray:
