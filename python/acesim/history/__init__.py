@@ -14,8 +14,9 @@ file, line and field, for a malformed file):
 - the public histories of ``../shared/data``: :func:`read_titan_lifetimes`,
   :func:`read_titan_interfailure`, :func:`read_lanl_systems`,
   :func:`read_lanl_nodes`, :func:`read_philly`, :func:`read_bamboo_lifetimes`,
-  :func:`read_llama3_causes`, :func:`read_acme_states` (and
-  :func:`read_shared` by name).
+  :func:`read_bamboo_preemptions`, :func:`read_llama3_causes`,
+  :func:`read_acme_states` (and :func:`read_shared` by name, from
+  :data:`SHARED_DATA`).
 
 Writers, for a simulation run with ``record_events=True``:
 :func:`write_sacct` (what Slurm would have logged) and :func:`write_events`.
@@ -48,8 +49,23 @@ from ._model import (
 )
 from ._nodelist import NodeListError, compress_nodelist, expand_nodelist
 from ._sacct import SACCT_FIELDS, SLURM_STATES, read_sacct, write_sacct
+from ._shared import (
+    ACME_DTYPE,
+    SHARED_DATA,
+    read_acme_states,
+    read_bamboo_lifetimes,
+    read_bamboo_preemptions,
+    read_lanl_nodes,
+    read_lanl_systems,
+    read_llama3_causes,
+    read_philly,
+    read_shared,
+    read_titan_interfailure,
+    read_titan_lifetimes,
+)
 
 __all__ = [
+    "ACME_DTYPE",
     "BUCKET_SOURCES",
     "CHECKPOINT_DTYPE",
     "DEFAULT_FAILURE_STATES",
@@ -63,6 +79,7 @@ __all__ = [
     "RUN_DTYPE",
     "RUN_NODE_DTYPE",
     "SACCT_FIELDS",
+    "SHARED_DATA",
     "SLURM_STATES",
     "SPELL_DTYPE",
     "History",
@@ -73,8 +90,18 @@ __all__ = [
     "RunState",
     "compress_nodelist",
     "expand_nodelist",
+    "read_acme_states",
+    "read_bamboo_lifetimes",
+    "read_bamboo_preemptions",
     "read_events",
+    "read_lanl_nodes",
+    "read_lanl_systems",
+    "read_llama3_causes",
+    "read_philly",
     "read_sacct",
+    "read_shared",
+    "read_titan_interfailure",
+    "read_titan_lifetimes",
     "write_events",
     "write_sacct",
 ]

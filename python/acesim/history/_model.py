@@ -485,6 +485,8 @@ class History:
         knows: Sequence[str] = (),
         preset: Mapping[str, Intervals] | None = None,
         preset_causes: Sequence[Cause] | None = None,
+        node_systems: Sequence[int] | None = None,
+        system_spans: Sequence[tuple[float, float]] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         self.source = str(source)
@@ -505,6 +507,16 @@ class History:
         self._preset = dict(preset or {})
         self._preset_causes = None if preset_causes is None else tuple(preset_causes)
         self.meta: dict[str, Any] = dict(meta or {})
+        #: per node, the system it belongs to (index into system_names)
+        self.node_systems = np.zeros(len(self.node_names), np.int32)
+        if node_systems is not None:
+            self.node_systems = np.asarray(node_systems, np.int32).reshape(len(self.node_names))
+        #: per system, its observed window (default: ``span`` for each)
+        self.system_spans: tuple[tuple[float, float], ...] = tuple(
+            (float(a), float(b)) for a, b in (system_spans or [self.span] * len(self.system_names))
+        )
+        if len(self.system_spans) != len(self.system_names):
+            raise ValueError("system_spans needs one (start, end) per system")
 
     # ------------------------------------------------------------------
     # small views
@@ -551,7 +563,7 @@ class History:
                 self.runs.size > 0 or has_failures or self.node_spells.size > 0
             )
         if by == "system":
-            return has_failures and math.isfinite(self.span[0])
+            return has_failures and all(math.isfinite(a) for a, _ in self.system_spans)
         if by == "cause":
             return any(b in self._preset or self._can(b) for b in ("job", "node", "system"))
         return False
@@ -711,10 +723,10 @@ class History:
         unattributed = int(np.unique(f["event"][f["node"] < 0]).size)
         if "node_spells" in self.knows:
             return self._node_intervals_spells(unattributed)
-        span0, span1 = self.span
         rows: list[tuple[float, bool, int, float, float, int, int, bool]] = []
         known = f[(f["node"] >= 0) & f["origin"]]
         for node in range(len(self.node_names)):
+            span0, span1 = self.system_spans[int(self.node_systems[node])]
             mine = known[known["node"] == node]
             order = np.argsort(mine["time"], kind="stable")
             prev = span0
@@ -751,10 +763,10 @@ class History:
     def _node_intervals_spells(self, unattributed: int) -> Intervals:
         f = self.failures
         s = self.node_spells
-        span0, span1 = self.span
         rows: list[tuple[float, bool, int, float, float, int, int, bool]] = []
         skipped = 0
         for node in range(len(self.node_names)):
+            span0, span1 = self.system_spans[int(self.node_systems[node])]
             # (time, order, kind, payload): failures before a spell starting at the same time
             timeline: list[tuple[float, int, str, int]] = []
             mine = f[(f["node"] == node) & f["origin"]]
@@ -812,9 +824,9 @@ class History:
 
     def _system_intervals(self) -> Intervals:
         f = self.failures
-        span0, span1 = self.span
         rows: list[tuple[float, bool, int, float, float, int, int, bool]] = []
         for system in range(len(self.system_names)):
+            span0, span1 = self.system_spans[system]
             mine = f[f["system"] == system]
             if mine.size == 0:
                 continue
@@ -1121,6 +1133,7 @@ class TableBuilder:
     def history(self, **kwargs: Any) -> History:
         """The History of these tables (``kwargs``: its other arguments)."""
         tables = self.arrays()
+        kwargs.setdefault("system_names", ("fleet",))
         return History(
             job_names=self.job_names,
             node_names=self.node_names,
