@@ -48,6 +48,7 @@ from ._model import (
     RunState,
 )
 from ._nodelist import NodeListError, compress_nodelist, expand_nodelist
+from ._result import DEFAULT_EPOCH
 from ._sacct import SACCT_FIELDS, SLURM_STATES, read_sacct, write_sacct
 from ._shared import (
     ACME_DTYPE,
@@ -68,6 +69,7 @@ __all__ = [
     "ACME_DTYPE",
     "BUCKET_SOURCES",
     "CHECKPOINT_DTYPE",
+    "DEFAULT_EPOCH",
     "DEFAULT_FAILURE_STATES",
     "EVENT_FIELDS",
     "EVENT_KINDS",

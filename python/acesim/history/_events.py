@@ -28,6 +28,11 @@ Keys:
 ``cause``
     the failure's cause, a name (``job_failure``, ``node_failure``,
     ``node_down``).
+``failure`` (``job_failure``, ``node_failure``, optional)
+    an identifier (string or integer) shared by the records of one failure
+    that hit several jobs or nodes (one record per job): they count as one
+    failure, and must carry the same time. Records without it are separate
+    failures.
 ``origin`` (``job_failure``, ``node_failure``, optional)
     the node where a failure that hit several nodes arose (a switch or a
     rack taking its neighbours down; with one record per job it hit, they
@@ -90,7 +95,7 @@ from typing import Any
 from ._errors import HistoryFormatError
 from ._io import PathArg, csv_rows, read_lines
 from ._model import DEFAULT_FAILURE_STATES, History, RunState, TableBuilder, posix_origin
-from ._nodelist import NodeListError, compress_nodelist, expand_nodelist
+from ._nodelist import MAX_TOTAL_NODES, NodeListError, compress_nodelist, expand_nodelist
 from ._result import cause_namer, node_namer, result_log
 from ._times import MAX_SECONDS, parse_timestamp, to_posix
 
@@ -123,6 +128,8 @@ EVENT_FIELDS = (
     "setup",
     "duration",
     "progress",
+    "failure",
+    "origin",
 )
 
 _STOP_STATES = {s.name: s for s in RunState if s != RunState.RUNNING}
@@ -134,6 +141,8 @@ class _Reader:
         self.path = path
         self.csv = csv_form
         self.iso: bool | None = None
+        self.total_nodes = 0
+        self.failure_ids: dict[str, tuple[int, float]] = {}
 
     def err(self, line: int, field: str | None, reason: str) -> HistoryFormatError:
         return HistoryFormatError(self.path, line, field, reason)
@@ -189,8 +198,10 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, str | int):
             raise self.err(line, field, f"{value!r} is not a name")
         text = str(value).strip()
-        if not text or len(text) > 256:
-            raise self.err(line, field, "empty or overlong name")
+        if not text or len(text) > 256 or not text.isprintable():
+            raise self.err(
+                line, field, f"{text[:40]!r} is not a name (empty, overlong or unprintable)"
+            )
         return text
 
     def nodes(self, line: int, event: dict[str, Any]) -> list[str] | None:
@@ -211,7 +222,25 @@ class _Reader:
             raise self.err(line, field, f"{value!r} is not a list of node names")
         if len(set(names)) != len(names):
             raise self.err(line, field, "a node appears twice")
+        self.total_nodes += len(names)
+        if self.total_nodes > MAX_TOTAL_NODES:
+            raise self.err(line, field, f"more than {MAX_TOTAL_NODES} node names in the file")
         return names
+
+    def failure_event(self, line: int, event: dict[str, Any], t: float, b: TableBuilder) -> int:
+        """The event number of a failure record: shared by records with the
+        same ``failure`` id."""
+        if "failure" not in event:
+            return b.event()
+        key = self.name(line, "failure", event["failure"])
+        if key in self.failure_ids:
+            ev, t0 = self.failure_ids[key]
+            if t0 != t:
+                raise self.err(line, "failure", f"failure {key} was at another time")
+            return ev
+        ev = b.event()
+        self.failure_ids[key] = (ev, t)
+        return ev
 
     def origin(self, line: int, event: dict[str, Any]) -> str | None:
         if "origin" not in event:
@@ -349,7 +378,7 @@ def read_events(
             cause_id = b.cause(None if cause is None else reader.name(number, "cause", cause))
             if kind == "node_failure":
                 origin = reader.origin(number, event)
-                ev = b.event()
+                ev = reader.failure_event(number, event, t, b)
                 for n in names:
                     node = b.node(n)
                     b.failures.append((ev, t, -1, -1, node, cause_id, 0, origin in (None, n)))
@@ -447,7 +476,7 @@ def read_events(
             cause = event.get("cause")
             cause_id = b.cause(None if cause is None else reader.name(number, "cause", cause))
             origin = reader.origin(number, event)
-            ev = b.event()
+            ev = reader.failure_event(number, event, t, b)
             if not names:
                 b.failures.append((ev, t, j, run, -1, cause_id, 0, True))
             for n in names:
@@ -554,7 +583,26 @@ def write_events(
     add(log.span[0], 0, {"kind": "log_start", "nodes": [node(i) for i in range(log.nodes)]})
     for j, submit, gpus in log.jobs:
         add(submit, 2, {"kind": "job_submit", "job": str(j), "gpus": gpus})
+    # the nodes each failure hit through the jobs it interrupted; the rest get
+    # a node_failure record
     hit_nodes: dict[int, set[int]] = {}
+    for ev, hits in log.job_hits.items():
+        for _, hit in hits:
+            hit_nodes.setdefault(ev, set()).update(hit)
+    rest_nodes = {
+        ev: [n for n in f.nodes if n not in hit_nodes.get(ev, set())]
+        for ev, f in log.failures.items()
+    }
+
+    def identify(record: dict[str, Any], f: Any) -> dict[str, Any]:
+        """Records of one failure share its id; a failure of several nodes names its origin."""
+        records_of = len(log.job_hits.get(f.event, [])) + (1 if rest_nodes[f.event] else 0)
+        if records_of > 1:
+            record["failure"] = f.event
+        if f.origin >= 0 and len(f.nodes) > 1:
+            record["origin"] = node(f.origin)
+        return record
+
     for run in sorted(log.runs, key=lambda r: (r.start, r.job)):
         start: dict[str, Any] = {
             "kind": "job_start",
@@ -576,16 +624,13 @@ def write_events(
             for j, hit in log.job_hits.get(ev, []):
                 if j != run.job:
                     continue
-                hit_nodes.setdefault(ev, set()).update(hit)
                 record = {
                     "kind": "job_failure",
                     "job": str(run.job),
                     "nodes": [node(n) for n in hit],
                     "cause": cause(f.cause),
                 }
-                if f.origin >= 0 and len(f.nodes) > 1:
-                    record["origin"] = node(f.origin)
-                add(f.time, 2, record)
+                add(f.time, 2, identify(record, f))
         if run.end is not None:
             stop: dict[str, Any] = {
                 "kind": "job_stop",
@@ -596,16 +641,13 @@ def write_events(
                 stop["progress"] = run.progress
             add(run.end, 2, stop)
     for ev, f in sorted(log.failures.items()):
-        rest = [n for n in f.nodes if n not in hit_nodes.get(ev, set())]
-        if rest:
+        if rest_nodes[ev]:
             record = {
                 "kind": "node_failure",
-                "nodes": [node(n) for n in rest],
+                "nodes": [node(n) for n in rest_nodes[ev]],
                 "cause": cause(f.cause),
             }
-            if f.origin >= 0 and len(f.nodes) > 1:
-                record["origin"] = node(f.origin)
-            add(f.time, 1, record)
+            add(f.time, 1, identify(record, f))
     for n, down, up, c, failed in log.spells:
         record = {
             "kind": "node_down",

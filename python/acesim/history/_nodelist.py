@@ -15,7 +15,9 @@ from collections.abc import Iterable
 __all__ = ["NodeListError", "compress_nodelist", "expand_nodelist"]
 
 #: More names than this in one list is taken for a garbled list, not a fleet.
-MAX_NODES = 1_000_000
+MAX_NODES = 262_144
+#: The most node names one history file may list in all (its runs' nodes).
+MAX_TOTAL_NODES = 16_000_000
 
 _NAME_CHARS = re.compile(r"[A-Za-z0-9_.\-]+")
 _ITEM = re.compile(r"(\d{1,18})(?:-(\d{1,18}))?", re.ASCII)
@@ -102,7 +104,7 @@ def expand_nodelist(text: str) -> list[str]:
 
     Raises :class:`NodeListError` (a ValueError) for a garbled list:
     unbalanced or nested brackets, a backwards range, an empty entry, a
-    character that no node name has, or more than a million names.
+    character that no node name has, or more than :data:`MAX_NODES` names.
     """
     if not isinstance(text, str):
         raise TypeError(f"a node list must be a string, got {type(text).__name__}")

@@ -33,7 +33,7 @@ from ._model import (
     TableBuilder,
     posix_origin,
 )
-from ._nodelist import NodeListError, compress_nodelist, expand_nodelist
+from ._nodelist import MAX_TOTAL_NODES, NodeListError, compress_nodelist, expand_nodelist
 from ._result import DEFAULT_EPOCH, node_namer, result_log
 from ._times import format_duration, format_timestamp, parse_duration, parse_timestamp, to_posix
 
@@ -276,6 +276,8 @@ def read_sacct(
     ] = []
     pending: list[tuple[str, int, float | None]] = []
     times: list[float] = []
+    total_nodes = 0
+    seen: list[tuple[int, str]] = []  # (line, job id) in file order
     for number, text in body:
         fields = text.split("|")
         if len(fields) == len(header) + 1 and fields[-1] == "":
@@ -291,6 +293,7 @@ def read_sacct(
         if m.group(4) is not None:
             continue  # a job step
         key = raw_id
+        seen.append((number, key))
         state = _state(path, number, get(fields, "State") or "")
         submit_text = get(fields, "Submit")
         submit = None if submit_text is None else _time(path, number, "Submit", submit_text)
@@ -340,6 +343,11 @@ def read_sacct(
         )
         if len(set(node_list)) != len(node_list):
             raise HistoryFormatError(path, number, "NodeList", "a node appears twice")
+        total_nodes += len(node_list)
+        if total_nodes > MAX_TOTAL_NODES:
+            raise HistoryFormatError(
+                path, number, "NodeList", f"more than {MAX_TOTAL_NODES} run nodes in the file"
+            )
         if node_list and nnodes is not None and nnodes != len(node_list):
             raise HistoryFormatError(
                 path,
@@ -394,14 +402,8 @@ def read_sacct(
     by_key: dict[str, list[int]] = {}
     for i in order:
         by_key.setdefault(parsed[i][0], []).append(i)
-    first_seen: list[str] = []
-    for item in parsed:
-        if item[0] not in first_seen:
-            first_seen.append(item[0])
-    for key, _, _ in pending:
-        if key not in by_key and key not in first_seen:
-            first_seen.append(key)
-    index = {key: i for i, key in enumerate(first_seen)}
+    index = {key: i for i, key in enumerate(dict.fromkeys(k for _, k in sorted(seen)))}
+    first_seen = list(index)
     for key in first_seen:
         b.job(key)
     for key, _, submit in pending:
@@ -481,7 +483,8 @@ def read_sacct(
 
 def _with_checkpoints(history: History, checkpoints: Any, origin_s: float) -> History:
     """The history with checkpoint rows added, each in the run of its job that
-    holds its time (checkpoints outside every run are dropped)."""
+    holds its time (within a second, sacct's resolution; checkpoints outside
+    every run are dropped)."""
     import numpy as np
 
     from ._events import read_events
@@ -513,10 +516,18 @@ def _with_checkpoints(history: History, checkpoints: Any, origin_s: float) -> Hi
         j = index.get(name)
         if j is None:
             continue
-        mine = runs[(runs["job"] == j) & (runs["start"] <= t) & (runs["end"] >= t)]
+        # sacct keeps whole seconds: a checkpoint up to a second outside a run is in it
+        mine = runs[(runs["job"] == j) & (runs["start"] - 1.0 <= t) & (runs["end"] + 1.0 >= t)]
         if mine.size == 0:
             continue
-        rows.append((j, int(mine["run"][0]), t, math.nan, math.nan))
+        inside = (mine["start"] <= t) & (mine["end"] >= t)
+        best = (
+            mine[inside][0]
+            if inside.any()
+            else mine[np.argmin(np.minimum(np.abs(mine["start"] - t), np.abs(mine["end"] - t)))]
+        )
+        t = min(max(t, float(best["start"])), float(best["end"]))
+        rows.append((j, int(best["run"]), t, math.nan, math.nan))
     table = np.array(sorted(rows, key=lambda r: (r[0], r[2])), CHECKPOINT_DTYPE)
     return History(
         source=history.source,
@@ -544,7 +555,6 @@ def write_sacct(
     node_names: Any = None,
     nodes: int | None = None,
     epoch: _dt.datetime = DEFAULT_EPOCH,
-    causes: Sequence[Any] | None = None,
 ) -> None:
     """Write what Slurm would have recorded for replica ``replica`` of a
     simulation run with ``record_events=True``, as ``sacct --parsable2
@@ -560,11 +570,10 @@ def write_sacct(
     is the job's submission for its first run and the previous run's end
     for the others (Slurm resets it at a requeue). Times are whole seconds
     from ``epoch`` (simulation time 0); node ``i`` is ``node_names[i]`` (a
-    sequence or a callable; default ``node000``...). ``causes`` is unused
-    by sacct (it records no cause) and accepted for symmetry with
-    :func:`write_events`.
+    sequence or a callable; default ``node000``...); ``nodes``: the
+    fleet's size when some nodes never appear in the result. sacct records
+    no cause: :func:`write_events` keeps them.
     """
-    del causes
     log = result_log(res, replica, nodes)
     name = node_namer(log.nodes, node_names)
     base = to_posix(epoch)

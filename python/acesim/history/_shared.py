@@ -21,6 +21,7 @@ import numpy.typing as npt
 from ._errors import HistoryFormatError
 from ._io import PathArg, count, csv_rows, number
 from ._model import History, Intervals, TableBuilder, _make_intervals, posix_origin
+from ._nodelist import MAX_NODES
 from ._times import parse_timestamp
 
 __all__ = [
@@ -197,6 +198,8 @@ def read_lanl_systems(path: PathArg, *, system: int | str | None = None) -> Hist
         if want is not None and sys_name != want:
             continue
         size = count(path, line, "nodes", row["nodes"])
+        if size > MAX_NODES:
+            raise HistoryFormatError(path, line, "nodes", f"more than {MAX_NODES} nodes")
         if sizes.setdefault(sys_name, size) != size:
             raise HistoryFormatError(path, line, "nodes", f"system {sys_name} changes size")
         if sys_name not in systems:
