@@ -858,14 +858,19 @@ def test_round_trip_horizon_and_epoch(tmp_path: Path) -> None:
     fleet = ace.Fleet(
         4, repair=ace.Exponential(HOUR), node_failures=ace.Exponential(86400.0), node_start="fresh"
     )
-    job = ace.Job(32, work=10 * 86400, checkpoint_interval=HOUR, save=10, load=10)
-    res = ace.simulate(job, fleet=fleet, seed=9, record_events=True, horizon=3 * 86400)
+    jobs = [
+        ace.Job(32, work=10 * 86400, checkpoint_interval=HOUR, save=10, load=10),
+        ace.Job(32, work=HOUR, checkpoint_interval=HOUR, submit=HOUR, priority=-1),  # never runs
+    ]
+    res = ace.simulate(jobs, fleet=fleet, seed=9, record_events=True, horizon=3 * 86400)
+    assert res.jobs["status"].tolist() == [ace.JobStatus.RUNNING, ace.JobStatus.QUEUED]
     history.write_sacct(res, tmp_path / "s.txt", node_names=[f"gpu{i + 1:02d}" for i in range(4)])
     history.write_events(res, tmp_path / "e.jsonl", epoch=history.DEFAULT_EPOCH)
     text = (tmp_path / "s.txt").read_text().splitlines()
     assert text[0] == "|".join(history.SACCT_FIELDS)
-    assert text[-1].split("|")[2:6:3] == ["RUNNING", "Unknown"]
-    assert "gpu[01-04]" in text[-1]
+    still = text[-2].split("|")
+    assert (still[2], still[5]) == ("RUNNING", "Unknown") and "gpu[01-04]" in still
+    assert text[-1].split("|")[:5] == ["1", "job1", "PENDING", "2024-01-01T01:00:00", "Unknown"]
     hs = history.read_sacct(tmp_path / "s.txt", origin="2024-01-01T00:00:00")
     assert hs.runs["end"][-1] == 3 * 86400  # Start + Elapsed
     he = history.read_events(tmp_path / "e.jsonl", origin="2024-01-01T00:00:00")
@@ -873,7 +878,12 @@ def test_round_trip_horizon_and_epoch(tmp_path: Path) -> None:
     assert RunState(int(he.runs["state"][-1])) == RunState.RUNNING
     last = he.intervals("job")
     assert bool(last.censored[-1])
-    assert he.measured().jobs["open"][0]
+    for h in (he, hs):
+        m = h.measured()
+        assert m.jobs["open"][0]
+        assert m.jobs["queue_wait"][1] == res.jobs["queue_wait"][1]
+        assert m.jobs["wall"][1] == res.jobs["wall"][1] and m.jobs["runs"][1] == 0
+        assert h.jobs["waiting"].tolist() == [False, True]
 
 
 def test_writers_need_the_event_log(tmp_path: Path) -> None:

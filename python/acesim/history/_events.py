@@ -47,6 +47,10 @@ Keys:
 ``reason``
     why a node left service (``node_down``): ``failure`` (the default) or
     ``maintenance`` / ``drain`` / ``other``.
+``requeued`` (``job_stop``, optional)
+    true when the job went back to the queue after this run: if it has not
+    started again when the log ends, it is still waiting then. Without it
+    a job's record ends with its last run.
 ``setup`` (``job_start``, optional)
     seconds from the start until the job computed (init + checkpoint load).
 ``duration``, ``progress`` (``checkpoint``, optional)
@@ -130,6 +134,7 @@ EVENT_FIELDS = (
     "progress",
     "failure",
     "origin",
+    "requeued",
 )
 
 _STOP_STATES = {s.name: s for s in RunState if s != RunState.RUNNING}
@@ -422,9 +427,11 @@ def read_events(
             if math.isfinite(b.job_submit[j]):
                 raise reader.err(number, "job", f"job {b.job_names[j]} submitted twice")
             b.job_submit[j] = t
+            b.job_waiting[j] = j not in attempts
             continue
         run = open_run.get(j)
         if kind == "job_start":
+            b.job_waiting[j] = False
             if run is not None:
                 raise reader.err(
                     number,
@@ -500,6 +507,13 @@ def read_events(
             row[5] = t
             row[6] = int(state)
             del open_run[j]
+            requeued = event.get("requeued", False)
+            if not isinstance(requeued, bool):
+                if reader.csv and str(requeued).lower() in ("true", "false"):
+                    requeued = str(requeued).lower() == "true"
+                else:
+                    raise reader.err(number, "requeued", f"{requeued!r} is not true or false")
+            b.job_waiting[j] = requeued
     lo = span_start if span_start is not None else timed[0][0] - shift
     hi = span_end if span_end is not None else last_time
     for row in runs:
@@ -603,6 +617,7 @@ def write_events(
             record["origin"] = node(f.origin)
         return record
 
+    last_run = {run.job: run for run in sorted(log.runs, key=lambda r: r.start)}
     for run in sorted(log.runs, key=lambda r: (r.start, r.job)):
         start: dict[str, Any] = {
             "kind": "job_start",
@@ -639,6 +654,10 @@ def write_events(
             }
             if math.isfinite(run.progress):
                 stop["progress"] = run.progress
+            if run.state != RunState.COMPLETED and (
+                run is not last_run[run.job] or run.job in log.waiting
+            ):
+                stop["requeued"] = True  # it ran again, or waits in the queue at the end
             add(run.end, 2, stop)
     for ev, f in sorted(log.failures.items()):
         if rest_nodes[ev]:
@@ -673,6 +692,8 @@ def write_events(
                     value = [rec["node"]]
                 if key == "nodes" and isinstance(value, list):
                     value = compress_nodelist(value) if value else ""
+                if isinstance(value, bool):
+                    value = "true" if value else "false"
                 row.append(
                     ""
                     if value is None

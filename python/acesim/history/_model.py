@@ -67,8 +67,9 @@ class RunState(enum.IntEnum):
 DEFAULT_FAILURE_STATES = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL")
 
 #: One row per job (``job`` indexes ``History.job_names``); ``submit`` NaN
-#: when unknown, ``gpus`` -1 when unknown.
-JOB_DTYPE = np.dtype([("job", "<i4"), ("submit", "<f8"), ("gpus", "<i4")])
+#: when unknown, ``gpus`` -1 when unknown; ``waiting``: the record ends with
+#: the job in the queue (never started, or requeued after its last run).
+JOB_DTYPE = np.dtype([("job", "<i4"), ("submit", "<f8"), ("gpus", "<i4"), ("waiting", "?")])
 
 #: One row per run, ordered by job then start. ``attempt``: 0 for a job's
 #: first run; ``end``: when it let its nodes go (the end of the record for an
@@ -377,7 +378,9 @@ class Measured:
     cancellations checkpoints completed open``); times in seconds, NaN where
     the source cannot tell. ``held`` is the time the job held nodes (the sum
     of its runs); ``wall`` runs from its submission (its first start when the
-    submission is unknown) to the end of its last run; ``wall = queue_wait +
+    submission is unknown) to the end of its last run, or to the end of the
+    record for a job still waiting then (its ``recovery_wait`` or
+    ``queue_wait`` runs to the end too; ``end`` is then the record's end); ``wall = queue_wait +
     held + recovery_wait`` and, where they are known, ``held = productive +
     wasted + ckpt_stall + overhead + detection`` and ``held = kept + lost``.
 
@@ -1033,12 +1036,16 @@ class History:
             first = runs[idx[0]]
             last = runs[idx[-1]]
             row["start"] = float(first["start"])
-            row["end"] = float(last["end"])
+            end = float(last["end"])
+            if bool(self.jobs["waiting"][j]) and span1 > end:
+                # requeued after its last run and still waiting when the record ends
+                sums["recovery"] += span1 - end
+                end = span1
             row["held"] = sums["held"]
             row["recovery_wait"] = sums["recovery"]
             row["queue_wait"] = float(first["start"]) - submit
             base = submit if math.isfinite(submit) else float(first["start"])
-            row["wall"] = float(last["end"]) - base
+            row["wall"] = end - base
             if has_ckpt:
                 row["kept"] = sums["kept"]
                 row["lost"] = sums["lost"]
@@ -1056,6 +1063,7 @@ class History:
             for name, value in counts.items():
                 row[name] = value
             row["restarts"] = counts["runs"] - 1
+            row["end"] = end
             row["completed"] = RunState(int(last["state"])) == RunState.COMPLETED
             row["open"] = RunState(int(last["state"])) == RunState.RUNNING
         available = tuple(
@@ -1086,6 +1094,7 @@ class TableBuilder:
     job_index: dict[str, int] = field(default_factory=dict)
     job_submit: list[float] = field(default_factory=list)
     job_gpus: list[int] = field(default_factory=list)
+    job_waiting: list[bool] = field(default_factory=list)
     node_names: list[str] = field(default_factory=list)
     node_index: dict[str, int] = field(default_factory=dict)
     cause_names: list[str] = field(default_factory=list)
@@ -1105,6 +1114,7 @@ class TableBuilder:
             self.job_names.append(name)
             self.job_submit.append(math.nan)
             self.job_gpus.append(-1)
+            self.job_waiting.append(False)
         return j
 
     def node(self, name: str) -> int:
@@ -1152,6 +1162,7 @@ class TableBuilder:
         jobs["job"] = np.arange(len(self.job_names))
         jobs["submit"] = self.job_submit
         jobs["gpus"] = self.job_gpus
+        jobs["waiting"] = self.job_waiting
         return {
             "jobs": jobs,
             "runs": np.array(self.runs, RUN_DTYPE) if self.runs else _empty(RUN_DTYPE),

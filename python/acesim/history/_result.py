@@ -65,6 +65,7 @@ class ResultLog:
     spells: list[tuple[int, float, float | None, int, bool]]
     nodes: int
     span: tuple[float, float]
+    waiting: set[int] = field(default_factory=set)  # jobs in the queue at the end
 
 
 def node_namer(nodes: int, node_names: Any) -> Callable[[int], str]:
@@ -277,6 +278,10 @@ def result_log(res: Any, replica: int = 0, nodes: int | None = None) -> ResultLo
             pending_snapshots.pop(j, None)
             last_ckpt_begin.pop(j, None)
     span_start = float(events["time"].min())
+    # an unfinished job's row ends at the horizon, even when no event falls there
+    unfinished = jobs_rows["end"][~jobs_rows["completed"]]
+    if unfinished.size:
+        span_end = max(span_end, float(unfinished.max()))
     n_nodes = 0
     for table, name in ((placements, "node"), (node_events, "node"), (trace, "node")):
         if table is not None and table.size:
@@ -290,6 +295,12 @@ def result_log(res: Any, replica: int = 0, nodes: int | None = None) -> ResultLo
         for j, g in zip(jobs_rows["job"].tolist(), jobs_rows["gpus"].tolist(), strict=True)
     }
     jobs = [(j, submits[j], gpus.get(j, -1)) for j in sorted(submits)]
+    # QUEUED at the horizon: never started, or waiting for nodes again
+    waiting = {
+        int(j)
+        for j, status in zip(jobs_rows["job"].tolist(), jobs_rows["status"].tolist(), strict=True)
+        if int(status) == 2 and int(j) in submits
+    }
     return ResultLog(
         jobs=jobs,
         runs=runs,
@@ -298,4 +309,5 @@ def result_log(res: Any, replica: int = 0, nodes: int | None = None) -> ResultLo
         spells=spells,
         nodes=n_nodes,
         span=(min(span_start, 0.0), span_end),
+        waiting=waiting,
     )

@@ -17,6 +17,7 @@ run failed; without it a failed multi-node run's node is unknown.
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import math
 import re
@@ -191,8 +192,10 @@ def read_sacct(
     Each line with a Start is a run of its job (JobID ``123``, an array task
     ``123_4``, a heterogeneous component ``123+1``); lines of the same JobID
     are successive runs (``--duplicates``); step lines (``123.batch``,
-    ``123.0``) are skipped; a job that never started (PENDING, or cancelled
-    in the queue) has no run but counts its queue wait. ``State`` may carry
+    ``123.0``) are skipped; a PENDING line holds no run: the job waits in
+    the queue at the end of the record (never started, or requeued after its
+    runs), which counts in its queue or recovery wait; a job cancelled in
+    the queue has no run. ``State`` may carry
     Slurm's suffixes (``CANCELLED by 123``); runs that end in one of
     ``failure_states`` are failures (cause: the state's name) at their End
     (sacct does not record the fault itself). A run still RUNNING has End
@@ -407,9 +410,10 @@ def read_sacct(
     for key in first_seen:
         b.job(key)
     for key, _, submit in pending:
+        j = b.job(key)
+        b.job_waiting[j] = True  # a PENDING line: in the queue at the end
         if key in by_key:
             continue
-        j = b.job(key)
         if submit is not None:
             b.job_submit[j] = submit - origin_s
     run_id = 0
@@ -510,24 +514,30 @@ def _with_checkpoints(history: History, checkpoints: Any, origin_s: float) -> Hi
         ):
             pairs.append((src.job_names[int(j)], float(t) + shift))
     index = {name: j for j, name in enumerate(history.job_names)}
-    rows = []
     runs = history.runs
+    runs_of: dict[int, list[tuple[float, float, int]]] = {}
+    for r in runs:
+        runs_of.setdefault(int(r["job"]), []).append(
+            (float(r["start"]), float(r["end"]), int(r["run"]))
+        )
+    for spans in runs_of.values():
+        spans.sort()
+    rows = []
     for name, t in pairs:
         j = index.get(name)
         if j is None:
             continue
         # sacct keeps whole seconds: a checkpoint up to a second outside a run is in it
-        mine = runs[(runs["job"] == j) & (runs["start"] - 1.0 <= t) & (runs["end"] + 1.0 >= t)]
-        if mine.size == 0:
+        spans = runs_of.get(j, [])
+        i = bisect.bisect_right(spans, (t, math.inf, 0))
+        near = [spans[k] for k in (i - 2, i - 1, i) if 0 <= k < len(spans)]
+        near = [sp for sp in near if sp[0] - 1.0 <= t <= sp[1] + 1.0]
+        if not near:
             continue
-        inside = (mine["start"] <= t) & (mine["end"] >= t)
-        best = (
-            mine[inside][0]
-            if inside.any()
-            else mine[np.argmin(np.minimum(np.abs(mine["start"] - t), np.abs(mine["end"] - t)))]
-        )
-        t = min(max(t, float(best["start"])), float(best["end"]))
-        rows.append((j, int(best["run"]), t, math.nan, math.nan))
+        # a run that holds it (one that ends at it before one that starts at it)
+        best = min(near, key=lambda sp: (not sp[0] < t <= sp[1], not sp[0] <= t <= sp[1]))
+        t = min(max(t, best[0]), best[1])
+        rows.append((j, best[2], t, math.nan, math.nan))
     table = np.array(sorted(rows, key=lambda r: (r[0], r[2])), CHECKPOINT_DTYPE)
     return History(
         source=history.source,
@@ -565,7 +575,9 @@ def write_sacct(
     of its nodes out of service, naming it in FailedNode; else FAILED), at
     a preemption (PREEMPTED), at its time limit (TIMEOUT), at a planned
     maintenance stop (REQUEUED), or when the job is done (COMPLETED); a
-    run still going at the horizon is RUNNING with End ``Unknown``. A
+    run still going at the horizon is RUNNING with End ``Unknown``; a job
+    in the queue at the horizon (never started, or requeued) has a last
+    PENDING line. A
     failed run ends when the failure is detected, as Slurm sees it. Submit
     is the job's submission for its first run and the previous run's end
     for the others (Slurm resets it at a requeue). Times are whole seconds
@@ -607,5 +619,22 @@ def write_sacct(
         out.append("|".join(fields))
         if end is not None:
             prev_end[j] = end
+    for j, submit, _ in log.jobs:
+        if j in log.waiting:
+            # in the queue when the record ends: never started, or requeued
+            fields = [
+                str(j),
+                f"job{j}",
+                "PENDING",
+                format_timestamp(base + prev_end.get(j, submit)),
+                "Unknown",
+                "Unknown",
+                "00:00:00",
+                "",
+                "None assigned",
+                "",
+                "",
+            ]
+            out.append("|".join(fields))
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(out) + "\n")
