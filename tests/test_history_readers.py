@@ -359,6 +359,84 @@ def test_events_by_hand(tmp_path: Path) -> None:
     assert same_table(hc.measured().jobs, m.jobs)
 
 
+def test_documented_example_reads(tmp_path: Path) -> None:
+    doc = history._events.__doc__ or ""
+    lines = [ln.strip() for ln in doc.split("Example::")[1].splitlines() if ln.strip()[:1] == "{"]
+    h = history.read_events(write(tmp_path, "doc.jsonl", "\n".join(lines) + "\n"))
+    m = h.measured()
+    assert m.jobs["failures"][0] == 1 and m.jobs["detection"][0] == 60.0
+    assert m.jobs["held"][0] == (5060 - 60) + (90000 - 5060)
+    assert h.intervals("node").of("node004").samples.tolist() == [5000.0, 81000.0]
+
+
+@pytest.mark.parametrize(
+    ("reader", "text", "line", "field"),
+    [
+        (history.read_titan_lifetimes, "gpu_sn,batch,failed,failure_mode\n", 1, "service_time_s"),
+        (
+            history.read_titan_lifetimes,
+            "gpu_sn,batch,service_time_s,failed,failure_mode\n1,old,-5,0,\n",
+            2,
+            "service_time_s",
+        ),
+        (
+            history.read_titan_lifetimes,
+            "gpu_sn,batch,service_time_s,failed,failure_mode\n1,old,5,yes,\n",
+            2,
+            "failed",
+        ),
+        (
+            history.read_titan_interfailure,
+            "event_time,event_type\n2014-02-30 00:00:00,DBE\n",
+            2,
+            "event_time",
+        ),
+        (
+            history.read_titan_interfailure,
+            "event_time,event_type\n2014-02-03 00:00:00,DBE\n2014-02-01 00:00:00,DBE\n",
+            3,
+            "event_time",
+        ),
+        (
+            history.read_lanl_systems,
+            "system,nodes,prob_started,node,cause,downtime_min\n20,512,2002-01-01 00:00,512,,5\n",
+            2,
+            "node",
+        ),
+        (
+            history.read_lanl_systems,
+            "system,nodes,prob_started,node,cause,downtime_min\n20,9999999,2002-01-01 00:00,1,,5\n",
+            2,
+            "nodes",
+        ),
+        (
+            history.read_lanl_nodes,
+            "node,prob_started,inter_failure_s\n1,later,5\n",
+            2,
+            "prob_started",
+        ),
+        (history.read_philly, "job_id,num_gpus,attempt,attempt_runtime_s\n,8,1,74\n", 2, "job_id"),
+        (
+            history.read_bamboo_lifetimes,
+            "trace,node,add_s,remove_s,lifetime_s,preempted\np3,n1,10,5,5,1\n",
+            2,
+            "remove_s",
+        ),
+        (history.read_bamboo_preemptions, "n_preempted,gap_s\n1,\n", 1, "t_s"),
+        (history.read_llama3_causes, "component,category,count\nGPU,GPU,many\n", 2, "count"),
+        (history.read_acme_states, "cluster\nSeren\n", 1, "gpu_job_num"),
+        (history.read_titan_lifetimes, "", None, None),
+    ],
+)
+def test_malformed_shared_files(
+    tmp_path: Path, reader: Callable[[Path], Any], text: str, line: int | None, field: str | None
+) -> None:
+    path = write(tmp_path, "bad.csv", text)
+    with pytest.raises(HistoryFormatError) as info:
+        reader(path)
+    assert (info.value.path, info.value.line, info.value.field) == (str(path), line, field)
+
+
 def test_events_iso_times_and_origin(tmp_path: Path) -> None:
     events = [
         {"time": "2024-03-01T00:00:00", "kind": "job_start", "job": 1},

@@ -451,10 +451,15 @@ class History:
 
     Times are seconds from ``origin`` (a naive datetime; None when the source
     gave relative times). ``knows`` says what the source recorded beyond
-    runs and failures (``"fault_times"``, ``"setup"``,
-    ``"checkpoint_durations"``, ``"node_spells"``, ``"node_census"``,
-    ``"failed_nodes"``). Sources that give samples rather than a timeline
-    (e.g. Titan's GPU lifetimes) carry them as preset :class:`Intervals`.
+    runs and failures: ``"fault_times"`` (when each failure struck, not only
+    when its run stopped), ``"setup"`` (each start's init + load),
+    ``"checkpoints"`` and ``"checkpoint_durations"``, ``"node_spells"``
+    (when nodes left and returned to service), ``"node_census"`` (every
+    node of the fleet, not only those that ran jobs), ``"failed_nodes"``
+    (which node a NODE_FAIL run lost). ``node_systems`` and
+    ``system_spans`` place nodes in systems with their own windows (LANL).
+    Sources that give samples rather than a timeline (e.g. Titan's GPU
+    lifetimes) carry them as preset :class:`Intervals`.
 
     Methods built on these tables: :meth:`measured`, :meth:`intervals`,
     :meth:`causes`. Fitting (``fit``), ``burstiness``, ``lemons``,
