@@ -11,14 +11,25 @@ from typing import Any
 
 import numpy as np
 
+from ..simulation import EventKind, FailureSource, JobStatus, NodeEventKind, SimulationResult
 from ._model import RunState
 
 __all__ = ["ResultLog", "node_namer", "result_log"]
 
-# EventKind codes (cpp/include/acesim/records.hpp)
-_SUBMIT, _START, _COMPUTE, _CKPT_BEGIN, _CKPT_END, _FAILURE, _DETECTED, _DONE = range(8)
-_HORIZON, _PREEMPTED, _WAITING, _MAINTENANCE, _UNPLACEABLE, _TIME_LIMIT = range(8, 14)
-_DURABLE, _SHRINK, _GROW = 14, 15, 16
+_SUBMIT = EventKind.SUBMIT
+_START = EventKind.START_BEGIN
+_COMPUTE = EventKind.COMPUTE_BEGIN
+_CKPT_BEGIN = EventKind.CHECKPOINT_BEGIN
+_CKPT_END = EventKind.CHECKPOINT_END
+_FAILURE = EventKind.FAILURE
+_DETECTED = EventKind.DETECTED
+_DONE = EventKind.DONE
+_HORIZON = EventKind.HORIZON
+_PREEMPTED = EventKind.PREEMPTED
+_MAINTENANCE = EventKind.MAINTENANCE
+_TIME_LIMIT = EventKind.TIME_LIMIT
+_DURABLE = EventKind.CHECKPOINT_DURABLE
+_GROW = EventKind.GROW
 
 #: 2024-01-01T00:00:00, where the writers put a simulation's time 0.
 DEFAULT_EPOCH = _dt.datetime(2024, 1, 1)
@@ -110,8 +121,6 @@ def _rows(table: Any, replica: int) -> Any:
 def result_log(res: Any, replica: int = 0, nodes: int | None = None) -> ResultLog:
     """Lay out replica ``replica`` of a SimulationResult run with
     ``record_events=True``."""
-    from ..simulation import SimulationResult
-
     if not isinstance(res, SimulationResult):
         raise TypeError(f"res must be a SimulationResult, got {type(res).__name__}")
     if res.events.size == 0 or res.placements is None or res.node_events is None:
@@ -161,7 +170,7 @@ def result_log(res: Any, replica: int = 0, nodes: int | None = None) -> ResultLo
         if int(ev) not in failures:
             # a node-level failure arose on its origin node; a job-level one on
             # the blamed node of its first row (the job whose law fired)
-            origin = int(o) if int(s) == 1 else int(n)
+            origin = int(o) if int(s) == FailureSource.NODE else int(n)
             failures[int(ev)] = LoggedFailure(int(ev), float(t), int(c), int(s), [], origin)
         f = failures[int(ev)]
         for node in (f.origin, int(n)):
@@ -180,14 +189,15 @@ def result_log(res: Any, replica: int = 0, nodes: int | None = None) -> ResultLo
         node_events["time"].tolist(),
         strict=True,
     ):
-        if k in (0, 2):
-            if k == 0 and int(ev) in failures:
+        if k in (NodeEventKind.DOWN, NodeEventKind.MAINTENANCE):
+            if k == NodeEventKind.DOWN and int(ev) in failures:
                 went_down.setdefault(int(ev), set()).add(int(n))
                 if int(n) not in failures[int(ev)].nodes:
                     failures[int(ev)].nodes.append(int(n))
             if int(n) not in open_spell:
                 open_spell[int(n)] = len(spells)
-                spells.append((int(n), float(t), None, int(c) if k == 0 else -1, k == 0))
+                down = k == NodeEventKind.DOWN
+                spells.append((int(n), float(t), None, int(c) if down else -1, down))
         elif int(n) in open_spell:
             i = open_spell.pop(int(n))
             node, down, _, cause, failed = spells[i]
@@ -299,7 +309,7 @@ def result_log(res: Any, replica: int = 0, nodes: int | None = None) -> ResultLo
     waiting = {
         int(j)
         for j, status in zip(jobs_rows["job"].tolist(), jobs_rows["status"].tolist(), strict=True)
-        if int(status) == 2 and int(j) in submits
+        if int(status) == JobStatus.QUEUED and int(j) in submits
     }
     return ResultLog(
         jobs=jobs,
