@@ -964,6 +964,33 @@ def test_round_trip_horizon_and_epoch(tmp_path: Path) -> None:
         assert h.jobs["waiting"].tolist() == [False, True]
 
 
+def test_round_trip_async_checkpoints(tmp_path: Path) -> None:
+    # a background persist: the log says when each checkpoint's state was taken and leaves
+    # its stall unknown, so the buckets that need it are NaN rather than wrong
+    fleet = ace.Fleet(
+        6, spares=1, repair=ace.Exponential(2 * HOUR), node_failures=ace.Exponential(86400.0)
+    )
+    job = ace.Job(32, work=2 * 86400, checkpoint_interval=HOUR, save=20, load=30, persist=300.0)
+    res = ace.simulate(job, fleet=fleet, seed=4, record_events=True)
+    assert res.jobs["failures"][0] > 0
+    history.write_events(res, tmp_path / "a.jsonl")
+    lines = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
+    ckpts = [e for e in lines if e["kind"] == "checkpoint"]
+    assert ckpts and all("taken" in e and "duration" not in e for e in ckpts)
+    assert all(e["time"] - e["taken"] >= 300.0 - 1e-9 for e in ckpts)
+    h = history.read_events(tmp_path / "a.jsonl")
+    m = h.measured()
+    assert {"kept", "lost", "detection", "overhead", "queue_wait", "recovery_wait"} <= set(
+        m.available
+    )
+    assert not {"productive", "wasted", "ckpt_stall"} & set(m.available)
+    row, got = res.jobs[0], m.jobs[0]
+    for field in ("overhead", "detection", "queue_wait", "recovery_wait", "wall"):
+        assert got[field] == pytest.approx(float(row[field]), abs=1e-6), field
+    assert got["kept"] + got["lost"] == pytest.approx(got["held"])
+    assert int(got["failures"]) == int(row["failures"])
+
+
 def test_writers_need_the_event_log(tmp_path: Path) -> None:
     res = ace.simulate(ace.Job(8, work=HOUR, checkpoint_interval=HOUR), seed=1)
     with pytest.raises(ValueError, match="record_events"):

@@ -53,9 +53,11 @@ Keys:
     a job's record ends with its last run.
 ``setup`` (``job_start``, optional)
     seconds from the start until the job computed (init + checkpoint load).
-``duration``, ``progress`` (``checkpoint``, optional)
+``duration``, ``progress``, ``taken`` (``checkpoint``, optional)
     seconds the job was blocked writing it; the work it holds (seconds of
-    computation). ``progress`` may also be on ``job_stop``.
+    computation); when the state it holds was taken, for a checkpoint
+    persisted in the background after a snapshot (default: its ``time``).
+    ``progress`` may also be on ``job_stop``.
 
 Meaning: a run is a ``job_start`` until its ``job_stop`` (or the end of
 the log: still running). A ``job_failure`` is the fault itself; the run
@@ -132,6 +134,7 @@ EVENT_FIELDS = (
     "setup",
     "duration",
     "progress",
+    "taken",
     "failure",
     "origin",
     "requeued",
@@ -476,8 +479,15 @@ def read_events(
                 duration = reader.number(number, "duration", event["duration"])
             if "progress" in event:
                 progress = reader.number(number, "progress", event["progress"])
+            taken = t
+            if "taken" in event:
+                taken = reader.time(number, event["taken"]) - shift
+                if taken > t or taken < row[4]:
+                    raise reader.err(
+                        number, "taken", "not between the run's start and the checkpoint"
+                    )
             durations.append(math.isfinite(duration))
-            b.checkpoints.append((j, run, t, duration, progress))
+            b.checkpoints.append((j, run, t, duration, progress, taken))
         elif kind == "job_failure":
             names = reader.nodes(number, event) or []
             cause = event.get("cause")
@@ -562,7 +572,9 @@ def write_events(
 
     It holds: ``log_start`` with every node, each job's submit, every run's
     start (its nodes, GPUs and setup: init + load), durable checkpoints
-    (blocking duration and progress), each failure at its fault time
+    (blocking duration and progress; for an asynchronous one when its
+    snapshot was taken, and no duration: the job's stall is more than the
+    snapshot), each failure at its fault time
     (``job_failure`` with the nodes of the job it hit, ``node_failure`` for
     the nodes no interrupted job held), nodes leaving service (reason
     ``failure`` with the cause, or ``maintenance``) and returning, each run's
@@ -627,12 +639,14 @@ def write_events(
         if run.setup is not None:
             start["setup"] = run.setup
         add(run.start, 2, start)
-        for t, duration, progress in run.checkpoints:
+        for t, duration, progress, taken in run.checkpoints:
             record: dict[str, Any] = {"kind": "checkpoint", "job": str(run.job)}
             if math.isfinite(duration):
                 record["duration"] = duration
             if math.isfinite(progress):
                 record["progress"] = progress
+            if math.isfinite(taken) and taken != t:
+                record["taken"] = stamp(taken)
             add(t, 2, record)
         for ev in run.failure_events:
             f = log.failures[ev]

@@ -125,9 +125,19 @@ SPELL_DTYPE = np.dtype(
 
 #: One row per durable checkpoint: ``time`` when it became durable;
 #: ``duration`` the seconds the job was blocked writing it and ``progress``
-#: the work it holds (seconds of computation), NaN when unknown.
+#: the work it holds (seconds of computation), NaN when unknown; ``taken``
+#: when the state it holds was taken (earlier than ``time`` for an
+#: asynchronous checkpoint: a snapshot persisted in the background; NaN:
+#: at ``time``).
 CHECKPOINT_DTYPE = np.dtype(
-    [("job", "<i4"), ("run", "<i4"), ("time", "<f8"), ("duration", "<f8"), ("progress", "<f8")]
+    [
+        ("job", "<i4"),
+        ("run", "<i4"),
+        ("time", "<f8"),
+        ("duration", "<f8"),
+        ("progress", "<f8"),
+        ("taken", "<f8"),
+    ]
 )
 
 #: The groupings :meth:`History.intervals` knows.
@@ -168,7 +178,7 @@ BUCKET_SOURCES: dict[str, str] = {
     "detection": "fault times (event log job_failure); sacct records only the run's end",
     "overhead": "each start's setup time (event log job_start 'setup')",
     "ckpt_stall": "each checkpoint's blocking duration (event log checkpoint 'duration')",
-    "wasted": "checkpoint times, fault times and setup times",
+    "wasted": "checkpoint times and durations, fault times and setup times",
     "productive": "everything above: held less wasted, detection, overhead and ckpt_stall",
 }
 
@@ -384,8 +394,9 @@ class Measured:
     held + recovery_wait`` and, where they are known, ``held = productive +
     wasted + ckpt_stall + overhead + detection`` and ``held = kept + lost``.
 
-    ``kept`` is the held time up to each interrupted run's last durable
-    checkpoint (all of a completed or still-running run); ``lost`` the rest:
+    ``kept`` is the held time up to the state of each interrupted run's
+    newest durable checkpoint (when it was taken; all of a completed or
+    still-running run); ``lost`` the rest:
     everything an interrupted run did after its last checkpoint (the
     recomputed work, the detection latency and, for a run that failed before
     its first checkpoint, its setup). ``wasted`` is only the computation
@@ -935,14 +946,17 @@ class History:
         know_setup = "setup" in self.knows
         know_dur = "checkpoint_durations" in self.knows
         span1 = self.span[1]
-        ck_by_run: dict[int, list[tuple[float, float]]] = {}
-        for r, t, d in zip(
+        # per run: (durable time, blocking seconds, when its state was taken)
+        ck_by_run: dict[int, list[tuple[float, float, float]]] = {}
+        for r, t, d, k in zip(
             self.checkpoints["run"].tolist(),
             self.checkpoints["time"].tolist(),
             self.checkpoints["duration"].tolist(),
+            self.checkpoints["taken"].tolist(),
             strict=True,
         ):
-            ck_by_run.setdefault(int(r), []).append((float(t), float(d)))
+            taken = float(k) if math.isfinite(k) else float(t)
+            ck_by_run.setdefault(int(r), []).append((float(t), float(d), taken))
         out = np.zeros(self.jobs.size, MEASURED_DTYPE)
         for name in _TIME_BUCKETS:
             out[name] = np.nan
@@ -1017,8 +1031,9 @@ class History:
                 else:
                     detection, stop = 0.0, end
                 interrupted = state not in (RunState.COMPLETED, RunState.RUNNING)
+                # the newest checkpoint durable by the stop: the state it holds is kept
                 kept_cks = [c for c in cks if c[0] <= stop]
-                last_ck = kept_cks[-1][0] if kept_cks else None
+                last_ck = max(c[2] for c in kept_cks) if kept_cks else None
                 if interrupted:
                     kept = (last_ck - start) if last_ck is not None else 0.0
                 else:
@@ -1027,7 +1042,7 @@ class History:
                 sums["lost"] += held - kept
                 setup = float(r["setup"])
                 overhead = min(setup, stop - start) if math.isfinite(setup) else math.nan
-                stall = math.fsum(d for _, d in cks) if cks else 0.0
+                stall = math.fsum(c[1] for c in cks) if cks else 0.0
                 if interrupted:
                     committed = max(last_ck if last_ck is not None else start, start + overhead)
                     wasted = max(0.0, stop - committed)
@@ -1061,9 +1076,12 @@ class History:
                 row["overhead"] = sums["overhead"]
             if know_dur or (has_ckpt and counts["checkpoints"] == 0):
                 row["ckpt_stall"] = sums["ckpt_stall"]
-            if has_ckpt and know_setup:
+            if has_ckpt and know_setup and know_dur:
+                # without every checkpoint's blocking time (asynchronous ones:
+                # a snapshot's stall whose persist a failure cut off) the time
+                # after the last checkpoint is not all recomputed work
                 row["wasted"] = sums["wasted"]
-                if know_dur and math.isfinite(float(row["detection"])):
+                if math.isfinite(float(row["detection"])):
                     row["productive"] = sums["productive"]
             for name, value in counts.items():
                 row[name] = value

@@ -60,8 +60,8 @@ class LoggedRun:
     failed_nodes: list[int] = field(default_factory=list)
     cause: int = -1
     progress: float = math.nan
-    # (durable time, blocking seconds, progress)
-    checkpoints: list[tuple[float, float, float]] = field(default_factory=list)
+    # (durable time, blocking seconds, progress, time its state was taken)
+    checkpoints: list[tuple[float, float, float, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -208,7 +208,7 @@ def result_log(res: Any, replica: int = 0, nodes: int | None = None) -> ResultLo
     current: dict[int, LoggedRun] = {}
     last_ckpt_begin: dict[int, list[float]] = {}
     durable_jobs = {int(j) for j in events["job"][events["kind"] == _DURABLE].tolist()}
-    pending_snapshots: dict[int, list[tuple[float, float]]] = {}
+    pending_snapshots: dict[int, list[tuple[float, float]]] = {}  # (taken, progress)
     job_hits: dict[int, list[tuple[int, list[int]]]] = {}
     span_end = float(events["time"].max())
     for j, k, t, p in zip(
@@ -239,13 +239,16 @@ def result_log(res: Any, replica: int = 0, nodes: int | None = None) -> ResultLo
             begins = last_ckpt_begin.get(j, [])
             duration = t - begins.pop() if begins else math.nan
             if j in durable_jobs:
-                pending_snapshots.setdefault(j, []).append((duration, float(p)))
+                # an asynchronous snapshot: durable when its persist ends; the
+                # job's blocking time is more than the snapshot (it also waits
+                # for a persist in flight), so it is left unknown
+                pending_snapshots.setdefault(j, []).append((t, float(p)))
             else:
-                run.checkpoints.append((t, duration, float(p)))
+                run.checkpoints.append((t, duration, float(p), t))
         elif k == _DURABLE:
             snaps = pending_snapshots.get(j, [])
-            duration, _ = snaps.pop(0) if snaps else (math.nan, math.nan)
-            run.checkpoints.append((t, duration, float(p)))
+            taken, _ = snaps.pop(0) if snaps else (math.nan, math.nan)
+            run.checkpoints.append((t, math.nan, float(p), taken))
         elif k == _FAILURE:
             evs = trace_by_job_time.get((j, t), [])
             if run.fault is None:

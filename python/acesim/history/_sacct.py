@@ -493,7 +493,7 @@ def _with_checkpoints(history: History, checkpoints: Any, origin_s: float) -> Hi
 
     from ._events import read_events
 
-    pairs: list[tuple[str, float]] = []
+    pairs: list[tuple[str, float, float]] = []  # (job, durable time, state taken)
     if isinstance(checkpoints, History):
         src = checkpoints
     elif isinstance(checkpoints, str) or hasattr(checkpoints, "__fspath__"):
@@ -504,15 +504,19 @@ def _with_checkpoints(history: History, checkpoints: Any, origin_s: float) -> Hi
             name, t = item
             if isinstance(t, _dt.datetime):
                 t = to_posix(t) - origin_s
-            pairs.append((str(name), float(t)))
+            pairs.append((str(name), float(t), float(t)))
     if src is not None:
         shift = 0.0
         if src.origin is not None:
             shift = to_posix(src.origin) - origin_s
-        for j, t in zip(
-            src.checkpoints["job"].tolist(), src.checkpoints["time"].tolist(), strict=True
+        for j, t, k in zip(
+            src.checkpoints["job"].tolist(),
+            src.checkpoints["time"].tolist(),
+            src.checkpoints["taken"].tolist(),
+            strict=True,
         ):
-            pairs.append((src.job_names[int(j)], float(t) + shift))
+            taken = float(k) if math.isfinite(k) else float(t)
+            pairs.append((src.job_names[int(j)], float(t) + shift, taken + shift))
     index = {name: j for j, name in enumerate(history.job_names)}
     runs = history.runs
     runs_of: dict[int, list[tuple[float, float, int]]] = {}
@@ -523,7 +527,7 @@ def _with_checkpoints(history: History, checkpoints: Any, origin_s: float) -> Hi
     for spans in runs_of.values():
         spans.sort()
     rows = []
-    for name, t in pairs:
+    for name, t, taken in pairs:
         j = index.get(name)
         if j is None:
             continue
@@ -537,7 +541,8 @@ def _with_checkpoints(history: History, checkpoints: Any, origin_s: float) -> Hi
         # a run that holds it (one that ends at it before one that starts at it)
         best = min(near, key=lambda sp: (not sp[0] < t <= sp[1], not sp[0] <= t <= sp[1]))
         t = min(max(t, best[0]), best[1])
-        rows.append((j, best[2], t, math.nan, math.nan))
+        taken = min(max(taken, best[0]), t)
+        rows.append((j, best[2], t, math.nan, math.nan, taken))
     table = np.array(sorted(rows, key=lambda r: (r[0], r[2])), CHECKPOINT_DTYPE)
     return History(
         source=history.source,
