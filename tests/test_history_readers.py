@@ -760,7 +760,15 @@ def _fleet_run(*, job_level: bool, seed: int) -> tuple[Any, list[Any], int]:
         maintenance=[(1.5 * 86400.0, 3 * HOUR, [0, 1])],
     )
     jobs = [
-        ace.Job(16, work=1.5 * 86400, checkpoint_interval=HOUR, init=60, save=30, load=45),
+        ace.Job(
+            16,
+            work=1.5 * 86400,
+            checkpoint_interval=HOUR,
+            init=60,
+            save=30,
+            load=45,
+            tiers=[ace.CheckpointTier(600.0, 2.0, 3.0)],  # a local tier lost with its node
+        ),
         ace.Job(
             24,
             work=86400,
@@ -902,9 +910,14 @@ def test_round_trip_node_failures(tmp_path: Path, seed: int) -> None:
     mk, me = hk.measured(), he.measured()
     assert {"kept", "lost"} <= set(mk.available)
     order = [he.job_names.index(name) for name in hk.job_names]
-    for field in ("kept", "lost"):
-        assert np.allclose(mk.jobs[field], me.jobs[field][order], atol=1.0 * hk.runs.size)
     assert mk.jobs["checkpoints"].tolist() == me.jobs["checkpoints"][order].tolist()
+    tol = 1.0 * hk.runs.size  # whole seconds
+    assert np.allclose(mk.jobs["kept"] + mk.jobs["lost"], mk.jobs["held"])
+    # sacct cannot tell that a local-tier checkpoint died with its node (the event log's
+    # stop progress does): it keeps as much or more, never less
+    assert np.all(mk.jobs["kept"] >= me.jobs["kept"][order] - tol)
+    plain = [j for j in range(len(hk.job_names)) if hk.job_names[j] != "0"]  # no tiers
+    assert np.allclose(mk.jobs["kept"][plain], me.jobs["kept"][order][plain], atol=tol)
 
 
 @pytest.mark.parametrize("seed", [4, 5])

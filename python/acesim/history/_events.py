@@ -57,7 +57,9 @@ Keys:
     seconds the job was blocked writing it; the work it holds (seconds of
     computation); when the state it holds was taken, for a checkpoint
     persisted in the background after a snapshot (default: its ``time``).
-    ``progress`` may also be on ``job_stop``.
+    ``progress`` on ``job_stop`` is the work the job keeps (what an
+    interrupted run rolls back to): a checkpoint holding more did not
+    survive the interruption (a local copy lost with its node).
 
 Meaning: a run is a ``job_start`` until its ``job_stop`` (or the end of
 the log: still running). A ``job_failure`` is the fault itself; the run
@@ -464,6 +466,7 @@ def read_events(
                     len(names) if names else -1,
                     math.nan,
                     setup,
+                    math.nan,
                 ]
             )
             run_lines.append(number)
@@ -516,6 +519,8 @@ def read_events(
                 run_failed[run] = True
             row[5] = t
             row[6] = int(state)
+            if "progress" in event:
+                row[11] = reader.number(number, "progress", event["progress"])
             del open_run[j]
             requeued = event.get("requeued", False)
             if not isinstance(requeued, bool):

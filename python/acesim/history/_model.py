@@ -76,7 +76,9 @@ JOB_DTYPE = np.dtype([("job", "<i4"), ("submit", "<f8"), ("gpus", "<i4"), ("wait
 #: open run); ``fault``: the time of the failure that ended it (NaN when it
 #: did not fail or the source does not say); ``setup``: seconds from its
 #: start until it computed (init + checkpoint load; NaN unknown); ``nodes``:
-#: node count (-1 unknown), the names are in ``run_nodes``.
+#: node count (-1 unknown), the names are in ``run_nodes``; ``progress``:
+#: the work committed when it stopped (for an interrupted run, what the job
+#: rolls back to; NaN unknown).
 RUN_DTYPE = np.dtype(
     [
         ("run", "<i4"),
@@ -90,6 +92,7 @@ RUN_DTYPE = np.dtype(
         ("nodes", "<i4"),
         ("fault", "<f8"),
         ("setup", "<f8"),
+        ("progress", "<f8"),
     ]
 )
 
@@ -400,7 +403,12 @@ class Measured:
     everything an interrupted run did after its last checkpoint (the
     recomputed work, the detection latency and, for a run that failed before
     its first checkpoint, its setup). ``wasted`` is only the computation
-    after the last checkpoint (or after the setup).
+    after the last checkpoint (or after the setup); the writes of checkpoints
+    that did not survive are ``ckpt_stall``. With the event log's stop
+    ``progress``, a checkpoint holding more work than the run rolls back to
+    did not survive (a local copy lost with its node), and a run that rolls
+    back past the state it started from loses work an earlier run kept: it
+    moves from kept to lost and from productive to wasted.
 
     ``totals``: GPU-hours of each bucket (``<bucket>_gpu_hours``, over jobs
     of known size), the counts summed, ``jobs``, and ``gpu_hours_by_state``
@@ -946,17 +954,18 @@ class History:
         know_setup = "setup" in self.knows
         know_dur = "checkpoint_durations" in self.knows
         span1 = self.span[1]
-        # per run: (durable time, blocking seconds, when its state was taken)
-        ck_by_run: dict[int, list[tuple[float, float, float]]] = {}
-        for r, t, d, k in zip(
+        # per run: (durable time, blocking seconds, when its state was taken, progress)
+        ck_by_run: dict[int, list[tuple[float, float, float, float]]] = {}
+        for r, t, d, k, p in zip(
             self.checkpoints["run"].tolist(),
             self.checkpoints["time"].tolist(),
             self.checkpoints["duration"].tolist(),
             self.checkpoints["taken"].tolist(),
+            self.checkpoints["progress"].tolist(),
             strict=True,
         ):
             taken = float(k) if math.isfinite(k) else float(t)
-            ck_by_run.setdefault(int(r), []).append((float(t), float(d), taken))
+            ck_by_run.setdefault(int(r), []).append((float(t), float(d), taken, float(p)))
         out = np.zeros(self.jobs.size, MEASURED_DTYPE)
         for name in _TIME_BUCKETS:
             out[name] = np.nan
@@ -1002,6 +1011,7 @@ class History:
                 0.0,
             )
             prev_end: float | None = None
+            restored = 0.0  # the work the current run started from
             counts = dict.fromkeys(_COUNTS, 0)
             for i in idx:
                 r = runs[i]
@@ -1031,8 +1041,16 @@ class History:
                 else:
                     detection, stop = 0.0, end
                 interrupted = state not in (RunState.COMPLETED, RunState.RUNNING)
-                # the newest checkpoint durable by the stop: the state it holds is kept
-                kept_cks = [c for c in cks if c[0] <= stop]
+                # the newest checkpoint durable by the stop: the state it holds is
+                # kept; one holding more work than the run's stop says it rolls
+                # back to did not survive (a local copy lost with its node)
+                rolled_back = float(r["progress"])
+                kept_cks = [
+                    c
+                    for c in cks
+                    if c[0] <= stop
+                    and not (math.isfinite(rolled_back) and c[3] > rolled_back * (1 + 1e-12))
+                ]
                 last_ck = max(c[2] for c in kept_cks) if kept_cks else None
                 if interrupted:
                     kept = (last_ck - start) if last_ck is not None else 0.0
@@ -1045,7 +1063,10 @@ class History:
                 stall = math.fsum(c[1] for c in cks) if cks else 0.0
                 if interrupted:
                     committed = max(last_ck if last_ck is not None else start, start + overhead)
-                    wasted = max(0.0, stop - committed)
+                    # after the committed state: recomputed work, and the writes of
+                    # checkpoints that did not survive (checkpoint stalls, not waste)
+                    after = math.fsum(c[1] for c in cks if committed < c[0] <= stop)
+                    wasted = max(0.0, stop - committed - after)
                 else:
                     wasted = 0.0
                 sums["detection"] += detection
@@ -1053,6 +1074,19 @@ class History:
                 sums["ckpt_stall"] += stall
                 sums["wasted"] += wasted
                 sums["productive"] += held - wasted - detection - overhead - stall
+                if interrupted and math.isfinite(rolled_back):
+                    if rolled_back < restored:
+                        # it rolled back past the state it started from (that
+                        # checkpoint was lost with a node): work an earlier run
+                        # kept is lost now
+                        again = restored - rolled_back
+                        sums["wasted"] += again
+                        sums["productive"] -= again
+                        sums["kept"] -= again
+                        sums["lost"] += again
+                    restored = rolled_back
+                elif math.isfinite(rolled_back):
+                    restored = rolled_back
             first = runs[idx[0]]
             last = runs[idx[-1]]
             row["start"] = float(first["start"])

@@ -455,6 +455,7 @@ def read_sacct(
                     -1 if nnodes is None else nnodes,
                     math.nan,
                     math.nan,
+                    math.nan,
                 )
             )
             if state in failure_codes:
