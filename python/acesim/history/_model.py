@@ -944,6 +944,12 @@ class History:
         the full split into productive, wasted, ckpt_stall, overhead and
         detection (acesim's job buckets). The rest is NaN:
         :data:`BUCKET_SOURCES` says what each bucket needs.
+
+        A log cannot see two things simulate models: a slow (gray) failure's
+        degraded progress between the fault and the stop is all
+        ``detection`` here (simulate counts the slowed work as progress,
+        then waste), and an elastic job's narrow running has no bucket (its
+        runs on fewer nodes are held time).
         """
         if self.runs.size == 0 and self.jobs.size == 0:
             raise ValueError(f"measured(): this {self.format} history has no jobs")
