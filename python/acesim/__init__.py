@@ -7,7 +7,7 @@ Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
 
 from __future__ import annotations
 
-from . import _core, exports, fit, workloads
+from . import _core, exports, fit, history, workloads
 from . import _pickle as _pickle  # registers the pickle reducers
 from .analytic import (
     META_MTTF_1024_GPUS,
@@ -144,6 +144,7 @@ __all__ = [
     "from_scipy",
     "gang",
     "get_include",
+    "history",
     "job_stream",
     "meta_expected_ettr",
     "meta_scale_model",

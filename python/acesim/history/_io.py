@@ -1,0 +1,96 @@
+"""Reading a history file into numbered lines, and the checks readers share."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from ._errors import HistoryFormatError
+
+__all__ = ["PathArg", "csv_rows", "read_lines"]
+
+PathArg = str | os.PathLike[str]
+
+#: Lines longer than this are taken for garbage (a binary file, a lost newline).
+MAX_LINE = 1 << 20
+
+
+def read_lines(path: PathArg) -> list[tuple[int, str]]:
+    """The file's non-blank lines as (1-based line number, text without the
+    line end). OSError when it cannot be opened; HistoryFormatError when it is
+    not UTF-8 text, is empty or has an absurdly long line."""
+    data = Path(path).read_bytes()
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        where = data.count(b"\n", 0, exc.start) + 1
+        raise HistoryFormatError(path, where, None, "not UTF-8 text") from None
+    out: list[tuple[int, str]] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.rstrip("\r")
+        if len(line) > MAX_LINE:
+            raise HistoryFormatError(path, number, None, f"line longer than {MAX_LINE} characters")
+        if line.strip():
+            out.append((number, line))
+    if not out:
+        raise HistoryFormatError(path, None, None, "the file is empty")
+    return out
+
+
+def csv_rows(
+    path: PathArg, required: Sequence[str]
+) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]]]:
+    """A CSV file with a header: (header, rows as (line number, {column: text})).
+    Every column in ``required`` must be in the header."""
+    lines = read_lines(path)
+    header_line, header_text = lines[0]
+    try:
+        header = next(csv.reader([header_text]))
+    except csv.Error as exc:
+        raise HistoryFormatError(path, header_line, None, f"bad CSV header: {exc}") from None
+    header = [h.strip() for h in header]
+    for name in required:
+        if name not in header:
+            raise HistoryFormatError(
+                path, header_line, name, f"missing column (the header has {', '.join(header)})"
+            )
+    if len(set(header)) != len(header):
+        raise HistoryFormatError(path, header_line, None, "a column name appears twice")
+
+    def rows() -> Iterator[tuple[int, dict[str, str]]]:
+        for number, text in lines[1:]:
+            try:
+                values = next(csv.reader([text]))
+            except csv.Error as exc:
+                raise HistoryFormatError(path, number, None, f"bad CSV: {exc}") from None
+            if len(values) != len(header):
+                raise HistoryFormatError(
+                    path, number, None, f"{len(values)} fields, the header has {len(header)}"
+                )
+            yield number, dict(zip(header, values, strict=True))
+
+    return header, rows()
+
+
+def number(path: PathArg, line: int, field: str, text: str, *, minimum: float = 0.0) -> float:
+    """A finite number >= minimum, or HistoryFormatError."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise HistoryFormatError(path, line, field, f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < minimum or abs(value) > 1e12:
+        raise HistoryFormatError(path, line, field, f"{text!r} is out of range")
+    return value
+
+
+def count(path: PathArg, line: int, field: str, text: str) -> int:
+    """A non-negative integer, or HistoryFormatError."""
+    t = text.strip()
+    if not (t.isascii() and t.isdigit()) or len(t) > 12:
+        raise HistoryFormatError(path, line, field, f"{text!r} is not a count")
+    return int(t)
