@@ -117,3 +117,16 @@ def test_to_pandas_decodes_every_table() -> None:
     assert len(res.to_pandas("fleet")) == 1
     with pytest.raises(ValueError, match="table must be one of"):
         res.to_pandas("nodes")  # type: ignore[arg-type]
+
+
+def test_goodput_maps_the_buckets_to_ml_goodput_names() -> None:
+    res = small_result()
+    g = res.goodput()
+    hours = lambda b: float((res.jobs["gpus"] * res.jobs[b]).sum()) / 3600.0 / res.replicas  # noqa: E731
+    assert g["GoodputType.TOTAL"] == pytest.approx(hours("productive"))
+    assert g["BadputType.WASTED_PROGRESS_FROM_DISRUPTION"] == pytest.approx(
+        hours("wasted") + hours("detection")
+    )
+    assert g["BadputType.UNPRODUCTIVE_CHECKPOINT_SAVE_TIME"] == pytest.approx(hours("ckpt_stall"))
+    assert g["queue_wait"] == pytest.approx(hours("queue_wait"))
+    assert sum(g.values()) == pytest.approx(hours("wall"))

@@ -265,6 +265,29 @@ class SimulationResult:
         out["gpu_hours_lost_per_replica"] = float(np.mean(self.fleet["gpu_hours_lost"]))
         return out
 
+    def goodput(self) -> dict[str, float]:
+        """GPU-hours per replica (the mean over replicas) by
+        ml-goodput-measurement's goodput and badput names
+        (:data:`acesim.history.GOODPUT_NAMES`: the same mapping a fleet's
+        history is measured with): ``productive`` is ``GoodputType.TOTAL``;
+        ``wasted`` and ``detection`` are
+        ``BadputType.WASTED_PROGRESS_FROM_DISRUPTION``; ``recovery_wait``
+        ``INFRASTRUCTURE_RECOVERY_FROM_DISRUPTION``; ``ckpt_stall``
+        ``UNPRODUCTIVE_CHECKPOINT_SAVE_TIME``; ``overhead`` the sum of the
+        initialization, preparation, startup and restore types. Buckets with
+        no such name keep theirs: ``queue_wait`` (scheduling, not runtime)
+        and ``narrow`` (an elastic job's lost throughput)."""
+        from .history import GOODPUT_NAMES
+
+        g = self.jobs["gpus"].astype(np.float64)
+        replicas = max(self.replicas, 1)
+        out: dict[str, float] = {}
+        for bucket in BUCKETS:
+            name = GOODPUT_NAMES.get(bucket) or bucket
+            hours = float(np.sum(g * self.jobs[bucket])) / 3600.0 / replicas
+            out[name] = out.get(name, 0.0) + hours
+        return out
+
     def to_pandas(self, table: TableName = "jobs") -> Any:
         """One of the result's tables as a pandas DataFrame (needs the
         ``pandas`` extra): ``"jobs"``, ``"fleet"``, ``"trace"``, ``"events"``,
