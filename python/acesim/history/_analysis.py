@@ -24,6 +24,7 @@ and gamma likelihoods need ``t > 0``); ``Fit.dropped`` counts them.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -120,9 +121,10 @@ def _nelder_mead(f: Callable[[FloatArray], float], x0: FloatArray, step: float =
         order = np.argsort(vals)
         pts = [pts[i] for i in order]
         vals = [vals[i] for i in order]
-        if abs(vals[-1] - vals[0]) <= 1e-12 * (1.0 + abs(vals[0])) and np.max(
-            np.abs(np.array(pts[1:]) - pts[0])
-        ) <= 1e-10:
+        if (
+            abs(vals[-1] - vals[0]) <= 1e-12 * (1.0 + abs(vals[0]))
+            and np.max(np.abs(np.array(pts[1:]) - pts[0])) <= 1e-10
+        ):
             break
         c = np.mean(pts[:-1], axis=0)
         xr = c + (c - pts[-1])
@@ -432,10 +434,7 @@ def fit_samples(
         )
     out.sort(key=lambda f: f.aic)
     best = out[0].aic
-    ranked = tuple(
-        FamilyFit(**{**f.__dict__, "delta_aic": f.aic - best})  # type: ignore[arg-type]
-        for f in out
-    )
+    ranked = tuple(dataclasses.replace(f, delta_aic=f.aic - best) for f in out)
     return ranked, int(np.count_nonzero(~keep))
 
 

@@ -1179,7 +1179,6 @@ class History:
         return _analysis.backtest(self, model, replicas, **kw)
 
 
-
 def posix_origin(origin: float | None) -> _dt.datetime | None:
     """The naive datetime of an origin in POSIX seconds (None stays None)."""
     return None if origin is None else from_posix(origin)
