@@ -227,3 +227,26 @@ def test_titan_wear_out() -> None:
     fit = old.fit()
     assert fit.best.family in ("weibull", "gamma", "lognormal")
     assert 2.4 < fit["weibull"].params["shape"] < 2.9
+
+
+def test_backtest_replays_the_schedule(tmp_path: Path) -> None:
+    _node_fleet(ace.Weibull(0.6, 2 * DAY), 2, tmp_path, nodes=32)
+    h = history.read_events(tmp_path / "log.jsonl")
+    bt = h.backtest(replicas=5)
+    assert bt.replicas == 5 and set(bt.simulated) == set(bt.table["bucket"])
+    assert {"productive", "wasted", "failures", "recovery_wait"} <= set(bt.table["bucket"])
+    assert np.all(bt.table["lo"] <= bt.table["hi"])
+    assert np.all((bt.table["rank"] >= 0) & (bt.table["rank"] <= 1))
+    assert "| productive |" in bt.markdown()
+
+
+@pytest.mark.xfail(
+    reason="replay_schedule restarts a job on its recorded nodes, which the model's own "
+    "failures may have taken down: the replay waits for their repair (recovery_wait) and "
+    "runs out of record; coverage needs replacements the model chooses",
+    strict=False,
+)
+def test_backtest_covers_the_measured_buckets(tmp_path: Path) -> None:
+    _node_fleet(ace.Weibull(0.6, 2 * DAY), 2, tmp_path, nodes=32)
+    h = history.read_events(tmp_path / "log.jsonl")
+    assert h.backtest(replicas=30).covered

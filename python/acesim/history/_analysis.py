@@ -696,5 +696,183 @@ def to_model(
     return {"failures": law, "fleet": fleet, "causes": causes}
 
 
-def backtest(h: History, model: Any, replicas: int, **kw: Any) -> Any:  # pragma: no cover
-    raise NotImplementedError("backtest")
+# ---------------------------------------------------------------------------
+# back-test
+
+#: The buckets :meth:`History.backtest` compares (GPU-hours, and counts).
+BACKTEST_BUCKETS = (
+    "productive",
+    "wasted",
+    "ckpt_stall",
+    "overhead",
+    "detection",
+    "recovery_wait",
+    "failures",
+    "restarts",
+)
+
+BACKTEST_DTYPE = np.dtype(
+    [
+        ("bucket", "U16"),
+        ("measured", "<f8"),
+        ("mean", "<f8"),
+        ("lo", "<f8"),
+        ("hi", "<f8"),
+        ("rank", "<f8"),
+        ("covered", "?"),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Backtest:
+    """The recorded schedule replayed with the model's failures (from
+    :meth:`History.backtest`).
+
+    ``table`` (:data:`BACKTEST_DTYPE`): per bucket (GPU-hours; ``failures``
+    and ``restarts`` counted), the measured value, the simulated mean, the
+    ``level`` interval of the replicas (``lo``, ``hi``), ``rank`` the share
+    of replicas below the measurement (0.5: in the middle) and whether the
+    interval covers it; ``simulated`` every replica's values by bucket.
+    """
+
+    table: npt.NDArray[Any]
+    simulated: dict[str, FloatArray] = field(repr=False)
+    replicas: int
+    level: float
+
+    @property
+    def covered(self) -> bool:
+        """Whether every bucket's measurement is inside its interval."""
+        return bool(np.all(self.table["covered"]))
+
+    def markdown(self) -> str:
+        pct = round(100 * self.level)
+        lines = [
+            f"| bucket | measured | simulated mean | {pct}% interval | rank |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for r in self.table:
+            lines.append(
+                f"| {r['bucket']} | {r['measured']:.4g} | {r['mean']:.4g} | "
+                f"[{r['lo']:.4g}, {r['hi']:.4g}] | {r['rank']:.2f} |"
+            )
+        return "\n".join(lines)
+
+
+def recorded_jobs(
+    h: History, gpus_per_node: int, checkpoint_interval: float
+) -> tuple[list[Any], list[tuple[int, list[int], float]]]:
+    """The history's jobs as :class:`acesim.Job` (work: the productive time
+    when known, else the time kept at checkpoints, else the time held;
+    checkpoint interval: the median gap between the job's checkpoints less
+    their median write, else ``checkpoint_interval``; save: that median
+    write; init: the median setup of its runs, load 0) and its runs as
+    :func:`replay_schedule` rows."""
+    from ..job import Job
+
+    m = h.measured().jobs
+    runs = h.runs[np.argsort(h.runs["start"], kind="stable")]
+    rows: list[tuple[int, list[int], float]] = []
+    first_nodes: dict[int, int] = {}
+    for r in runs:
+        nodes = h.run_nodes["node"][h.run_nodes["run"] == r["run"]].tolist()
+        if not nodes or min(nodes) < 0:
+            continue
+        first_nodes.setdefault(int(r["job"]), len(nodes))
+        rows.append((int(r["job"]), [int(n) for n in nodes], float(r["start"])))
+    jobs: dict[int, Any] = {}
+    for j in sorted(first_nodes):
+        row = m[m["job"] == j][0]
+        work = next(
+            (float(row[b]) for b in ("productive", "kept", "held") if math.isfinite(row[b])),
+            0.0,
+        )
+        ck = h.checkpoints["time"][h.checkpoints["job"] == j]
+        interval = float(np.median(np.diff(np.sort(ck)))) if ck.size >= 2 else checkpoint_interval
+        dur = h.checkpoints["duration"][h.checkpoints["job"] == j]
+        dur = dur[np.isfinite(dur)]
+        setup = h.runs["setup"][h.runs["job"] == j]
+        setup = setup[np.isfinite(setup)]
+        jobs[j] = Job(
+            first_nodes[j] * gpus_per_node,
+            work=max(work, 1.0),
+            checkpoint_interval=max(interval - (float(np.median(dur)) if dur.size else 0.0), 1.0),
+            init=float(np.median(setup)) if setup.size else 0.0,
+            save=float(np.median(dur)) if dur.size else 0.0,
+            load=0.0,
+        )
+    return [jobs[j] for j in sorted(jobs)], [
+        (sorted(jobs).index(j), nodes, start) for j, nodes, start in rows if j in jobs
+    ]
+
+
+def backtest(
+    h: History,
+    model: dict[str, Any] | None,
+    replicas: int,
+    *,
+    level: float = 0.9,
+    seed: int = 0,
+    checkpoint_interval: float = 3600.0,
+) -> Backtest:
+    """:meth:`History.backtest`."""
+    from ..exports import replay_schedule
+
+    if model is None:
+        model = to_model(h)
+    fleet = model["fleet"]
+    jobs, schedule = recorded_jobs(h, fleet.gpus_per_node, checkpoint_interval)
+    if not schedule:
+        raise ValueError("backtest: this history has no runs with known nodes to replay")
+    keys = sorted({j for j, _, _ in schedule})
+    measured = h.measured()
+    mj = measured.jobs
+    want = [b for b in BACKTEST_BUCKETS if b in measured.available or b in ("failures", "restarts")]
+    meas: dict[str, float] = {}
+    for b in want:
+        rows = mj[np.isin(mj["job"], keys)] if b in ("failures", "restarts") else mj
+        if b in ("failures", "restarts"):
+            meas[b] = float(np.sum(rows[b]))
+        else:
+            meas[b] = float(np.nansum(mj[b] * mj["gpus"])) / 3600.0
+    sims: dict[str, list[float]] = {b: [] for b in want}
+    horizon = h.span[1] if math.isfinite(h.span[1]) else math.inf
+    for k in range(replicas):
+        res = replay_schedule(
+            schedule,
+            jobs,
+            fleet,
+            model.get("failures"),
+            model.get("causes"),
+            seed=seed,
+            replica=k,
+            horizon=horizon,
+        )
+        rj = res.jobs
+        for b in want:
+            if b in ("failures", "restarts"):
+                sims[b].append(float(np.sum(rj[b])))
+            else:
+                sims[b].append(float(np.sum(rj[b] * rj["gpus"])) / 3600.0)
+    table = np.zeros(len(want), BACKTEST_DTYPE)
+    q = (1.0 - level) / 2.0
+    for i, b in enumerate(want):
+        v = np.asarray(sims[b])
+        lo, hi = np.quantile(v, [q, 1.0 - q])
+        x = meas[b]
+        table[i] = (
+            b,
+            x,
+            float(np.mean(v)),
+            lo,
+            hi,
+            float((np.count_nonzero(v < x) + 0.5 * np.count_nonzero(v == x)) / v.size),
+            lo <= x <= hi,
+        )
+    return Backtest(
+        table=table,
+        simulated={b: np.asarray(v) for b, v in sims.items()},
+        replicas=replicas,
+        level=level,
+    )
