@@ -146,6 +146,8 @@ CHECKPOINT_DTYPE = np.dtype(
 #: The groupings :meth:`History.intervals` knows.
 INTERVAL_KINDS = ("job", "node", "cause", "system")
 
+_FAMILIES = ("exponential", "weibull", "lognormal", "gamma")
+
 #: Each measured bucket of :meth:`History.measured` and the
 #: ml-goodput-measurement name it corresponds to (its ``GoodputType`` /
 #: ``BadputType`` enums; None: outside its elapsed time). Its
@@ -1142,6 +1144,39 @@ class History:
         totals["completed"] = int(np.sum(out["completed"]))
         totals["gpu_hours_by_state"] = state_hours
         return Measured(jobs=out, totals=totals, available=available, source=self.source)
+
+    # ------------------------------------------------------------------
+    # analysis (acesim.history._analysis)
+
+    def fit(self, by: Any = None, families: Sequence[str] = _FAMILIES, **kw: Any) -> Any:
+        """Censored MLE fits ranked by AIC: see :func:`acesim.history._analysis.fit_history`."""
+        from . import _analysis
+
+        return _analysis.fit_history(self, by, families, **kw)
+
+    def burstiness(self, by: str | None = None, **kw: Any) -> Any:
+        """CV, autocorrelation of successive gaps, a BlockBootstrap block."""
+        from . import _analysis
+
+        return _analysis.burstiness(self, by, **kw)
+
+    def lemons(self, alpha: float = 0.01) -> Any:
+        """Per-node over-dispersion against a common rate, with flagged nodes."""
+        from . import _analysis
+
+        return _analysis.lemons(self, alpha)
+
+    def to_model(self, by: str | None = None, family: str | None = None) -> dict[str, Any]:
+        """``simulate`` keyword arguments (failures, fleet, causes) from the fits."""
+        from . import _analysis
+
+        return _analysis.to_model(self, by, family)
+
+    def backtest(self, model: Any = None, replicas: int = 20, **kw: Any) -> Any:
+        """The recorded schedule replayed with the model's failures."""
+        from . import _analysis
+
+        return _analysis.backtest(self, model, replicas, **kw)
 
 
 def posix_origin(origin: float | None) -> _dt.datetime | None:

@@ -1,0 +1,878 @@
+"""From a :class:`History` to failure laws: fits, burstiness, lemons, a model.
+
+The methods :meth:`History.fit`, :meth:`History.burstiness`,
+:meth:`History.lemons` and :meth:`History.to_model` delegate here.
+
+**Fits** (:func:`fit_intervals`): each family is fitted to the censored
+samples of :meth:`History.intervals` by maximum likelihood (failures
+through the density, censored samples through the survival function; the
+exponential, Weibull and log-normal estimators of :mod:`acesim.fit`, the
+gamma one here by Nelder-Mead in ``(log shape, log scale)`` polished by
+Newton steps). Confidence intervals come from the observed information
+(the numerical Hessian of the log-likelihood) in the parameters' natural
+unbounded coordinates (``log`` of a positive parameter, ``mu`` as is), so
+an interval of a positive parameter is ``exp(log p +- z se)`` and never
+crosses zero. Fits are ranked by ``AIC = 2 k - 2 log L``; every density is
+of the same samples in seconds, so the log-likelihoods are comparable.
+The goodness-of-fit statistic ``ks`` is a censored Kolmogorov-Smirnov
+distance: the largest gap between the fitted cdf and the Kaplan-Meier
+estimate, at the failure times (on either side of each step).
+
+Samples of zero seconds are left out of the fits (the Weibull, log-normal
+and gamma likelihoods need ``t > 0``); ``Fit.dropped`` counts them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _special
+from .. import fit as _fit
+from ..distributions import Distribution, Exponential, Gamma, LogNormal, Weibull
+
+if TYPE_CHECKING:
+    from ._model import History, Intervals
+
+FloatArray = npt.NDArray[np.float64]
+BoolArray = npt.NDArray[np.bool_]
+
+#: The families :meth:`History.fit` knows, with their parameter names.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "exponential": ("mean",),
+    "weibull": ("shape", "scale"),
+    "lognormal": ("mu", "sigma"),
+    "gamma": ("shape", "scale"),
+}
+
+# which parameters are positive (fitted on the log scale)
+_POSITIVE = {"mean", "shape", "scale", "sigma"}
+
+
+# ---------------------------------------------------------------------------
+# log-likelihoods (densities of t in seconds, all families comparable)
+
+
+def _loglik(family: str, p: Sequence[float], t: FloatArray, cens: BoolArray) -> float:
+    obs = ~cens
+    if family == "exponential":
+        (m,) = p
+        return float(-np.count_nonzero(obs) * math.log(m) - np.sum(t) / m)
+    if family == "weibull":
+        k, lam = p
+        z = t / lam
+        logz = np.log(z)
+        return float(
+            np.count_nonzero(obs) * (math.log(k) - math.log(lam))
+            + (k - 1.0) * np.sum(logz[obs])
+            - np.sum(np.exp(k * logz))
+        )
+    if family == "lognormal":
+        mu, sigma = p
+        y = np.log(t)
+        z = (y - mu) / sigma
+        zd = z[obs]
+        ll = float(
+            -np.sum(y[obs]) - zd.size * (math.log(sigma) + 0.5 * math.log(2.0 * math.pi))
+        ) - 0.5 * float(np.sum(zd * zd))
+        if np.any(cens):
+            ll += float(np.sum(_fit._log_ndtr(-z[cens])))
+        return ll
+    if family == "gamma":
+        k, theta = p
+        x = t / theta
+        xd = x[obs]
+        ll = float(
+            np.sum((k - 1.0) * np.log(xd) - xd) - xd.size * (math.lgamma(k) + math.log(theta))
+        )
+        if np.any(cens):
+            q = _special.gamma_pq(k, x[cens])[1]
+            ll += float(np.sum(np.log(np.maximum(q, 1e-300))))
+        return ll
+    raise ValueError(f"unknown family {family!r}")  # pragma: no cover
+
+
+def _to_free(names: Sequence[str], p: Sequence[float]) -> FloatArray:
+    return np.array([math.log(v) if n in _POSITIVE else v for n, v in zip(names, p, strict=True)])
+
+
+def _from_free(names: Sequence[str], x: FloatArray) -> list[float]:
+    return [
+        math.exp(float(v)) if n in _POSITIVE else float(v) for n, v in zip(names, x, strict=True)
+    ]
+
+
+def _nelder_mead(f: Callable[[FloatArray], float], x0: FloatArray, step: float = 0.3) -> FloatArray:
+    """Minimise ``f`` from ``x0`` (small dimension; enough for a polish after)."""
+    n = x0.size
+    pts = [x0.astype(float)]
+    for i in range(n):
+        e = x0.astype(float).copy()
+        e[i] += step
+        pts.append(e)
+    vals = [f(p) for p in pts]
+    for _ in range(2000):
+        order = np.argsort(vals)
+        pts = [pts[i] for i in order]
+        vals = [vals[i] for i in order]
+        if (
+            abs(vals[-1] - vals[0]) <= 1e-12 * (1.0 + abs(vals[0]))
+            and np.max(np.abs(np.array(pts[1:]) - pts[0])) <= 1e-10
+        ):
+            break
+        c = np.mean(pts[:-1], axis=0)
+        xr = c + (c - pts[-1])
+        fr = f(xr)
+        if fr < vals[0]:
+            xe = c + 2.0 * (c - pts[-1])
+            fe = f(xe)
+            pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
+        elif fr < vals[-2]:
+            pts[-1], vals[-1] = xr, fr
+        else:
+            xc = c + 0.5 * (pts[-1] - c)
+            fc = f(xc)
+            if fc < vals[-1]:
+                pts[-1], vals[-1] = xc, fc
+            else:
+                for i in range(1, n + 1):
+                    pts[i] = pts[0] + 0.5 * (pts[i] - pts[0])
+                    vals[i] = f(pts[i])
+    return pts[int(np.argmin(vals))]
+
+
+def _hessian(f: Callable[[FloatArray], float], x: FloatArray) -> FloatArray:
+    """Central-difference Hessian of ``f`` at ``x``."""
+    n = x.size
+    h = 1e-4 * (1.0 + np.abs(x))
+    out = np.zeros((n, n))
+    f0 = f(x)
+    for i in range(n):
+        ei = np.zeros(n)
+        ei[i] = h[i]
+        out[i, i] = (f(x + ei) - 2.0 * f0 + f(x - ei)) / (h[i] * h[i])
+        for j in range(i + 1, n):
+            ej = np.zeros(n)
+            ej[j] = h[j]
+            v = (f(x + ei + ej) - f(x + ei - ej) - f(x - ei + ej) + f(x - ei - ej)) / (
+                4.0 * h[i] * h[j]
+            )
+            out[i, j] = out[j, i] = v
+    return out
+
+
+def _gradient(f: Callable[[FloatArray], float], x: FloatArray) -> FloatArray:
+    h = 1e-5 * (1.0 + np.abs(x))
+    g = np.zeros(x.size)
+    for i in range(x.size):
+        e = np.zeros(x.size)
+        e[i] = h[i]
+        g[i] = (f(x + e) - f(x - e)) / (2.0 * h[i])
+    return g
+
+
+def _gamma_mle(t: FloatArray, cens: BoolArray) -> tuple[float, float]:
+    td = t[~cens]
+    m = float(np.mean(td))
+    v = float(np.var(td)) if td.size >= 2 else m * m
+    k0 = m * m / v if v > 0 else 1.0
+    # start from the exponential-with-censoring mean for the scale
+    mean = float(np.sum(t)) / td.size
+    x0 = np.array([math.log(k0), math.log(mean / k0)])
+
+    def nll(x: FloatArray) -> float:
+        if np.any(np.abs(x) > 700):
+            return math.inf
+        v_ = -_loglik("gamma", (math.exp(x[0]), math.exp(x[1])), t, cens)
+        return v_ if math.isfinite(v_) else math.inf
+
+    x = _nelder_mead(nll, x0)
+    for _ in range(5):  # Newton polish
+        g = _gradient(nll, x)
+        hess = _hessian(nll, x)
+        try:
+            step = np.linalg.solve(hess, g)
+        except np.linalg.LinAlgError:  # pragma: no cover
+            break
+        if not np.all(np.isfinite(step)) or nll(x - step) > nll(x):
+            break
+        x = x - step
+        if np.max(np.abs(step)) < 1e-10:
+            break
+    return math.exp(float(x[0])), math.exp(float(x[1]))
+
+
+def _mle(family: str, t: FloatArray, cens: BoolArray) -> list[float]:
+    if family == "exponential":
+        return [_fit.exponential_mle(t, cens)]
+    if family == "weibull":
+        return list(_fit.weibull_mle(t, cens))
+    if family == "lognormal":
+        return list(_fit.lognormal_mle(t, cens))
+    return list(_gamma_mle(t, cens))
+
+
+def _law(family: str, p: Sequence[float]) -> Distribution:
+    if family == "exponential":
+        return Exponential(p[0])
+    if family == "weibull":
+        return Weibull(p[0], p[1])
+    if family == "lognormal":
+        return LogNormal(p[0], p[1])
+    return Gamma(p[0], p[1])
+
+
+def kaplan_meier(
+    samples: npt.ArrayLike, censored: npt.ArrayLike
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Kaplan-Meier survival: ``(times, before, after)``, the distinct failure
+    times with the estimate just before and at each."""
+    t = np.asarray(samples, np.float64)
+    c = np.asarray(censored, np.bool_)
+    order = np.lexsort((c, t))  # failures before censorings at the same time
+    t, c = t[order], c[order]
+    n = t.size
+    times: list[float] = []
+    before: list[float] = []
+    after: list[float] = []
+    s = 1.0
+    i = 0
+    while i < n:
+        j = i
+        while j < n and t[j] == t[i]:
+            j += 1
+        d = int(np.count_nonzero(~c[i:j]))
+        if d:
+            at_risk = n - i
+            times.append(float(t[i]))
+            before.append(s)
+            s *= 1.0 - d / at_risk
+            after.append(s)
+        i = j
+    return np.array(times), np.array(before), np.array(after)
+
+
+@dataclass(frozen=True)
+class FamilyFit:
+    """One family fitted by censored maximum likelihood (see the module doc).
+
+    ``params`` by name (``exponential``: mean; ``weibull`` and ``gamma``:
+    shape, scale; ``lognormal``: mu, sigma of ``log t``), ``ci`` their
+    confidence intervals at ``level`` and ``se`` their standard errors in the
+    fitted coordinates (of ``log p`` for a positive parameter), ``loglik``,
+    ``aic``, ``delta_aic`` (to the best fit), ``ks`` the censored KS distance;
+    :attr:`law` the acesim distribution.
+    """
+
+    family: str
+    params: dict[str, float]
+    ci: dict[str, tuple[float, float]]
+    se: dict[str, float]
+    loglik: float
+    aic: float
+    ks: float
+    level: float
+    delta_aic: float = 0.0
+
+    @property
+    def law(self) -> Distribution:
+        """The fitted acesim distribution."""
+        return _law(self.family, [self.params[n] for n in FAMILIES[self.family]])
+
+    def covers(self, **true: float) -> bool:
+        """Whether each given parameter lies inside its confidence interval."""
+        return all(self.ci[k][0] <= v <= self.ci[k][1] for k, v in true.items())
+
+    def __repr__(self) -> str:
+        ps = ", ".join(f"{k}={v:.4g}" for k, v in self.params.items())
+        return f"FamilyFit({self.family}: {ps}; AIC {self.aic:.1f}, KS {self.ks:.3f})"
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The families fitted to one set of intervals, best (lowest AIC) first.
+
+    ``fits[0]`` is :attr:`best`; ``fit["weibull"]`` one family by name; the
+    samples' provenance: ``by``, ``clock``, ``samples`` and ``failures``
+    (counts), ``dropped`` (zero-length samples left out), ``partial`` and
+    ``note`` as :class:`acesim.history.Intervals` says them.
+    """
+
+    fits: tuple[FamilyFit, ...]
+    by: str
+    clock: str
+    samples: int
+    failures: int
+    dropped: int = 0
+    partial: bool = False
+    note: str = ""
+    label: str = ""
+
+    @property
+    def best(self) -> FamilyFit:
+        return self.fits[0]
+
+    @property
+    def law(self) -> Distribution:
+        """The best family's law."""
+        return self.fits[0].law
+
+    def __getitem__(self, key: int | str) -> FamilyFit:
+        if isinstance(key, str):
+            for f in self.fits:
+                if f.family == key:
+                    return f
+            raise KeyError(f"no fit of family {key!r} (fitted: {[f.family for f in self.fits]})")
+        return self.fits[key]
+
+    def __iter__(self) -> Iterator[FamilyFit]:
+        return iter(self.fits)
+
+    def __len__(self) -> int:
+        return len(self.fits)
+
+    def table(self) -> str:
+        """The ranked fits as a Markdown table (times in hours)."""
+        pct = round(100 * self.fits[0].level)
+        lines = [
+            f"| family | parameters ({pct}% CI) | log L | AIC | dAIC | KS |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
+        for f in self.fits:
+            ps = []
+            for name, v in f.params.items():
+                lo, hi = f.ci[name]
+                scale = 3600.0 if name in ("mean", "scale") else 1.0
+                unit = " h" if scale != 1.0 else ""
+                if name == "mu":  # of log seconds: show e^mu in hours
+                    ps.append(
+                        f"e^mu = {math.exp(v) / 3600:.4g} h "
+                        f"[{math.exp(lo) / 3600:.4g}, {math.exp(hi) / 3600:.4g}]"
+                    )
+                    continue
+                ps.append(f"{name} = {v / scale:.4g}{unit} [{lo / scale:.4g}, {hi / scale:.4g}]")
+            lines.append(
+                f"| {f.family} | {'; '.join(ps)} | {f.loglik:.1f} | {f.aic:.1f} | "
+                f"{f.delta_aic:.1f} | {f.ks:.3f} |"
+            )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        extra = f", partial: {self.note}" if self.partial else ""
+        return (
+            f"Fit(by={self.by!r}, {self.samples} samples, {self.failures} failures; "
+            f"best {self.best!r}{extra})"
+        )
+
+
+def fit_samples(
+    samples: npt.ArrayLike,
+    censored: npt.ArrayLike | None = None,
+    families: Sequence[str] = tuple(FAMILIES),
+    level: float = 0.95,
+) -> tuple[tuple[FamilyFit, ...], int]:
+    """Fit ``families`` to censored samples; the ranked fits and the number
+    of zero-length samples left out."""
+    t_all = np.asarray(samples, np.float64)
+    c_all = np.zeros(t_all.size, bool) if censored is None else np.asarray(censored, bool)
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown or not families:
+        raise ValueError(f"families must be some of {tuple(FAMILIES)}, got {tuple(families)!r}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+    keep = t_all > 0.0
+    t, cens = t_all[keep], c_all[keep]
+    if np.count_nonzero(~cens) < 2:
+        raise ValueError(
+            f"fit: {int(np.count_nonzero(~cens))} failures among the samples; at least 2 needed"
+        )
+    z = float(_special.ndtri(np.array([0.5 + level / 2]), np.array([0.5 - level / 2]))[0])
+    km_t, km_before, km_after = kaplan_meier(t, cens)
+    out: list[FamilyFit] = []
+    for family in families:
+        names = FAMILIES[family]
+        p = _mle(family, t, cens)
+        ll = _loglik(family, p, t, cens)
+
+        def nll(x: FloatArray, family: str = family, names: tuple[str, ...] = names) -> float:
+            return -_loglik(family, _from_free(names, x), t, cens)
+
+        x = _to_free(names, p)
+        if family == "exponential":
+            cov = np.array([[1.0 / np.count_nonzero(~cens)]])
+        else:
+            hess = _hessian(nll, x)
+            try:
+                cov = np.linalg.inv(hess)
+            except np.linalg.LinAlgError:  # pragma: no cover
+                cov = np.full((len(names), len(names)), math.nan)
+        se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+        ci = {}
+        for i, n in enumerate(names):
+            lo, hi = x[i] - z * se[i], x[i] + z * se[i]
+            ci[n] = (math.exp(lo), math.exp(hi)) if n in _POSITIVE else (float(lo), float(hi))
+        law = _law(family, p)
+        cdf = np.asarray(law.cdf(km_t), np.float64)
+        ks = float(np.max(np.maximum(np.abs(1.0 - km_before - cdf), np.abs(1.0 - km_after - cdf))))
+        out.append(
+            FamilyFit(
+                family=family,
+                params=dict(zip(names, p, strict=True)),
+                ci=ci,
+                se={n: float(s) for n, s in zip(names, se, strict=True)},
+                loglik=ll,
+                aic=2.0 * len(names) - 2.0 * ll,
+                ks=ks,
+                level=level,
+            )
+        )
+    out.sort(key=lambda f: f.aic)
+    best = out[0].aic
+    ranked = tuple(dataclasses.replace(f, delta_aic=f.aic - best) for f in out)
+    return ranked, int(np.count_nonzero(~keep))
+
+
+def default_by(h: History) -> str:
+    """The intervals :meth:`History.fit` uses by default: node samples when
+    complete, else job samples, else node (partial), else the system's gaps."""
+    have = h.available_intervals
+    if "node" in have and not h.intervals("node").partial:
+        return "node"
+    for by in ("job", "node", "system"):
+        if by in have:
+            return by
+    raise ValueError(f"this {h.format} history has no inter-failure samples to fit")
+
+
+def fit_history(
+    h: History,
+    by: str | Intervals | None = None,
+    families: Sequence[str] = tuple(FAMILIES),
+    *,
+    cause: str | None = None,
+    level: float = 0.95,
+    truncated: bool = True,
+) -> Fit:
+    """:meth:`History.fit`."""
+    from ._model import Intervals
+
+    if isinstance(by, Intervals):
+        iv = by
+    else:
+        iv = h.intervals(default_by(h) if by is None else by)
+    label = ""
+    if iv.by == "cause":
+        if cause is None:
+            raise ValueError(f"by='cause' needs cause= one of {iv.labels}")
+        iv, label = iv.of(cause), cause
+    elif cause is not None:
+        raise ValueError("cause= goes with by='cause'")
+    if not truncated:
+        iv = iv.select(~iv.truncated)
+    fits, dropped = fit_samples(iv.samples, iv.censored, families, level)
+    return Fit(
+        fits=fits,
+        by=iv.by,
+        clock=iv.clock,
+        samples=len(iv) - dropped,
+        failures=int(np.count_nonzero(~iv.censored & (iv.samples > 0))),
+        dropped=dropped,
+        partial=iv.partial,
+        note=iv.note,
+        label=label,
+    )
+
+
+# ---------------------------------------------------------------------------
+# burstiness
+
+
+@dataclass(frozen=True)
+class Burstiness:
+    """How bursty the failures are (from :meth:`History.burstiness`).
+
+    ``gaps``: the uncensored inter-failure gaps in time order (within each
+    group, groups one after the other); ``cv`` their coefficient of
+    variation (1 for a Poisson process, above 1 bursty); ``acf`` the
+    autocorrelation of successive gaps at lags 1, 2, ... (pairs within one
+    group), ``lag1`` its first value, ``bound`` the ``2 / sqrt(n)`` band an
+    uncorrelated sequence stays within; ``block`` the suggested
+    :class:`acesim.BlockBootstrap` block: the first lag whose
+    autocorrelation is inside the band (1 when successive gaps look
+    independent). :attr:`law` is that block bootstrap of ``gaps``.
+    """
+
+    by: str
+    gaps: FloatArray = field(repr=False)
+    cv: float
+    lag1: float
+    acf: tuple[float, ...]
+    bound: float
+    block: int
+
+    @property
+    def law(self) -> Distribution:
+        from ..distributions import BlockBootstrap
+
+        return BlockBootstrap(self.gaps, self.block)
+
+
+def burstiness(h: History, by: str | None = None, max_lag: int = 50) -> Burstiness:
+    """:meth:`History.burstiness`."""
+    if by is None:
+        have = h.available_intervals
+        by = "system" if "system" in have else default_by(h)
+    iv = h.intervals(by)
+    seqs: list[FloatArray] = []
+    for g in np.unique(iv.group).tolist():
+        m = (iv.group == g) & ~iv.censored
+        order = np.argsort(iv.start[m], kind="stable")
+        seqs.append(iv.samples[m][order])
+    gaps = np.concatenate(seqs) if seqs else np.zeros(0)
+    if gaps.size < 3:
+        raise ValueError(f"burstiness: {gaps.size} gaps; at least 3 needed")
+    mean = float(np.mean(gaps))
+    var = float(np.var(gaps))
+    cv = math.sqrt(var) / mean if mean > 0 else math.nan
+    acf: list[float] = []
+    for lag in range(1, min(max_lag, gaps.size // 2) + 1):
+        num, cnt = 0.0, 0
+        for s in seqs:
+            if s.size > lag:
+                d = s - mean
+                num += float(np.sum(d[:-lag] * d[lag:]))
+                cnt += s.size - lag
+        acf.append(num / cnt / var if cnt and var > 0 else 0.0)
+    bound = 2.0 / math.sqrt(gaps.size)
+    block = next((lag for lag, r in enumerate(acf, 1) if abs(r) < bound), len(acf) + 1)
+    block = 1 if acf and abs(acf[0]) < bound else block
+    return Burstiness(
+        by=by,
+        gaps=gaps,
+        cv=cv,
+        lag1=acf[0] if acf else math.nan,
+        acf=tuple(acf),
+        bound=bound,
+        block=max(1, min(block, gaps.size)),
+    )
+
+
+# ---------------------------------------------------------------------------
+# lemons
+
+LEMON_DTYPE = np.dtype(
+    [
+        ("node", "U64"),
+        ("failures", "<i8"),
+        ("exposure", "<f8"),
+        ("expected", "<f8"),
+        ("ratio", "<f8"),
+        ("p", "<f8"),
+        ("lemon", "?"),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Lemons:
+    """Per-node over-dispersion against a common failure rate (from
+    :meth:`History.lemons`).
+
+    ``rate``: the fleet's common rate (failures per second of exposure);
+    ``nodes`` (:data:`LEMON_DTYPE`): per node its failures, exposure,
+    expected failures at the common rate, their ratio and ``p``, the
+    Poisson probability of at least that many failures; ``dispersion``:
+    Pearson's chi-square over its degrees of freedom (about 1 when every
+    node fails at the common rate, larger with lemons) and ``p_value`` its
+    chi-square tail; ``flagged``: nodes whose ``p`` is below ``alpha`` over
+    the number of nodes (Bonferroni). The Poisson reference holds for an
+    exponential law; a Weibull of shape below 1 is over-dispersed by itself
+    (and above 1 under-dispersed), so read ``dispersion`` with the fit's
+    shape in mind. ``partial`` and ``note`` as the node intervals say.
+    """
+
+    rate: float
+    nodes: npt.NDArray[Any] = field(repr=False)
+    dispersion: float
+    p_value: float
+    flagged: tuple[str, ...]
+    alpha: float
+    partial: bool = False
+    note: str = ""
+
+
+def lemons(h: History, alpha: float = 0.01) -> Lemons:
+    """:meth:`History.lemons`."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    iv = h.intervals("node")
+    groups = np.unique(iv.group)
+    fails = np.array([np.count_nonzero(~iv.censored[iv.group == g]) for g in groups], np.int64)
+    expo = np.array([float(np.sum(iv.samples[iv.group == g])) for g in groups])
+    keep = expo > 0
+    groups, fails, expo = groups[keep], fails[keep], expo[keep]
+    n = groups.size
+    if n < 2 or fails.sum() == 0:
+        raise ValueError("lemons: needs failures on at least two nodes with exposure")
+    rate = float(fails.sum() / expo.sum())
+    expected = rate * expo
+    chi2 = float(np.sum((fails - expected) ** 2 / expected))
+    dof = n - 1
+    p_value = float(_special.gamma_pq(dof / 2.0, np.array([chi2 / 2.0]))[1][0])
+    p = np.ones(n)
+    for i in range(n):
+        if fails[i] > 0:
+            p[i] = float(_special.gamma_pq(float(fails[i]), np.array([expected[i]]))[0][0])
+    flag = p < alpha / n
+    table = np.zeros(n, LEMON_DTYPE)
+    table["node"] = [iv.labels[int(g)] for g in groups]
+    table["failures"] = fails
+    table["exposure"] = expo
+    table["expected"] = expected
+    table["ratio"] = fails / expected
+    table["p"] = p
+    table["lemon"] = flag
+    return Lemons(
+        rate=rate,
+        nodes=table,
+        dispersion=chi2 / dof,
+        p_value=p_value,
+        flagged=tuple(str(s) for s in table["node"][flag]),
+        alpha=alpha,
+        partial=iv.partial,
+        note=iv.note,
+    )
+
+
+# ---------------------------------------------------------------------------
+# to_model
+
+
+def fleet_size(h: History) -> tuple[int, int]:
+    """``(nodes, gpus_per_node)`` as the history records them."""
+    nodes = max(len(h.node_names), 1)
+    gpn = 8
+    if h.runs.size and h.run_nodes.size:
+        counts = np.bincount(h.run_nodes["run"], minlength=int(h.runs["run"].max()) + 1)
+        per = [
+            int(r["gpus"]) // int(counts[int(r["run"])])
+            for r in h.runs
+            if counts[int(r["run"])] > 0 and int(r["gpus"]) > 0
+        ]
+        if per:
+            gpn = max(1, max(per))
+    return nodes, gpn
+
+
+def to_model(
+    h: History,
+    by: str | None = None,
+    family: str | None = None,
+) -> dict[str, Any]:
+    """:meth:`History.to_model`."""
+    from ..fleet import Fleet
+
+    by_ = default_by(h) if by is None else by
+    if by_ not in ("node", "job"):
+        raise ValueError(f"to_model: by must be 'node' or 'job', got {by_!r}")
+    fits = fit_history(h, by_)
+    law = fits[family].law if family is not None else fits.law
+    nodes, gpn = fleet_size(h)
+    repair: Distribution | None = None
+    spells = h.node_spells[h.node_spells["failure"] & np.isfinite(h.node_spells["up"])]
+    if spells.size:
+        repair = Exponential(max(float(np.mean(spells["up"] - spells["down"])), 1.0))
+    causes = h.causes() or None
+    if by_ == "node":
+        fleet = Fleet(nodes, gpus_per_node=gpn, repair=repair, node_failures=law)
+        return {"failures": None, "fleet": fleet, "causes": causes}
+    fleet = Fleet(nodes, gpus_per_node=gpn, repair=repair)
+    return {"failures": law, "fleet": fleet, "causes": causes}
+
+
+# ---------------------------------------------------------------------------
+# back-test
+
+#: The buckets :meth:`History.backtest` compares (GPU-hours, and counts).
+BACKTEST_BUCKETS = (
+    "productive",
+    "wasted",
+    "ckpt_stall",
+    "overhead",
+    "detection",
+    "recovery_wait",
+    "failures",
+    "restarts",
+)
+
+BACKTEST_DTYPE = np.dtype(
+    [
+        ("bucket", "U16"),
+        ("measured", "<f8"),
+        ("mean", "<f8"),
+        ("lo", "<f8"),
+        ("hi", "<f8"),
+        ("rank", "<f8"),
+        ("covered", "?"),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class Backtest:
+    """The recorded schedule replayed with the model's failures (from
+    :meth:`History.backtest`).
+
+    ``table`` (:data:`BACKTEST_DTYPE`): per bucket (GPU-hours; ``failures``
+    and ``restarts`` counted), the measured value, the simulated mean, the
+    ``level`` interval of the replicas (``lo``, ``hi``), ``rank`` the share
+    of replicas below the measurement (0.5: in the middle) and whether the
+    interval covers it; ``simulated`` every replica's values by bucket.
+    """
+
+    table: npt.NDArray[Any]
+    simulated: dict[str, FloatArray] = field(repr=False)
+    replicas: int
+    level: float
+
+    @property
+    def covered(self) -> bool:
+        """Whether every bucket's measurement is inside its interval."""
+        return bool(np.all(self.table["covered"]))
+
+    def markdown(self) -> str:
+        pct = round(100 * self.level)
+        lines = [
+            f"| bucket | measured | simulated mean | {pct}% interval | rank |",
+            "|---|---:|---:|---:|---:|",
+        ]
+        for r in self.table:
+            lines.append(
+                f"| {r['bucket']} | {r['measured']:.4g} | {r['mean']:.4g} | "
+                f"[{r['lo']:.4g}, {r['hi']:.4g}] | {r['rank']:.2f} |"
+            )
+        return "\n".join(lines)
+
+
+def recorded_jobs(
+    h: History, gpus_per_node: int, checkpoint_interval: float
+) -> tuple[list[Any], list[tuple[int, list[int], float]]]:
+    """The history's jobs as :class:`acesim.Job` (work: the productive time
+    when known, else the time kept at checkpoints, else the time held;
+    checkpoint interval: the median gap between the job's checkpoints less
+    their median write, else ``checkpoint_interval``; save: that median
+    write; init: the median setup of its runs, load 0) and its runs as
+    :func:`replay_schedule` rows."""
+    from ..job import Job
+
+    m = h.measured().jobs
+    runs = h.runs[np.argsort(h.runs["start"], kind="stable")]
+    rows: list[tuple[int, list[int], float]] = []
+    first_nodes: dict[int, int] = {}
+    for r in runs:
+        nodes = h.run_nodes["node"][h.run_nodes["run"] == r["run"]].tolist()
+        if not nodes or min(nodes) < 0:
+            continue
+        first_nodes.setdefault(int(r["job"]), len(nodes))
+        rows.append((int(r["job"]), [int(n) for n in nodes], float(r["start"])))
+    jobs: dict[int, Any] = {}
+    for j in sorted(first_nodes):
+        row = m[m["job"] == j][0]
+        work = next(
+            (float(row[b]) for b in ("productive", "kept", "held") if math.isfinite(row[b])),
+            0.0,
+        )
+        ck = h.checkpoints["time"][h.checkpoints["job"] == j]
+        interval = float(np.median(np.diff(np.sort(ck)))) if ck.size >= 2 else checkpoint_interval
+        dur = h.checkpoints["duration"][h.checkpoints["job"] == j]
+        dur = dur[np.isfinite(dur)]
+        setup = h.runs["setup"][h.runs["job"] == j]
+        setup = setup[np.isfinite(setup)]
+        jobs[j] = Job(
+            first_nodes[j] * gpus_per_node,
+            work=max(work, 1.0),
+            checkpoint_interval=max(interval - (float(np.median(dur)) if dur.size else 0.0), 1.0),
+            init=float(np.median(setup)) if setup.size else 0.0,
+            save=float(np.median(dur)) if dur.size else 0.0,
+            load=0.0,
+        )
+    return [jobs[j] for j in sorted(jobs)], [
+        (sorted(jobs).index(j), nodes, start) for j, nodes, start in rows if j in jobs
+    ]
+
+
+def backtest(
+    h: History,
+    model: dict[str, Any] | None,
+    replicas: int,
+    *,
+    level: float = 0.9,
+    seed: int = 0,
+    checkpoint_interval: float = 3600.0,
+) -> Backtest:
+    """:meth:`History.backtest`."""
+    from ..exports import replay_schedule
+
+    if model is None:
+        model = to_model(h)
+    fleet = model["fleet"]
+    jobs, schedule = recorded_jobs(h, fleet.gpus_per_node, checkpoint_interval)
+    if not schedule:
+        raise ValueError("backtest: this history has no runs with known nodes to replay")
+    keys = sorted({j for j, _, _ in schedule})
+    measured = h.measured()
+    mj = measured.jobs
+    want = [b for b in BACKTEST_BUCKETS if b in measured.available or b in ("failures", "restarts")]
+    meas: dict[str, float] = {}
+    for b in want:
+        rows = mj[np.isin(mj["job"], keys)] if b in ("failures", "restarts") else mj
+        if b in ("failures", "restarts"):
+            meas[b] = float(np.sum(rows[b]))
+        else:
+            meas[b] = float(np.nansum(mj[b] * mj["gpus"])) / 3600.0
+    sims: dict[str, list[float]] = {b: [] for b in want}
+    horizon = h.span[1] if math.isfinite(h.span[1]) else math.inf
+    for k in range(replicas):
+        res = replay_schedule(
+            schedule,
+            jobs,
+            fleet,
+            model.get("failures"),
+            model.get("causes"),
+            seed=seed,
+            replica=k,
+            horizon=horizon,
+        )
+        rj = res.jobs
+        for b in want:
+            if b in ("failures", "restarts"):
+                sims[b].append(float(np.sum(rj[b])))
+            else:
+                sims[b].append(float(np.sum(rj[b] * rj["gpus"])) / 3600.0)
+    table = np.zeros(len(want), BACKTEST_DTYPE)
+    q = (1.0 - level) / 2.0
+    for i, b in enumerate(want):
+        v = np.asarray(sims[b])
+        lo, hi = np.quantile(v, [q, 1.0 - q])
+        x = meas[b]
+        table[i] = (
+            b,
+            x,
+            float(np.mean(v)),
+            lo,
+            hi,
+            float((np.count_nonzero(v < x) + 0.5 * np.count_nonzero(v == x)) / v.size),
+            lo <= x <= hi,
+        )
+    return Backtest(
+        table=table,
+        simulated={b: np.asarray(v) for b, v in sims.items()},
+        replicas=replicas,
+        level=level,
+    )

