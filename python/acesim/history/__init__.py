@@ -28,6 +28,7 @@ gives the inter-failure samples with right-censoring.
 
 from __future__ import annotations
 
+from ._analysis import Backtest, Burstiness, FamilyFit, Fit, Lemons
 from ._errors import HistoryFormatError
 from ._events import EVENT_FIELDS, EVENT_KINDS, read_events, write_events
 from ._model import (
@@ -84,9 +85,14 @@ __all__ = [
     "SHARED_DATA",
     "SLURM_STATES",
     "SPELL_DTYPE",
+    "Backtest",
+    "Burstiness",
+    "FamilyFit",
+    "Fit",
     "History",
     "HistoryFormatError",
     "Intervals",
+    "Lemons",
     "Measured",
     "NodeListError",
     "RunState",
