@@ -8,6 +8,7 @@ import math
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -356,6 +357,46 @@ def _plot(
     print(f"figure written to {path}")
 
 
+def _read_history(path: str) -> Any:
+    """A history file by what it holds: a shared-data file by its name, a
+    sacct --parsable2 file by its header, else an event log."""
+    from pathlib import Path
+
+    from . import history
+
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"file: {path} does not exist")
+    for name, (filename, _) in history.SHARED_DATA.items():
+        if file.name == filename:
+            return history.read_shared(name, file.parent)
+    with file.open(encoding="utf-8", errors="replace") as handle:
+        first = handle.readline()
+    if "|" in first and "JobID" in first:
+        return history.read_sacct(file)
+    return history.read_events(file)
+
+
+def run_fit(path: str, by: str | None, cause: str | None) -> int:
+    """``acesim fit FILE``: the ranked fits of the history's inter-failure
+    times and, for a timeline, what happened (the measured buckets)."""
+    h = _read_history(path)
+    if not hasattr(h, "fit"):
+        raise ValueError(f"file: {path} is a summary, not a history of failures")
+    fit = h.fit(by=by, cause=cause) if cause is not None else h.fit(by=by)
+    print(f"acesim {__version__} fit: {path}")
+    print(fit.table())
+    measured = getattr(h, "measured", None)
+    if measured is not None and getattr(h, "runs", None) is not None and len(h.runs):
+        m = measured()
+        print()
+        print("What happened (GPU-hours; NaN: the source does not say):")
+        for key, value in m.totals.items():
+            if key.endswith("_gpu_hours"):
+                print(f"   {key[: -len('_gpu_hours')]:<15}{float(value):14.1f}")
+    return 0
+
+
 def run_info() -> int:
     print(f"acesim {__version__}")
     print(f"CUDA samplers built: {cuda_built()}; CUDA device available: {cuda_available()}")
@@ -402,8 +443,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="read one JSON request per line on stdin, write one reply per line on stdout",
     )
     how.add_argument("--schema", action="store_true", help="print the protocol's JSON Schema")
+    f = sub.add_parser(
+        "fit",
+        help="read a fleet's history (sacct --parsable2, an event log, or a shared-data file) "
+        "and print the ranked fits and what happened",
+    )
+    f.add_argument("file", help="the history file")
+    f.add_argument(
+        "--by",
+        choices=("job", "node", "cause", "system"),
+        default=None,
+        help="the inter-failure samples to fit (default: node, else job, else system)",
+    )
+    f.add_argument("--cause", default=None, help="with --by cause: the cause to fit")
     args = parser.parse_args(argv)
     try:
+        if args.command == "fit":
+            return run_fit(args.file, args.by, args.cause)
         if args.command == "demo":
             return run_demo(args.replicas, args.seed, args.plot)
         if args.command == "info":
