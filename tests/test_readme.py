@@ -106,3 +106,30 @@ def test_readme_titan_gang_table_is_what_the_example_prints() -> None:
     # The prose quotes the same figures.
     for figure in ("54 h", "4,978 h", "92 times", "shape 2.9"):
         assert figure in text
+
+
+def test_readme_history_fit_is_what_the_command_prints() -> None:
+    """The README's fit table of LANL system 20 is the output of
+    ``acesim fit ../shared/data/lanl_sys20_node_interfailure_s.csv``."""
+    data = ROOT.parent / "shared" / "data" / "lanl_sys20_node_interfailure_s.csv"
+    if not data.exists():
+        pytest.skip("../shared/data is absent")
+    text = (ROOT / "README.md").read_text()
+    marker = "`acesim fit ../shared/data/lanl_sys20_node_interfailure_s.csv`"
+    assert marker in text
+    quoted = re.search(r"```\n(.*?)```", text[text.index(marker) :], flags=re.S)
+    assert quoted is not None
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "acesim",
+            "fit",
+            "../shared/data/lanl_sys20_node_interfailure_s.csv",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert out.stdout == quoted[1]
