@@ -1340,3 +1340,23 @@ def test_schedule_waiting_for_a_retired_node_ends_at_the_horizon() -> None:
     a = row_of(res, 0)
     assert res.jobs["status"].tolist() == [ace.JobStatus.QUEUED]
     assert (a["end"], a["recovery_wait"]) == (8 * HOUR, 6.5 * HOUR)
+
+
+def test_restart_free_restarts_on_the_nodes_the_model_has_free() -> None:
+    """restart="free": node 0 fails at 1.5 h (repair 1 h); the job restarts
+    at once on its survivor 1 and the lowest free node, 2 (not waiting for
+    node 0): recovery_wait 0, the 1,800 s since the last checkpoint wasted,
+    done 1.5 h + 3 h later."""
+    fleet = ace.Fleet(
+        4, repair=ace.HOUR, node_failures=ace.NodeTrace.from_gaps({0: [1.5 * ace.HOUR]}, nodes=4)
+    )
+    jobs = [ace.Job(16, 4 * ace.HOUR, ace.HOUR, init=0.0, save=0.0, load=0.0)]
+    res = ace.exports.replay_schedule([(0, [0, 1], 0.0)], jobs, fleet, restart="free")
+    assert [float(res.jobs[b][0]) for b in ("end", "wasted", "recovery_wait")] == [
+        16200.0,
+        1800.0,
+        0.0,
+    ]
+    assert res.placements["node"].tolist() == [0, 1, 1, 2]
+    with pytest.raises(ValueError, match="restart must be"):
+        ace.exports.replay_schedule([(0, [0, 1], 0.0)], jobs, fleet, restart="any")  # type: ignore[arg-type]

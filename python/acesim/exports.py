@@ -800,7 +800,7 @@ class _Run:
 @dataclass
 class _Request:
     ready: float  # not before this time
-    nodes: tuple[int, ...]
+    nodes: tuple[int, ...] | None  # None: its survivors and any free nodes (restart="free")
     row: int
     seq: int
 
@@ -1018,6 +1018,7 @@ def replay_schedule(
     horizon: float = math.inf,
     *,
     submit: Literal["start", "job"] = "start",
+    restart: Literal["recorded", "free"] = "recorded",
 ) -> SimulationResult:
     """What the model's failures would have cost a recorded schedule.
 
@@ -1059,6 +1060,12 @@ def replay_schedule(
     - ``end`` is informational (checked to be >= ``start``): the model
       decides when a job ends. Rows left when a job completes are unused.
       Nothing is preempted.
+    - ``restart="free"``: only each job's first row is used; an interrupted
+      job restarts at once on its surviving nodes and the lowest-numbered
+      free nodes it still needs (waiting until enough are free). The model's
+      failures are not the recorded ones, so this is the replay a back-test
+      wants: the recorded restarts answered failures the model does not
+      draw.
 
     The replay ends when every job the schedule starts is done, at the
     horizon, or when the model has nothing left to do; it returns the
@@ -1092,6 +1099,8 @@ def replay_schedule(
     >>> [float(res.jobs[b][0]) for b in ("end", "wasted", "recovery_wait")]
     [19800.0, 1800.0, 3600.0]
     """
+    if restart not in ("recorded", "free"):
+        raise ValueError(f"restart must be 'recorded' or 'free', got {restart!r}")
     model = FleetModel(fleet, failures, causes, policy, seed=seed, replica=replica, horizon=horizon)
     end = float(horizon)  # (FleetModel checked it)
     quarantine = policy.quarantine if policy is not None else None
@@ -1112,7 +1121,7 @@ def replay_schedule(
     seq = 0
     k = 0  # next job to submit
 
-    def request(p: _Planned, ready: float, nodes: tuple[int, ...], row: int) -> None:
+    def request(p: _Planned, ready: float, nodes: tuple[int, ...] | None, row: int) -> None:
         nonlocal seq
         p.request = _Request(ready, nodes, row, seq)
         heapq.heappush(later, (ready, row, seq, p))
@@ -1122,18 +1131,28 @@ def replay_schedule(
         nonlocal running
         r = p.request
         assert r is not None
+        nodes = list(r.nodes) if r.nodes is not None else free_set(p)
+        if nodes is None:
+            return False
         try:
-            model.start(p.id, list(r.nodes))
+            model.start(p.id, nodes)
         except ValueError as e:
             message = str(e)
             if any(s in message for s in _NOT_FREE):
                 return False
             raise ScheduleError(f"schedule row {r.row} (job {p.key!r}): {message}") from None
         running += 1
-        p.last = r.nodes
+        p.last = tuple(nodes)
         p.request = None
         due.remove(p)
         return True
+
+    def free_set(p: _Planned) -> list[int] | None:
+        # Its survivors, then the lowest-numbered free nodes it still needs.
+        held = model.nodes_of(p.id)
+        need = len(p.last) - len(held)
+        free = [n for n in model.free_nodes() if n not in held]
+        return held + free[:need] if len(free) >= need else None
 
     def order(p: _Planned) -> tuple[float, int, int]:
         r = p.request
@@ -1172,11 +1191,15 @@ def replay_schedule(
         )
         if math.isinf(until):
             waiting = [(p.key, p.request) for p in due if p.request is not None]
-            if waiting and running == 0 and not any(down.intersection(r.nodes) for _, r in waiting):
+            if (
+                waiting
+                and running == 0
+                and all(r.nodes is not None and not down.intersection(r.nodes) for _, r in waiting)
+            ):
                 raise ScheduleError(
                     f"the replay is stuck at t={now!r}: "
                     + "; ".join(
-                        f"job {key!r} waits for nodes {list(r.nodes)}" for key, r in waiting
+                        f"job {key!r} waits for nodes {list(r.nodes or ())}" for key, r in waiting
                     )
                     + ", held by jobs that wait too"
                 )
@@ -1193,7 +1216,9 @@ def replay_schedule(
             elif event.kind == "job_failed" and event.job is not None:
                 p = by_id[event.job]
                 running -= 1
-                if p.used < len(p.runs):
+                if restart == "free":
+                    request(p, event.time, None, p.runs[-1].row)
+                elif p.used < len(p.runs):
                     run = p.runs[p.used]
                     p.used += 1
                     request(p, max(run.start, event.time), run.nodes, run.row)

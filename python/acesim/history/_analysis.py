@@ -670,6 +670,37 @@ def fleet_size(h: History) -> tuple[int, int]:
     return nodes, gpn
 
 
+def _with_detection(h: History, causes: tuple[Any, ...]) -> list[Any] | None:
+    """The causes with the detection latency the history shows (a failed
+    run's end minus its fault time, where the source records faults): a
+    Constant when every latency is the same, else an Empirical of them."""
+    from ..distributions import Constant, Empirical
+    from ..fleet import Cause
+
+    runs = h.runs
+    fault = runs["fault"]
+    lat = (runs["end"] - fault)[np.isfinite(fault)]
+    lat = lat[np.isfinite(lat) & (lat >= 0)]
+    if lat.size == 0 or float(lat.max()) <= 0.0:
+        return list(causes) or None
+    detect = Constant(float(lat[0])) if np.all(lat == lat[0]) else Empirical(lat)
+    if not causes:
+        return [Cause("failure", 1.0, detect=detect)]
+    out = []
+    for c in causes:
+        fresh = Cause(
+            c.name,
+            c.share,
+            detect=detect,
+            node_down=c.node_down,
+            nodes=c.nodes,
+            scope=c.scope,
+            slowdown=c.slowdown,
+        )
+        out.append(fresh)
+    return out
+
+
 def to_model(
     h: History,
     by: str | None = None,
@@ -688,7 +719,7 @@ def to_model(
     spells = h.node_spells[h.node_spells["failure"] & np.isfinite(h.node_spells["up"])]
     if spells.size:
         repair = Exponential(max(float(np.mean(spells["up"] - spells["down"])), 1.0))
-    causes = h.causes() or None
+    causes = _with_detection(h, h.causes())
     if by_ == "node":
         fleet = Fleet(nodes, gpus_per_node=gpn, repair=repair, node_failures=law)
         return {"failures": None, "fleet": fleet, "causes": causes}
@@ -848,6 +879,7 @@ def backtest(
             seed=seed,
             replica=k,
             horizon=horizon,
+            restart="free",
         )
         rj = res.jobs
         for b in want:
