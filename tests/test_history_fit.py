@@ -247,3 +247,35 @@ def test_backtest_covers_the_measured_buckets(tmp_path: Path) -> None:
     _node_fleet(ace.Weibull(0.6, 2 * DAY), 2, tmp_path, nodes=32)
     h = history.read_events(tmp_path / "log.jsonl")
     assert h.backtest(replicas=30).covered
+
+
+@pytest.mark.parametrize(
+    "law, family, truth",
+    [
+        (ace.Weibull(0.7, 8 * HOUR), "weibull", {"shape": 0.7, "scale": 8 * HOUR}),
+        (
+            ace.LogNormal(math.log(4 * HOUR), 1.0),
+            "lognormal",
+            {"mu": math.log(4 * HOUR), "sigma": 1.0},
+        ),
+    ],
+    ids=["weibull", "lognormal"],
+)
+def test_round_trip_sacct_non_exponential_job_laws(
+    tmp_path: Path, law: ace.Distribution, family: str, truth: dict[str, float]
+) -> None:
+    """sacct: job-level Weibull and lognormal failures, written as Slurm would
+    log them and read back: the fit on the jobs' held time ranks the true
+    family first and its confidence intervals cover the true parameters
+    (over seeds 1-20: the right family first 19/20 and 20/20, both
+    parameters covered 19/20 and 18/20; this seed is one of those)."""
+    causes = [ace.Cause("gpu", 1, detect=0.0, node_down=True)]
+    fleet = ace.Fleet(32, repair=ace.Exponential(HOUR))
+    jobs = [ace.Job(8 * 8, work=20 * DAY, checkpoint_interval=HOUR) for _ in range(4)]
+    res = ace.simulate(jobs, failures=law, fleet=fleet, causes=causes, seed=5, record_events=True)
+    history.write_sacct(res, tmp_path / "sacct.txt", nodes=32)
+    h = history.read_sacct(tmp_path / "sacct.txt", origin=history.DEFAULT_EPOCH)
+    fit = h.fit(by="job")
+    assert fit.failures == int(res.jobs["failures"].sum()) > 150
+    assert fit.best.family == family
+    assert fit[family].covers(**truth)
