@@ -41,22 +41,13 @@ pytest.importorskip("pytest_benchmark")
 
 import acesim as ace
 from acesim import serve
+from acesim.simulation import BUCKETS
 from conftest import REPORT
 from embedding_scheduler import Client, Direct, Remote, job_object, run_scheduler, scenario_objects
 
 STEPS = 10_000
 REPLICAS = 50
 ROUNDS = 3
-BUCKETS = (
-    "productive",
-    "wasted",
-    "ckpt_stall",
-    "overhead",
-    "detection",
-    "queue_wait",
-    "recovery_wait",
-    "narrow",
-)
 
 
 def simulate_jobs(res: ace.SimulationResult) -> list[ace.Job]:

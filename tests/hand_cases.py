@@ -9,7 +9,7 @@ Imported as a plain module (``from hand_cases import ...``): pytest puts
 What each helper checks:
 
 - :func:`assert_accounting`: a job table has rows; on every row the time
-  buckets (:data:`BUCKETS`) add up to ``wall`` (to ``rtol``/``atol``); no
+  buckets (acesim's ``BUCKETS``) add up to ``wall`` (to ``rtol``/``atol``); no
   bucket is negative.
 - :func:`assert_fleet_totals`: each replica's fleet row counts exactly the
   planned interruptions and the failures of that replica's job rows.
@@ -28,20 +28,10 @@ from typing import Any
 
 import acesim as ace
 import numpy as np
+from acesim.simulation import BUCKETS
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 
-#: The time buckets of a job row; they add up to its ``wall``.
-BUCKETS = (
-    "productive",
-    "wasted",
-    "ckpt_stall",
-    "overhead",
-    "detection",
-    "queue_wait",
-    "recovery_wait",
-    "narrow",
-)
 
 ZERO = ace.Constant(0.0)
 

@@ -58,6 +58,7 @@ import acesim as ace
 import numpy as np
 import pytest
 from acesim import exports as ex
+from acesim.simulation import BUCKETS
 
 HOUR, DAY = ace.HOUR, ace.DAY
 ZERO = ace.Constant(0.0)
@@ -860,16 +861,6 @@ def test_docstring_examples() -> None:
 # --------------------------------------------------------------------------
 # A recorded schedule replayed through the model
 # --------------------------------------------------------------------------
-
-BUCKETS = (
-    "productive",
-    "wasted",
-    "ckpt_stall",
-    "overhead",
-    "detection",
-    "queue_wait",
-    "recovery_wait",
-)
 
 
 def sjob(nodes: int, work: float) -> ace.Job:

@@ -14,19 +14,11 @@ import acesim as ace
 import numpy as np
 import pytest
 from acesim.distributions import Weibull
+from acesim.simulation import BUCKETS
 from numpy.lib import recfunctions as rfn
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 
-BUCKETS = (
-    "productive",
-    "wasted",
-    "ckpt_stall",
-    "overhead",
-    "detection",
-    "queue_wait",
-    "recovery_wait",
-)
 
 #: Row fields that describe the failure *law* (its mean and the analytic
 #: expectations built on it), not what happened in the run.

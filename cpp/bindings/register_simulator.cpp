@@ -238,6 +238,18 @@ void set_policy(SimulationInput& in, const py::object& policy) {
     }
 }
 
+/// A run's tables as numpy arrays, by name (what SimulationResult is built from).
+py::dict output_tables(SimulationOutput&& out) {
+    py::dict result;
+    result["jobs"] = to_numpy(std::move(out.jobs));
+    result["fleet"] = to_numpy(std::move(out.fleet));
+    result["trace"] = to_numpy(std::move(out.trace));
+    result["events"] = to_numpy(std::move(out.events));
+    result["placements"] = to_numpy(std::move(out.placements));
+    result["node_events"] = to_numpy(std::move(out.node_events));
+    return result;
+}
+
 /// How many replicas of what, and with which limits: the options every run has.
 void set_run_options(SimulationInput& in, std::uint32_t gpus_per_node, std::uint32_t replicas,
                      std::uint32_t first_replica, std::uint64_t seed, double horizon, unsigned threads,
@@ -380,14 +392,7 @@ void register_simulator(py::module_& m) {
                 py::gil_scoped_release release;
                 out = simulate(in);
             }
-            py::dict result;
-            result["jobs"] = to_numpy(std::move(out.jobs));
-            result["fleet"] = to_numpy(std::move(out.fleet));
-            result["trace"] = to_numpy(std::move(out.trace));
-            result["events"] = to_numpy(std::move(out.events));
-            result["placements"] = to_numpy(std::move(out.placements));
-            result["node_events"] = to_numpy(std::move(out.node_events));
-            return result;
+            return output_tables(std::move(out));
         },
         py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"),
         py::arg("rule"), py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"),
@@ -504,17 +509,7 @@ void register_fleet_model(py::module_& m) {
         .def(
             "events_since", [](const Core& c, std::size_t first) { return to_numpy(c.events_since(first)); },
             py::arg("first"))
-        .def("close", [](Core& c) {
-            SimulationOutput out = c.close();
-            py::dict result;
-            result["jobs"] = to_numpy(std::move(out.jobs));
-            result["fleet"] = to_numpy(std::move(out.fleet));
-            result["trace"] = to_numpy(std::move(out.trace));
-            result["events"] = to_numpy(std::move(out.events));
-            result["placements"] = to_numpy(std::move(out.placements));
-            result["node_events"] = to_numpy(std::move(out.node_events));
-            return result;
-        });
+        .def("close", [](Core& c) { return output_tables(c.close()); });
 }
 
 }  // namespace acesim::bindings

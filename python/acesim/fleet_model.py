@@ -389,17 +389,7 @@ class FleetModel:
         so far replayed), so this costs about as much as the run did."""
         if not self._jobs:
             raise ValueError("result: no job was submitted")
-        raw = self.copy()._core.close()
-        return SimulationResult(
-            jobs=raw["jobs"],
-            fleet=raw["fleet"],
-            trace=raw["trace"],
-            events=raw["events"],
-            seed=self._args["seed"],
-            replicas=1,
-            placements=raw["placements"],
-            node_events=raw["node_events"],
-        )
+        return SimulationResult._from_tables(self.copy()._core.close(), self._args["seed"], 1)
 
     def _job_id(self, name: str, job: Any) -> int:
         if not self._jobs:

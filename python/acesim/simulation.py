@@ -212,6 +212,20 @@ class SimulationResult:
     placements: npt.NDArray[Any] | None = None
     node_events: npt.NDArray[Any] | None = None
 
+    @classmethod
+    def _from_tables(cls, raw: dict[str, Any], seed: int, replicas: int) -> SimulationResult:
+        """From the core's tables by name (a run's, or a closed FleetModel's)."""
+        return cls(
+            jobs=raw["jobs"],
+            fleet=raw["fleet"],
+            trace=raw["trace"],
+            events=raw["events"],
+            seed=seed,
+            replicas=replicas,
+            placements=raw["placements"],
+            node_events=raw["node_events"],
+        )
+
     def pooled_ettr(self, job: int | None = None) -> float:
         """Total productive time / total wall over replicas (for one job, or all
         jobs GPU-weighted). For completed jobs this is work / mean wall."""
@@ -615,16 +629,7 @@ def simulate(
         time_limit=_time_limits(job_list),
         checkpoint_levels=_checkpoint_levels(job_list, index),
     )
-    return SimulationResult(
-        jobs=raw["jobs"],
-        fleet=raw["fleet"],
-        trace=raw["trace"],
-        events=raw["events"],
-        seed=seed_,
-        replicas=n_replicas,
-        placements=raw["placements"],
-        node_events=raw["node_events"],
-    )
+    return SimulationResult._from_tables(raw, seed_, n_replicas)
 
 
 @dataclass(frozen=True)

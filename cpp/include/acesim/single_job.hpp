@@ -148,6 +148,14 @@ ACESIM_HD bool begin_detection(Lifecycle& s, JobRecord& rec, double t, double de
     return true;
 }
 
+/// The job's final checkpoint ended at t: it is done.
+ACESIM_HD void finish(Lifecycle& s, JobRecord& rec, FailureClock& clock, double t) {
+    clock.unhold(t);
+    s.phase = Phase::Done;
+    rec.completed = true;
+    rec.end = t;
+}
+
 /// A (re)start at t, before its draws: the first start ends the queue
 /// wait, later ones count as restarts; the adaptive rule's new interval.
 ACESIM_HD void count_start(Lifecycle& s, JobRecord& rec, bool& started, double t, const SingleJobSpec& spec,
@@ -207,12 +215,6 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
         return L.writing == 0 ? save_draw()
                               : draw(dists[P.tier[L.writing - 1].save], s_tier_save, n_tier_save++, gpus);
     };
-    auto finish = [&](double t) {
-        clock.unhold(t);
-        s.phase = Phase::Done;
-        rec.completed = true;
-        rec.end = t;
-    };
 
     for (;;) {
         // At equal times: the persist's end, then the phase's; a failure
@@ -240,7 +242,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
             if (s.phase == Phase::PersistWait) {
                 rec.ckpt_stall += t - s.phase_start;
                 if (L.durable >= spec.work) {  // the final checkpoint (else: its snapshot is next)
-                    finish(t);
+                    finish(s, rec, clock, t);
                 } else {
                     levels_begin_write(s, t, save_draw());
                 }
@@ -265,7 +267,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
                                                : 0.0;
                     switch (levels_end_write(s, L, P, rec, spec.work, t, persist)) {
                         case WriteEnd::Done:
-                            finish(t);
+                            finish(s, rec, clock, t);
                             break;
                         case WriteEnd::FinalPersist:
                             s.phase = Phase::PersistWait;
@@ -380,10 +382,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                     break;
                 case Phase::Saving:
                     if (end_save(s, rec, spec.work, t)) {
-                        clock.unhold(t);
-                        s.phase = Phase::Done;
-                        rec.completed = true;
-                        rec.end = t;
+                        finish(s, rec, clock, t);
                     } else {
                         begin_compute(s, spec.work, t);
                         // Routine cycles: whole compute + write segments that
@@ -401,10 +400,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                             if (++events > max_events) return kSingleJobMaxEvents;
                             t = s.phase_end;
                             if (end_save(s, rec, spec.work, t)) {
-                                clock.unhold(t);
-                                s.phase = Phase::Done;
-                                rec.completed = true;
-                                rec.end = t;
+                                finish(s, rec, clock, t);
                                 break;
                             }
                             begin_compute(s, spec.work, t);
