@@ -419,3 +419,33 @@ def test_state_says_where_a_job_stands() -> None:
     model.start(j, [1, 2])
     while model.state(j) != "done":
         model.advance(1e9)
+
+
+def test_stop_after_a_failure_requeues_and_releases_the_survivors() -> None:
+    """Node 0 fails at 5,000 s; the scheduler sends the failed job back to
+    the queue (its survivor, node 1, released: free again, and with
+    Fleet(spares=1) the pool refills with it first) and starts it on [2, 3]
+    at 6,000: recovery_wait 1,000 (not a preemption), wasted 1,280, done at
+    6,060 + 3 x 3,660 = 17,040."""
+    fleet = trace_fleet(5, {0: [5000.0]}, repair=HOUR, spares=1)
+    model = ace.FleetModel(fleet, check_invariants=True)
+    assert model.spare_nodes() == [4]
+    j = model.submit(job(2))
+    model.start(j, [0, 1])
+    model.advance(1e9)  # node_down
+    model.advance(1e9)  # job_failed
+    model.stop(j)
+    assert model.state(j) == "queued" and model.nodes_of(j) == []
+    assert model.free_nodes() == [1, 2, 3, 4]
+    model.advance(6000.0)
+    model.start(j, [2, 3])
+    while model.state(j) != "done":
+        model.advance(1e9)
+    r = model.result().jobs[0]
+    assert (r["recovery_wait"], r["wasted"], r["preemptions"], r["restarts"], r["end"]) == (
+        1000.0,
+        1280.0,
+        0,
+        1,
+        17040.0,
+    )
