@@ -1351,3 +1351,62 @@ def test_restart_free_restarts_on_the_nodes_the_model_has_free() -> None:
     assert res.placements["node"].tolist() == [0, 1, 1, 2]
     with pytest.raises(ValueError, match="restart must be"):
         ace.exports.replay_schedule([(0, [0, 1], 0.0)], jobs, fleet, restart="any")  # type: ignore[arg-type]
+
+
+def test_restart_free_waits_the_schedulers_restart_delay() -> None:
+    """restart="free" with a restart delay of 10 min: node 0 fails at 1.5 h
+    (repair 1 h, so the job restarts on survivor 1 and free node 2); the job
+    waits 600 s in recovery_wait before it restarts, and is done 600 s later
+    than without the delay (16,200 + 600 s); the 1,800 s since the last
+    checkpoint are wasted."""
+    fleet = ace.Fleet(
+        4, repair=ace.HOUR, node_failures=ace.NodeTrace.from_gaps({0: [1.5 * ace.HOUR]}, nodes=4)
+    )
+    jobs = [ace.Job(16, 4 * ace.HOUR, ace.HOUR, init=0.0, save=0.0, load=0.0)]
+    res = ace.exports.replay_schedule(
+        [(0, [0, 1], 0.0)], jobs, fleet, restart="free", restart_delay=600.0
+    )
+    assert [float(res.jobs[b][0]) for b in ("end", "wasted", "recovery_wait")] == [
+        16800.0,
+        1800.0,
+        600.0,
+    ]
+    assert res.placements["time"].tolist() == [0.0, 0.0, 6000.0, 6000.0]
+
+
+def test_restart_delay_is_the_jobs_replace_stream() -> None:
+    """Each restart delay is the next draw of the job's "replace" stream:
+    with job-level failures every 2 h of compute (work 5 h: two failures)
+    and an exponential delay, the job's recovery_wait is exactly draws 0
+    and 1 of that stream, whatever the seed's other draws."""
+    fleet = ace.Fleet(2)
+    jobs = [ace.Job(8, 5 * ace.HOUR, ace.HOUR, init=0.0, save=0.0, load=0.0)]
+    law = ace.Exponential(300.0)
+    res = ace.exports.replay_schedule(
+        [(0, [0], 0.0)],
+        jobs,
+        fleet,
+        ace.Constant(2 * ace.HOUR),
+        [ace.Cause("crash", 1.0, node_down=False)],
+        seed=7,
+        replica=3,
+        restart="free",
+        restart_delay=law,
+    )
+    draws = law.sample(2, 7, ace.job_stream(0, "replace"), replica=3, gpus=8)
+    assert int(res.jobs["failures"][0]) == 2
+    assert float(res.jobs["recovery_wait"][0]) == pytest.approx(float(draws.sum()), abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"restart_delay": 60.0}, "only with restart='free'"),
+        ({"restart": "free", "restart_delay": -1.0}, "restart_delay"),
+        ({"restart": "free", "restart_delay": "soon"}, "restart_delay"),
+    ],
+)
+def test_restart_delay_is_checked(kw: dict[str, Any], match: str) -> None:
+    jobs = [ace.Job(8, ace.HOUR, ace.HOUR)]
+    with pytest.raises((ValueError, TypeError), match=match):
+        ace.exports.replay_schedule([(0, [0], 0.0)], jobs, ace.Fleet(2), **kw)

@@ -449,3 +449,50 @@ def test_stop_after_a_failure_requeues_and_releases_the_survivors() -> None:
         1,
         17040.0,
     )
+
+
+def test_can_start_answers_without_changing_anything() -> None:
+    """Two one-node jobs on two nodes; node 0 fails at 10 s (repair 100 s).
+    can_start says whether start would be accepted: node 0 free, then held by
+    job a (busy for b), then out of service (down at 10 s, back at 110 s);
+    a request that never can be (a missing node, a running job, the wrong
+    count) raises start's error. The answers change nothing: the result
+    equals a run without them."""
+
+    def run(ask: bool) -> Any:
+        fleet = ace.Fleet(
+            2, repair=100.0, node_failures=ace.NodeTrace.from_gaps({0: [10.0]}, nodes=2)
+        )
+        m = ace.FleetModel(fleet, horizon=1e4)
+        job = ace.Job(8, 1000.0, 500.0, init=0.0, save=0.0, load=0.0)
+        a, b = m.submit(job), m.submit(job)
+        if ask:
+            assert m.can_start(a, [0]) and m.can_start(a, [1])
+        m.start(a, [0])
+        if ask:
+            assert not m.can_start(b, [0]) and m.can_start(b, [1])
+            with pytest.raises(ValueError, match="node 5 does not exist"):
+                m.can_start(b, [5])
+            with pytest.raises(ValueError, match="is running"):
+                m.can_start(a, [1])
+            with pytest.raises(ValueError, match="needs 1 node"):
+                m.can_start(b, [0, 1])
+            with pytest.raises(TypeError, match="nodes must be"):
+                m.can_start(b, "0")  # type: ignore[arg-type]
+        events = m.advance(50.0)
+        assert [e.kind for e in events] == ["node_down"]
+        events = m.advance(50.0)
+        assert [e.kind for e in events] == ["job_failed"] and events[0].job == a
+        if ask:
+            assert not m.can_start(a, [0]) and m.can_start(a, [1])
+        m.advance(120.0)
+        if ask:
+            assert m.can_start(a, [0])
+        m.start(a, [0])
+        m.start(b, [1])
+        m.advance(1e4)
+        return m.result()
+
+    asked, plain = run(True), run(False)
+    assert asked.jobs.tobytes() == plain.jobs.tobytes()
+    assert float(asked.jobs["recovery_wait"][0]) == 110.0 - 10.0

@@ -279,3 +279,93 @@ def test_round_trip_sacct_non_exponential_job_laws(
     assert fit.failures == int(res.jobs["failures"].sum()) > 150
     assert fit.best.family == family
     assert fit[family].covers(**truth)
+
+
+_ATTEMPTS = (
+    "job_id,num_gpus,size_class,attempt,attempt_runtime_s,restart_gap_s\n"
+    "a,8,5-8,1,100,20\n"
+    "a,8,5-8,2,50,30\n"
+)
+_PASSED = (
+    "job_id,submitted_time,num_gpus,size_class,n_attempts,wall_s,sum_attempt_s,final_status\n"
+    "b,2017-10-01 00:10:00,16,9-16,1,400,400,Pass\n"
+    "a,2017-10-01 00:00:00,8,5-8,3,1200,1150,Pass\n"
+)
+
+
+def _philly_pair(tmp_path: Path) -> Any:
+    (tmp_path / "philly_interrupted_attempt_runtime_s.csv").write_text(_ATTEMPTS)
+    (tmp_path / "philly_pass_jobs_ge2gpu.csv").write_text(_PASSED)
+    return history.read_philly(tmp_path / "philly_interrupted_attempt_runtime_s.csv")
+
+
+def test_recorded_jobs_of_a_history_without_nodes(tmp_path: Path) -> None:
+    """Philly names no nodes: each job gets its own, in the order of first
+    starts (a at 0 s on node 0; b, 16 GPUs, at 600 s on nodes 1 and 2), its
+    recorded GPU count and, with no checkpoints in a source that records
+    them, one interval of its whole work (a restart from scratch): a's work
+    is its final attempt (1,000 s), b's 400 s."""
+    h = _philly_pair(tmp_path)
+    jobs, rows = history.recorded_jobs(h, 8, 3600.0)
+    assert [(j.gpus, j.work, j.checkpoint_interval, j.save.mean()) for j in jobs] == [
+        (16, 400.0, 400.0, 0.0),
+        (8, 1000.0, 1000.0, 0.0),
+    ]
+    assert rows == [(1, [0], 0.0), (1, [0], 120.0), (1, [0], 200.0), (0, [1, 2], 600.0)]
+
+
+def test_backtest_without_failures_by_hand(tmp_path: Path) -> None:
+    """The two Philly-like jobs replayed with a model that never fails: no
+    failure, no restart, nothing lost or waited; kept is every job's work
+    (1,000 s x 8 + 400 s x 16), inside the record (both done by 1,000 s).
+    The measurement (two failures, 150 s x 8 lost, 50 s x 8 waited) falls
+    outside every interval but kept's."""
+    h = _philly_pair(tmp_path)
+    model = {
+        "failures": ace.Exponential(1e15),
+        "fleet": ace.Fleet(1),
+        "causes": [ace.Cause("crash", 1.0, node_down=False)],
+    }
+    bt = h.backtest(model, replicas=3)
+    rows = {str(r["bucket"]): r for r in bt.table}
+    assert list(rows) == ["ckpt_stall", "recovery_wait", "failures", "restarts", "kept", "lost"]
+    assert [float(rows[b]["hi"]) for b in ("recovery_wait", "failures", "lost")] == [0.0] * 3
+    assert rows["kept"]["lo"] == rows["kept"]["hi"] == (1000 * 8 + 400 * 16) / HOUR
+    assert rows["kept"]["covered"] and not rows["lost"]["covered"]
+    assert (rows["failures"]["measured"], rows["lost"]["measured"]) == (2.0, 150 * 8 / HOUR)
+    assert rows["recovery_wait"]["measured"] == 50 * 8 / HOUR
+
+
+def test_backtest_resamples_the_recorded_restart_gaps(tmp_path: Path) -> None:
+    """With job-level failures that leave nodes in service, the replay's
+    restart delays are the recorded gaps (20 s and 30 s), resampled: job a
+    fails every 60 s of its run, so every simulated wait is 20 or 30 s."""
+    h = _philly_pair(tmp_path)
+    model = {
+        "failures": ace.Constant(60.0),
+        "fleet": ace.Fleet(1),
+        "causes": [ace.Cause("crash", 1.0, node_down=False)],
+    }
+    bt = h.backtest(model, replicas=4)
+    waits = bt.simulated["recovery_wait"] * HOUR
+    restarts = bt.simulated["restarts"]
+    assert np.all(restarts > 5)
+    # Each restart of a (8 GPUs) or b (16 GPUs) waited 20 s or 30 s.
+    assert np.all(waits >= 20 * 8 * restarts - 1e-6) and np.all(waits <= 30 * 16 * restarts + 1e-6)
+    none = h.backtest(model, replicas=2, restart_delay=None)
+    assert np.all(none.simulated["recovery_wait"] == 0.0)
+    with pytest.raises(ValueError, match="restart_delay must be"):
+        h.backtest(model, replicas=2, restart_delay="recorded")
+
+
+def test_philly_backtest() -> None:
+    """Philly's own history replayed with its fitted job-level law: the
+    model reproduces the number of interrupted attempts (inside the 90%
+    interval of 12 replicas)."""
+    if not (DATA_DIR / "philly_pass_jobs_ge2gpu.csv").exists():
+        pytest.skip("../shared/data is absent")
+    h = history.read_philly(DATA_DIR / "philly_interrupted_attempt_runtime_s.csv")
+    bt = h.backtest(replicas=12)
+    rows = {str(r["bucket"]): r for r in bt.table}
+    assert rows["failures"]["measured"] == 1456 and rows["failures"]["covered"]
+    assert set(rows) == {"ckpt_stall", "recovery_wait", "failures", "restarts", "kept", "lost"}

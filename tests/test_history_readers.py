@@ -1073,6 +1073,113 @@ def test_philly() -> None:
     assert alone.intervals("job").failures == 1456
 
 
+def test_philly_timeline_is_the_files_sums() -> None:
+    """The timeline's measured buckets are the files' own sums, computed
+    here with the csv module: lost = the interrupted attempts' GPU-hours,
+    kept = the final attempts', recovery_wait = the restart gaps'."""
+    import csv
+
+    passed_path = DATA_DIR / "philly_pass_jobs_ge2gpu.csv"
+    if not passed_path.exists():
+        pytest.skip("../shared/data/philly_pass_jobs_ge2gpu.csv is absent")
+    with shared("philly").open() as f:
+        attempts = list(csv.DictReader(f))
+    with passed_path.open() as f:
+        passed = list(csv.DictReader(f))
+    lost = math.fsum(float(a["attempt_runtime_s"]) * int(a["num_gpus"]) for a in attempts)
+    gaps = math.fsum(float(a["restart_gap_s"]) * int(a["num_gpus"]) for a in attempts)
+    held = math.fsum(float(p["sum_attempt_s"]) * int(p["num_gpus"]) for p in passed)
+    h = history.read_philly(shared("philly"))
+    assert h.runs.size == len(attempts) + len(passed)
+    assert np.unique(h.failures["event"]).size == len(attempts)
+    t = h.measured().totals
+    assert t["lost_gpu_hours"] == pytest.approx(lost / 3600, rel=1e-12)
+    assert t["kept_gpu_hours"] == pytest.approx((held - lost) / 3600, rel=1e-12)
+    assert t["recovery_wait_gpu_hours"] == pytest.approx(gaps / 3600, rel=1e-12)
+    assert t["failures"] == len(attempts) and t["jobs"] == len(passed)
+    first = min(p["submitted_time"] for p in passed)
+    assert h.origin is not None and h.origin.isoformat(sep=" ") == first
+    assert h.span[0] == 0.0 and h.runs["start"].min() == 0.0
+    model = h.to_model()
+    assert model["fleet"].node_failures is None and model["failures"] is not None
+    assert [c.node_down for c in model["causes"]] == [False]
+
+
+PHILLY_ATTEMPTS = (
+    "job_id,num_gpus,size_class,attempt,attempt_runtime_s,restart_gap_s\n"
+    "a,8,5-8,1,100,20\n"
+    "a,8,5-8,2,50,30\n"
+)
+PHILLY_PASSED = (
+    "job_id,submitted_time,num_gpus,size_class,n_attempts,wall_s,sum_attempt_s,final_status\n"
+    "b,2017-10-01 00:10:00,16,9-16,1,400,400,Pass\n"
+    "a,2017-10-01 00:00:00,8,5-8,3,1200,1150,Pass\n"
+)
+
+
+def test_philly_timeline_by_hand(tmp_path: Path) -> None:
+    """Job a (8 GPUs) starts at 00:00, fails after 100 s, restarts 20 s later,
+    fails after 50 s, restarts 30 s later and completes in 1,000 s (1,150 s
+    of attempts in all); job b (16 GPUs) starts at 00:10 and completes in
+    400 s. Origin 00:00; lost 150 s x 8 GPUs; kept 1,000 s x 8 + 400 s x
+    16; recovery wait 50 s x 8."""
+    attempts = write(tmp_path, "philly_interrupted_attempt_runtime_s.csv", PHILLY_ATTEMPTS)
+    write(tmp_path, "philly_pass_jobs_ge2gpu.csv", PHILLY_PASSED)
+    h = history.read_philly(attempts)
+    assert h.job_names == ("b", "a")
+    runs = h.runs
+    assert runs[["job", "attempt", "start", "end", "state", "gpus"]].tolist() == [
+        (0, 0, 600.0, 1000.0, RunState.COMPLETED, 16),
+        (1, 0, 0.0, 100.0, RunState.FAILED, 8),
+        (1, 1, 120.0, 170.0, RunState.FAILED, 8),
+        (1, 2, 200.0, 1200.0, RunState.COMPLETED, 8),
+    ]
+    assert h.failures[["time", "job", "run", "node"]].tolist() == [
+        (100.0, 1, 1, -1),
+        (170.0, 1, 2, -1),
+    ]
+    assert h.span == (0.0, 1200.0)
+    t = h.measured().totals
+    assert t["lost_gpu_hours"] == 150 * 8 / 3600
+    assert t["kept_gpu_hours"] == (1000 * 8 + 400 * 16) / 3600
+    assert t["recovery_wait_gpu_hours"] == 50 * 8 / 3600
+    iv = h.intervals("job")
+    assert sorted(zip(iv.samples.tolist(), iv.censored.tolist(), strict=True)) == [
+        (50.0, False),
+        (100.0, False),
+        (400.0, True),
+        (1000.0, True),
+    ]
+    assert history.restart_gaps(h).tolist() == [20.0, 30.0]
+
+
+@pytest.mark.parametrize(
+    "passed, line, field",
+    [
+        (PHILLY_PASSED.replace("1200,1150", "1300,1150"), 3, "wall_s"),
+        (PHILLY_PASSED.replace(",3,1200", ",2,1200"), 3, "n_attempts"),
+        (PHILLY_PASSED.replace("1200,1150", "100,90"), 3, "sum_attempt_s"),
+        (PHILLY_PASSED.replace("2017-10-01 00:10:00", "yesterday"), 2, "submitted_time"),
+        (PHILLY_PASSED + "b,2017-10-01 00:10:00,16,9-16,1,400,400,Pass\n", 4, "job_id"),
+        (PHILLY_PASSED.replace("\na,2017", "\nc,2017"), 3, "n_attempts"),
+    ],
+    ids=["wall", "attempts", "attempt-time", "time", "twice", "unknown-job"],
+)
+def test_philly_malformed_passed_jobs(tmp_path: Path, passed: str, line: int, field: str) -> None:
+    attempts = write(tmp_path, "attempts.csv", PHILLY_ATTEMPTS)
+    path = write(tmp_path, "passed.csv", passed)
+    with pytest.raises(HistoryFormatError) as info:
+        history.read_philly(attempts, passed=path)
+    assert (info.value.path, info.value.line, info.value.field) == (str(path), line, field)
+
+
+def test_philly_attempts_out_of_order(tmp_path: Path) -> None:
+    path = write(tmp_path, "attempts.csv", PHILLY_ATTEMPTS.replace("a,8,5-8,2,", "a,8,5-8,3,"))
+    with pytest.raises(HistoryFormatError) as info:
+        history.read_philly(path)
+    assert (info.value.line, info.value.field) == (3, "attempt")
+
+
 def test_bamboo() -> None:
     iv = history.read_bamboo_lifetimes(shared("bamboo_lifetimes")).intervals("node")
     assert len(iv) == 256 and iv.failures == 241

@@ -133,3 +133,27 @@ def test_readme_history_fit_is_what_the_command_prints() -> None:
         cwd=ROOT,
     )
     assert out.stdout == quoted[1]
+
+
+def test_readme_backtest_is_what_the_command_prints() -> None:
+    """The README's Philly fit and back-test are the output of ``acesim fit
+    ../shared/data/philly_interrupted_attempt_runtime_s.csv --backtest 30``."""
+    data = ROOT.parent / "shared" / "data" / "philly_pass_jobs_ge2gpu.csv"
+    if not data.exists():
+        pytest.skip("../shared/data is absent")
+    text = (ROOT / "README.md").read_text()
+    marker = "philly_interrupted_attempt_runtime_s.csv --backtest 30`"
+    assert marker in text
+    quoted = re.search(r"```\n(.*?)```", text[text.index(marker) :], flags=re.S)
+    assert quoted is not None
+    command = ["fit", "../shared/data/philly_interrupted_attempt_runtime_s.csv", "--backtest", "30"]
+    out = subprocess.run(
+        [sys.executable, "-m", "acesim", *command],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert out.stdout == quoted[1]
+    for figure in ("3,034", "1,456", "shape 0.31", "1.3% below"):
+        assert figure in text

@@ -485,6 +485,7 @@ void register_fleet_model(py::module_& m) {
             py::arg("tiers"), py::arg("min_gpus"), py::arg("reconfigure"), py::arg("scaling"),
             py::arg("checkpoint_bytes"))
         .def("start", &Core::start, py::arg("job"), py::arg("nodes"))
+        .def("can_start", &Core::can_start, py::arg("job"), py::arg("nodes"))
         .def("stop", &Core::stop, py::arg("job"), py::arg("for_job"))
         .def("resize", &Core::resize, py::arg("job"), py::arg("nodes"))
         .def(

@@ -90,6 +90,11 @@ void FleetModelCore::start(std::uint32_t job, const std::vector<std::uint32_t>& 
     engine_->start_job(job, nodes);
 }
 
+bool FleetModelCore::can_start(std::uint32_t job, const std::vector<std::uint32_t>& nodes) const {
+    require_job(job, "start");
+    return engine_->can_start(job, nodes);
+}
+
 void FleetModelCore::resize(std::uint32_t job, const std::vector<std::uint32_t>& nodes) {
     require_job(job, "resize");
     engine_->resize_job(job, nodes);

@@ -377,9 +377,13 @@ def _read_history(path: str) -> Any:
     return history.read_events(file)
 
 
-def run_fit(path: str, by: str | None, cause: str | None) -> int:
+def run_fit(path: str, by: str | None, cause: str | None, backtest: int = 0, seed: int = 0) -> int:
     """``acesim fit FILE``: the ranked fits of the history's inter-failure
-    times and, for a timeline, what happened (the measured buckets)."""
+    times and, for a timeline, what happened (the measured buckets); with
+    ``--backtest N`` the recorded schedule replayed ``N`` times with the
+    fitted model's failures (:meth:`History.backtest`)."""
+    if backtest < 0:
+        raise ValueError(f"--backtest must be >= 0, got {backtest}")
     h = _read_history(path)
     if not hasattr(h, "fit"):
         raise ValueError(f"file: {path} is a summary, not a history of failures")
@@ -394,6 +398,23 @@ def run_fit(path: str, by: str | None, cause: str | None) -> int:
         for key, value in m.totals.items():
             if key.endswith("_gpu_hours"):
                 print(f"   {key[: -len('_gpu_hours')]:<15}{float(value):14.1f}")
+    if backtest:
+        if not len(getattr(h, "runs", ())):
+            raise ValueError(f"--backtest: {path} records no runs to replay")
+        bt = h.backtest(replicas=backtest, seed=seed)
+        pct = round(100 * bt.level)
+        print()
+        print(
+            f"Back-test: the recorded schedule with the best fit's failures, "
+            f"{bt.replicas} replicas, seed {seed} (GPU-hours; counts):"
+        )
+        print(bt.markdown())
+        missed = [str(r["bucket"]) for r in bt.table if not r["covered"]]
+        print(
+            f"outside the {pct}% interval: {', '.join(missed)}"
+            if missed
+            else f"every bucket inside its {pct}% interval"
+        )
     return 0
 
 
@@ -456,10 +477,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the inter-failure samples to fit (default: node, else job, else system)",
     )
     f.add_argument("--cause", default=None, help="with --by cause: the cause to fit")
+    f.add_argument(
+        "--backtest",
+        type=int,
+        default=0,
+        metavar="N",
+        help="replay the recorded schedule N times with the fitted failures and compare",
+    )
+    f.add_argument("--seed", type=int, default=0, help="the back-test's seed")
     args = parser.parse_args(argv)
     try:
         if args.command == "fit":
-            return run_fit(args.file, args.by, args.cause)
+            return run_fit(args.file, args.by, args.cause, args.backtest, args.seed)
         if args.command == "demo":
             return run_demo(args.replicas, args.seed, args.plot)
         if args.command == "info":

@@ -90,12 +90,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validation import integer
-from .distributions import Distribution, scipy_to_law
+from .distributions import Distribution, as_distribution, scipy_to_law
 from .fleet import Fleet, NodeTrace
 from .fleet_model import FleetModel
 from .job import Job
 from .policy import Policy
-from .simulation import SimulationResult
+from .simulation import SimulationResult, job_stream
 
 __all__ = [
     "BATSIM_EVENT_TYPES",
@@ -813,6 +813,7 @@ class _Planned:
     submit_at: float
     id: int = -1
     used: int = 0  # rows used so far
+    delays: int = 0  # restart delays drawn so far
     last: tuple[int, ...] = ()
     request: _Request | None = None
 
@@ -1003,7 +1004,6 @@ def schedule_order(
 
 
 # What FleetModel.start says when the nodes are not free now: the start waits.
-_NOT_FREE = (" is busy", " is out of service")
 
 
 def replay_schedule(
@@ -1019,6 +1019,7 @@ def replay_schedule(
     *,
     submit: Literal["start", "job"] = "start",
     restart: Literal["recorded", "free"] = "recorded",
+    restart_delay: Distribution | float | None = None,
 ) -> SimulationResult:
     """What the model's failures would have cost a recorded schedule.
 
@@ -1065,7 +1066,12 @@ def replay_schedule(
       free nodes it still needs (waiting until enough are free). The model's
       failures are not the recorded ones, so this is the replay a back-test
       wants: the recorded restarts answered failures the model does not
-      draw.
+      draw. ``restart_delay`` (a law or seconds; only with ``"free"``) is
+      the scheduler's time to restart an interrupted job, counted from when
+      the interruption is reported (the job's ``k``-th delay is draw ``k``
+      of its ``"replace"`` stream, :func:`acesim.job_stream`; the model's
+      own random numbers are untouched); the job waits for it in
+      ``recovery_wait``.
 
     The replay ends when every job the schedule starts is done, at the
     horizon, or when the model has nothing left to do; it returns the
@@ -1101,6 +1107,15 @@ def replay_schedule(
     """
     if restart not in ("recorded", "free"):
         raise ValueError(f"restart must be 'recorded' or 'free', got {restart!r}")
+    delay_law = None
+    if restart_delay is not None:
+        if restart != "free":
+            raise ValueError("restart_delay: only with restart='free' (the rows give the restarts)")
+        delay_law = as_distribution("restart_delay", restart_delay)
+        if not delay_law.mean() >= 0.0 or math.isinf(delay_law.mean()):
+            raise ValueError(
+                f"restart_delay must have a finite mean >= 0, got {delay_law.mean()!r}"
+            )
     model = FleetModel(fleet, failures, causes, policy, seed=seed, replica=replica, horizon=horizon)
     end = float(horizon)  # (FleetModel checked it)
     quarantine = policy.quarantine if policy is not None else None
@@ -1135,12 +1150,11 @@ def replay_schedule(
         if nodes is None:
             return False
         try:
+            if not model.can_start(p.id, nodes):
+                return False
             model.start(p.id, nodes)
         except ValueError as e:
-            message = str(e)
-            if any(s in message for s in _NOT_FREE):
-                return False
-            raise ScheduleError(f"schedule row {r.row} (job {p.key!r}): {message}") from None
+            raise ScheduleError(f"schedule row {r.row} (job {p.key!r}): {e}") from None
         running += 1
         p.last = tuple(nodes)
         p.request = None
@@ -1217,7 +1231,20 @@ def replay_schedule(
                 p = by_id[event.job]
                 running -= 1
                 if restart == "free":
-                    request(p, event.time, None, p.runs[-1].row)
+                    wait = 0.0
+                    if delay_law is not None:
+                        wait = float(
+                            delay_law.sample(
+                                1,
+                                seed,
+                                job_stream(event.job, "replace"),
+                                replica=replica,
+                                first=p.delays,
+                                gpus=p.job.gpus,
+                            )[0]
+                        )
+                        p.delays += 1
+                    request(p, event.time + wait, None, p.runs[-1].row)
                 elif p.used < len(p.runs):
                     run = p.runs[p.used]
                     p.used += 1

@@ -279,6 +279,18 @@ class FleetModel:
         self._core.start(jid, ids)
         self._log.append(("start", (jid, tuple(ids))))
 
+    def can_start(self, job: int, nodes: Sequence[int]) -> bool:
+        """Whether :meth:`start` would accept ``job`` on ``nodes`` now: False
+        while one of them is busy (another job holds it or GPUs of it) or
+        out of service; raises what :meth:`start` raises for a request that
+        never can be (the job not queued or waiting, the wrong node count, a
+        node that does not exist or is given twice). Changes nothing."""
+        jid = self._job_id("job", job)
+        if isinstance(nodes, str | bytes) or not isinstance(nodes, Sequence):
+            raise TypeError(f"nodes must be a sequence of node ids, got {type(nodes).__name__}")
+        ids = [integer(f"nodes[{k}]", n, minimum=0, maximum=2**32 - 1) for k, n in enumerate(nodes)]
+        return bool(self._core.can_start(jid, ids))
+
     def stop(self, job: int, for_job: int | None = None) -> None:
         """Stops a running ``job`` (a preemption: what it did since its last
         durable checkpoint is lost; that and its next restart are

@@ -46,6 +46,11 @@ PURPOSES = {
     "cause": 5,
     "detect": 6,
     "repair": 7,
+    "replace": 10,
+    "persist": 11,
+    "tier_save": 12,
+    "tier_load": 13,
+    "reconfigure": 14,
 }
 _JOB_KIND = 1
 

@@ -46,6 +46,9 @@ public:
     /// Submits a job now (its submit time is the model's clock); returns its id.
     std::uint32_t submit(JobSpec spec, JobOptions options, const std::vector<CheckpointTierSpec>& tiers);
     void start(std::uint32_t job, const std::vector<std::uint32_t>& nodes);
+    /// Whether start(job, nodes) would be accepted now (false: a node is busy or
+    /// out of service); throws what start throws for a request that never can be.
+    bool can_start(std::uint32_t job, const std::vector<std::uint32_t>& nodes) const;
     void stop(std::uint32_t job, std::int32_t for_job);
     void resize(std::uint32_t job, const std::vector<std::uint32_t>& nodes);
     std::vector<ModelEvent> advance(double until);

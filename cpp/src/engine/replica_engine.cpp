@@ -177,8 +177,8 @@ const char* phase_name(Phase p) {
 std::string job_name(std::uint32_t j) { return "job " + std::to_string(j); }
 }  // namespace
 
-void ReplicaEngine::check_nodes(const char* what, std::uint32_t j,
-                                const std::vector<std::uint32_t>& nodes) const {
+std::string ReplicaEngine::unavailable_nodes(const char* what, std::uint32_t j,
+                                             const std::vector<std::uint32_t>& nodes) const {
     const JobPlan& plan = plans_.jobs[j];
     const NodeList& held = pool_.nodes_of(j);
     for (std::size_t k = 0; k < nodes.size(); ++k) {
@@ -190,16 +190,42 @@ void ReplicaEngine::check_nodes(const char* what, std::uint32_t j,
         if (std::find(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(k), n) !=
             nodes.begin() + static_cast<std::ptrdiff_t>(k))
             throw std::invalid_argument(node + " is given twice");
+    }
+    for (const std::uint32_t n : nodes) {
         if (std::find(held.begin(), held.end(), n) != held.end()) continue;
+        const std::string node = std::string(what) + ": node " + std::to_string(n);
         const NodeState& state = pool_.node(n);
-        if (!state.in_service)
-            throw std::invalid_argument(node + " is out of service (failed, quarantined or in maintenance)");
+        if (!state.in_service) return node + " is out of service (failed, quarantined or in maintenance)";
         if (!state.reserved.empty() || state.acquiring_for >= 0 || state.free_gpus < plan.gpus_per_node ||
             (plan.gpus_per_node == pool_.gpus_per_node() && !state.jobs.empty()))
-            throw std::invalid_argument(node + " is busy (" + std::to_string(state.free_gpus) +
-                                        " free GPUs; " + job_name(j) + " needs " +
-                                        std::to_string(plan.gpus_per_node) + ")");
+            return node + " is busy (" + std::to_string(state.free_gpus) + " free GPUs; " + job_name(j) +
+                   " needs " + std::to_string(plan.gpus_per_node) + ")";
     }
+    return {};
+}
+
+void ReplicaEngine::check_nodes(const char* what, std::uint32_t j,
+                                const std::vector<std::uint32_t>& nodes) const {
+    const std::string reason = unavailable_nodes(what, j, nodes);
+    if (!reason.empty()) throw std::invalid_argument(reason);
+}
+
+void ReplicaEngine::check_start(std::uint32_t j, const std::vector<std::uint32_t>& nodes) const {
+    const Phase phase = jobs_[j].phase();
+    if (phase != Phase::Queued && phase != Phase::Waiting)
+        throw std::invalid_argument("start: " + job_name(j) + " is " + phase_name(phase) +
+                                    "; only a queued job or one waiting after a failure can start");
+    const JobPlan& plan = plans_.jobs[j];
+    if (nodes.size() != plan.nodes)
+        throw std::invalid_argument(
+            "start: " + job_name(j) + " needs " + std::to_string(plan.nodes) + " node(s), got " +
+            std::to_string(nodes.size()) +
+            (in_.options(j).min_gpus > 0 ? " (resize runs an elastic job on fewer)" : ""));
+}
+
+bool ReplicaEngine::can_start(std::uint32_t j, const std::vector<std::uint32_t>& nodes) const {
+    check_start(j, nodes);
+    return unavailable_nodes("start", j, nodes).empty();
 }
 
 void ReplicaEngine::place_on(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
@@ -215,17 +241,7 @@ void ReplicaEngine::place_on(std::uint32_t j, const std::vector<std::uint32_t>& 
 
 void ReplicaEngine::start_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
     const double t = kernel_.now();
-    JobState& job = jobs_[j];
-    const Phase phase = job.phase();
-    if (phase != Phase::Queued && phase != Phase::Waiting)
-        throw std::invalid_argument("start: " + job_name(j) + " is " + phase_name(phase) +
-                                    "; only a queued job or one waiting after a failure can start");
-    const JobPlan& plan = plans_.jobs[j];
-    if (nodes.size() != plan.nodes)
-        throw std::invalid_argument(
-            "start: " + job_name(j) + " needs " + std::to_string(plan.nodes) + " node(s), got " +
-            std::to_string(nodes.size()) +
-            (in_.options(j).min_gpus > 0 ? " (resize runs an elastic job on fewer)" : ""));
+    check_start(j, nodes);
     check_nodes("start", j, nodes);
     place_on(j, nodes);
     scheduler_.drop(j);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "acesim/distributions.hpp"
@@ -49,6 +50,10 @@ public:
     const JobState& job(std::uint32_t j) const { return jobs_[j]; }
     /// The outside scheduler starts job j (queued, or waiting after a failure) on `nodes`.
     void start_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
+    /// Whether start_job(j, nodes) would be accepted now: false when a node is
+    /// busy or out of service; throws what start_job throws for a request that
+    /// never can be (the job not startable, the wrong count, a missing or repeated node).
+    bool can_start(std::uint32_t j, const std::vector<std::uint32_t>& nodes) const;
     /// The outside scheduler stops job j (a preemption when it runs; churn to `for_job` >= 0).
     void stop_job(std::uint32_t j, std::int32_t for_job);
     /// The outside scheduler runs elastic job j (computing, or waiting after
@@ -60,6 +65,12 @@ private:
     /// The outside scheduler's nodes for job j: they exist, are distinct, in
     /// service and free (or held by j already).
     void check_nodes(const char* what, std::uint32_t j, const std::vector<std::uint32_t>& nodes) const;
+    /// Why `nodes` cannot be job j's now (one is busy or out of service; empty
+    /// when they can be); throws for nodes that never can be (missing, repeated).
+    std::string unavailable_nodes(const char* what, std::uint32_t j,
+                                  const std::vector<std::uint32_t>& nodes) const;
+    /// start_job's checks of the job and the node count.
+    void check_start(std::uint32_t j, const std::vector<std::uint32_t>& nodes) const;
     /// Job j holds exactly `nodes` (in that order for those it did not hold).
     void place_on(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
     void begin();

@@ -28,7 +28,7 @@ gives the inter-failure samples with right-censoring.
 
 from __future__ import annotations
 
-from ._analysis import Backtest, Burstiness, FamilyFit, Fit, Lemons
+from ._analysis import Backtest, Burstiness, FamilyFit, Fit, Lemons, recorded_jobs, restart_gaps
 from ._errors import HistoryFormatError
 from ._events import EVENT_FIELDS, EVENT_KINDS, read_events, write_events
 from ._model import (
@@ -110,6 +110,8 @@ __all__ = [
     "read_shared",
     "read_titan_interfailure",
     "read_titan_lifetimes",
+    "recorded_jobs",
+    "restart_gaps",
     "write_events",
     "write_sacct",
 ]

@@ -707,7 +707,7 @@ def to_model(
     family: str | None = None,
 ) -> dict[str, Any]:
     """:meth:`History.to_model`."""
-    from ..fleet import Fleet
+    from ..fleet import Cause, Fleet
 
     by_ = default_by(h) if by is None else by
     if by_ not in ("node", "job"):
@@ -720,6 +720,13 @@ def to_model(
     if spells.size:
         repair = Exponential(max(float(np.mean(spells["up"] - spells["down"])), 1.0))
     causes = _with_detection(h, h.causes())
+    if not h.node_names and by_ == "job":
+        # A source that names no nodes says nothing of them: its failures
+        # leave nodes in service.
+        causes = [
+            Cause(c.name, c.share, detect=c.detect, node_down=False, slowdown=c.slowdown)
+            for c in (causes or [Cause("failure", 1.0)])
+        ]
     if by_ == "node":
         fleet = Fleet(nodes, gpus_per_node=gpn, repair=repair, node_failures=law)
         return {"failures": None, "fleet": fleet, "causes": causes}
@@ -797,45 +804,107 @@ def recorded_jobs(
     """The history's jobs as :class:`acesim.Job` (work: the productive time
     when known, else the time kept at checkpoints, else the time held;
     checkpoint interval: the median gap between the job's checkpoints less
-    their median write, else ``checkpoint_interval``; save: that median
-    write; init: the median setup of its runs, load 0) and its runs as
-    :func:`replay_schedule` rows."""
+    their median write; for a job without checkpoints in a source that
+    records them, its work (it restarts from scratch); else
+    ``checkpoint_interval``; save: that median write; init: the median
+    setup of its runs, load 0) and its runs as :func:`replay_schedule` rows.
+
+    A source that names no nodes (Philly) gets dedicated ones: each job its
+    own ``ceil(gpus / gpus_per_node)`` nodes, numbered in the order of the
+    jobs' first starts, and a job of the recorded GPU count."""
     from ..job import Job
 
     m = h.measured().jobs
     runs = h.runs[np.argsort(h.runs["start"], kind="stable")]
     rows: list[tuple[int, list[int], float]] = []
     first_nodes: dict[int, int] = {}
+    gpus_of: dict[int, int] = {}
+    nodeless = h.runs.size > 0 and h.run_nodes.size == 0
+    dedicated: dict[int, list[int]] = {}
     for r in runs:
-        nodes = h.run_nodes["node"][h.run_nodes["run"] == r["run"]].tolist()
-        if not nodes or min(nodes) < 0:
-            continue
-        first_nodes.setdefault(int(r["job"]), len(nodes))
-        rows.append((int(r["job"]), [int(n) for n in nodes], float(r["start"])))
+        j = int(r["job"])
+        if nodeless:
+            gpus = int(r["gpus"])
+            if gpus <= 0:
+                raise ValueError(
+                    f"backtest: job {h.job_names[j]!r} has no GPU count and no nodes to place it on"
+                )
+            if j not in dedicated:
+                base = sum(len(v) for v in dedicated.values())
+                dedicated[j] = list(range(base, base + -(-gpus // gpus_per_node)))
+            nodes = dedicated[j]
+            gpus_of.setdefault(j, gpus)
+        else:
+            nodes = h.run_nodes["node"][h.run_nodes["run"] == r["run"]].tolist()
+            if not nodes or min(nodes) < 0:
+                continue
+        first_nodes.setdefault(j, len(nodes))
+        rows.append((j, [int(n) for n in nodes], float(r["start"])))
+    records_checkpoints = "checkpoints" in h.knows
     jobs: dict[int, Any] = {}
     for j in sorted(first_nodes):
         row = m[m["job"] == j][0]
-        work = next(
-            (float(row[b]) for b in ("productive", "kept", "held") if math.isfinite(row[b])),
-            0.0,
+        work = max(
+            next(
+                (float(row[b]) for b in ("productive", "kept", "held") if math.isfinite(row[b])),
+                0.0,
+            ),
+            1.0,
         )
         ck = h.checkpoints["time"][h.checkpoints["job"] == j]
-        interval = float(np.median(np.diff(np.sort(ck)))) if ck.size >= 2 else checkpoint_interval
         dur = h.checkpoints["duration"][h.checkpoints["job"] == j]
         dur = dur[np.isfinite(dur)]
+        save = float(np.median(dur)) if dur.size else 0.0
+        if ck.size >= 2:
+            interval = max(float(np.median(np.diff(np.sort(ck)))) - save, 1.0)
+        elif ck.size == 0 and records_checkpoints:
+            interval = work
+        else:
+            interval = max(checkpoint_interval - save, 1.0)
         setup = h.runs["setup"][h.runs["job"] == j]
         setup = setup[np.isfinite(setup)]
         jobs[j] = Job(
-            first_nodes[j] * gpus_per_node,
-            work=max(work, 1.0),
-            checkpoint_interval=max(interval - (float(np.median(dur)) if dur.size else 0.0), 1.0),
+            gpus_of.get(j, first_nodes[j] * gpus_per_node),
+            work=work,
+            checkpoint_interval=interval,
             init=float(np.median(setup)) if setup.size else 0.0,
-            save=float(np.median(dur)) if dur.size else 0.0,
+            save=save,
             load=0.0,
         )
     return [jobs[j] for j in sorted(jobs)], [
         (sorted(jobs).index(j), nodes, start) for j, nodes, start in rows if j in jobs
     ]
+
+
+def restart_gaps(h: History) -> FloatArray:
+    """The recorded scheduler's restart delays: from the end of each run a
+    failure interrupted to the start of the job's next run."""
+    runs = h.runs[np.lexsort((h.runs["start"], h.runs["job"]))]
+    if runs.size < 2:
+        return np.zeros(0)
+    same = runs["job"][1:] == runs["job"][:-1]
+    failed = np.isin(runs["run"][:-1], h.failures["run"])
+    gaps = (runs["start"][1:] - runs["end"][:-1])[same & failed]
+    return np.asarray(gaps[np.isfinite(gaps)], np.float64)
+
+
+def _takes_nodes_down(model: dict[str, Any]) -> bool:
+    """Whether a failure of the model can take a node out of service."""
+    if model["fleet"].node_failures is not None:
+        return True
+    causes = model.get("causes")
+    return causes is None or any(c.node_down for c in causes)
+
+
+def _simulated(rj: npt.NDArray[Any], bucket: str) -> float:
+    if bucket in ("failures", "restarts"):
+        return float(np.sum(rj[bucket]))
+    if bucket in ("kept", "lost"):
+        lost = rj["wasted"] + rj["detection"]
+        held = sum(rj[b] for b in ("productive", "wasted", "ckpt_stall", "overhead", "detection"))
+        value = lost if bucket == "lost" else held - lost
+        return float(np.sum(value * rj["gpus"])) / 3600.0
+    return float(np.sum(rj[bucket] * rj["gpus"])) / 3600.0
 
 
 def backtest(
@@ -846,8 +915,10 @@ def backtest(
     level: float = 0.9,
     seed: int = 0,
     checkpoint_interval: float = 3600.0,
+    restart_delay: Any = "measured",
 ) -> Backtest:
     """:meth:`History.backtest`."""
+    from ..distributions import Empirical
     from ..exports import replay_schedule
 
     if model is None:
@@ -856,15 +927,35 @@ def backtest(
     jobs, schedule = recorded_jobs(h, fleet.gpus_per_node, checkpoint_interval)
     if not schedule:
         raise ValueError("backtest: this history has no runs with known nodes to replay")
+    if h.run_nodes.size == 0:
+        if fleet.node_failures is not None:
+            raise ValueError(
+                "backtest: this history names no nodes; its model cannot have node_failures"
+            )
+        needed = 1 + max(max(nodes) for _, nodes, _ in schedule)
+        fleet = dataclasses.replace(fleet, nodes=max(needed, fleet.nodes))
+    if isinstance(restart_delay, str):
+        if restart_delay != "measured":
+            raise ValueError(
+                f"restart_delay must be 'measured', a law or None, got {restart_delay!r}"
+            )
+        gaps = restart_gaps(h)
+        restart_delay = (
+            Empirical(gaps)
+            if gaps.size and not _takes_nodes_down(model) and gaps.max() > 0
+            else None
+        )
     keys = sorted({j for j, _, _ in schedule})
     measured = h.measured()
     mj = measured.jobs
-    want = [b for b in BACKTEST_BUCKETS if b in measured.available or b in ("failures", "restarts")]
+    have = set(measured.available) | {"failures", "restarts"}
+    want = [b for b in BACKTEST_BUCKETS if b in have]
+    if "productive" not in have:
+        want += [b for b in ("kept", "lost") if b in have]
     meas: dict[str, float] = {}
     for b in want:
-        rows = mj[np.isin(mj["job"], keys)] if b in ("failures", "restarts") else mj
         if b in ("failures", "restarts"):
-            meas[b] = float(np.sum(rows[b]))
+            meas[b] = float(np.sum(mj[np.isin(mj["job"], keys)][b]))
         else:
             meas[b] = float(np.nansum(mj[b] * mj["gpus"])) / 3600.0
     sims: dict[str, list[float]] = {b: [] for b in want}
@@ -880,13 +971,10 @@ def backtest(
             replica=k,
             horizon=horizon,
             restart="free",
+            restart_delay=restart_delay,
         )
-        rj = res.jobs
         for b in want:
-            if b in ("failures", "restarts"):
-                sims[b].append(float(np.sum(rj[b])))
-            else:
-                sims[b].append(float(np.sum(rj[b] * rj["gpus"])) / 3600.0)
+            sims[b].append(_simulated(res.jobs, b))
     table = np.zeros(len(want), BACKTEST_DTYPE)
     q = (1.0 - level) / 2.0
     for i, b in enumerate(want):

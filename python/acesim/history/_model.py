@@ -1167,16 +1167,61 @@ class History:
         return _analysis.lemons(self, alpha)
 
     def to_model(self, by: str | None = None, family: str | None = None) -> dict[str, Any]:
-        """``simulate`` keyword arguments (failures, fleet, causes) from the fits."""
+        """``simulate`` keyword arguments (failures, fleet, causes) from the
+        fits: the best family of :meth:`fit` (or ``family``) ``by`` node (as
+        the fleet's ``node_failures``) or job (as ``failures``), the fleet's
+        size, a repair law from the nodes' recorded spells out of service
+        (exponential at their mean), and :meth:`causes` with the detection
+        latency the source records. A source that names no nodes gives
+        causes that leave nodes in service."""
         from . import _analysis
 
         return _analysis.to_model(self, by, family)
 
-    def backtest(self, model: Any = None, replicas: int = 20, **kw: Any) -> Any:
-        """The recorded schedule replayed with the model's failures."""
+    def backtest(
+        self,
+        model: Any = None,
+        replicas: int = 20,
+        *,
+        level: float = 0.9,
+        seed: int = 0,
+        checkpoint_interval: float = 3600.0,
+        restart_delay: Any = "measured",
+    ) -> Any:
+        """The recorded schedule replayed with the model's failures: a
+        :class:`~acesim.history.Backtest` comparing each measured bucket
+        with its distribution over ``replicas`` replays.
+
+        ``model``: ``simulate`` keyword arguments (default
+        :meth:`to_model`). Each replica replays the runs' first starts and
+        nodes (:func:`acesim.replay_schedule` with ``restart="free"``: the
+        model's failures are not the recorded ones, so an interrupted job
+        restarts at once on its surviving and the lowest free nodes) with the
+        recorded jobs (see :func:`acesim.history.recorded_jobs`; a job
+        without checkpoints in a source that records them restarts from
+        scratch; ``checkpoint_interval`` where the source says nothing).
+        ``restart_delay``: the scheduler's time to restart an interrupted
+        job; ``"measured"`` resamples the history's own (the end of each
+        failed run to the job's next start) when no failure of the model
+        takes a node out of service (then nothing in the model delays a
+        restart), else None (the model's repairs make the waits).
+
+        The buckets are those the source gives (GPU-hours), with the
+        ``failures`` and ``restarts`` counts; where it cannot split the held
+        time (no fault or setup times) ``kept`` and ``lost`` instead, the
+        simulated ``lost`` being ``wasted + detection`` (exact when the jobs'
+        init and load are 0)."""
         from . import _analysis
 
-        return _analysis.backtest(self, model, replicas, **kw)
+        return _analysis.backtest(
+            self,
+            model,
+            replicas,
+            level=level,
+            seed=seed,
+            checkpoint_interval=checkpoint_interval,
+            restart_delay=restart_delay,
+        )
 
 
 def posix_origin(origin: float | None) -> _dt.datetime | None:

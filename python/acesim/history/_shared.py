@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from ._errors import HistoryFormatError
 from ._io import PathArg, count, csv_rows, number
-from ._model import History, Intervals, TableBuilder, _make_intervals, posix_origin
+from ._model import History, Intervals, RunState, TableBuilder, _make_intervals, posix_origin
 from ._nodelist import MAX_NODES
 from ._times import parse_timestamp
 
@@ -289,20 +289,30 @@ def read_lanl_nodes(path: PathArg) -> History:
 def read_philly(path: PathArg, *, passed: PathArg | None = None) -> History:
     """Microsoft Philly's interrupted training attempts
     (``philly_interrupted_attempt_runtime_s.csv``: ``job_id, num_gpus,
-    size_class, attempt, attempt_runtime_s, restart_gap_s``) as job samples:
-    each interrupted attempt's run length is a failure. With the passed jobs
-    (``passed``, default ``philly_pass_jobs_ge2gpu.csv`` beside it when it
-    exists: ``job_id, num_gpus, n_attempts, sum_attempt_s, ...``) each job's
-    final, successful attempt adds a censored sample (its run length: the
-    job's total attempt time less its interrupted attempts), jobs that
-    never failed one censored sample each. ``intervals("job")`` gives them
-    with ``gpus``. Only jobs that finally passed are in these files."""
+    size_class, attempt, attempt_runtime_s, restart_gap_s``) with the jobs
+    that finally passed (``passed``, default ``philly_pass_jobs_ge2gpu.csv``
+    beside it when it exists: ``job_id, submitted_time, num_gpus,
+    n_attempts, wall_s, sum_attempt_s, ...``).
+
+    With the passed jobs the history is a timeline: each job's runs follow
+    one another from its ``submitted_time`` (its first start: the files give
+    no queue wait), each interrupted attempt a ``FAILED`` run followed by its
+    restart gap, the final attempt a ``COMPLETED`` run of the job's total
+    attempt time less its interrupted attempts (``wall_s`` is checked to be
+    the attempts plus the gaps). The files name no nodes and record no
+    checkpoints: the reader takes each interrupted attempt's time as lost (a
+    restart from scratch, so ``measured()`` gives ``kept`` and ``lost``) and
+    its failures as job-level, struck when their run stopped (``to_model`` leaves nodes in service);
+    ``intervals("job")`` gives each run's length, censored for the final
+    one. Without the passed jobs only the interrupted attempts are known:
+    preset samples, ``partial``. Only jobs that finally passed are in these
+    files."""
     _, rows = csv_rows(path, ("job_id", "num_gpus", "attempt", "attempt_runtime_s"))
+    has_gap: bool | None = None
     labels: list[str] = []
     index: dict[str, int] = {}
-    gpus_of: dict[int, int] = {}
     samples: list[_Row] = []
-    interrupted: dict[int, list[float]] = {}
+    attempts: dict[int, list[tuple[float, float]]] = {}
     for line, row in rows:
         name = row["job_id"].strip()
         if not name:
@@ -311,44 +321,97 @@ def read_philly(path: PathArg, *, passed: PathArg | None = None) -> History:
         if g == len(labels):
             labels.append(name)
         gpus = count(path, line, "num_gpus", row["num_gpus"])
-        count(path, line, "attempt", row["attempt"])
+        attempt = count(path, line, "attempt", row["attempt"])
+        if attempt != len(attempts.get(g, [])) + 1:
+            raise HistoryFormatError(
+                path, line, "attempt", f"{attempt} does not follow the job's attempts so far"
+            )
         runtime = number(path, line, "attempt_runtime_s", row["attempt_runtime_s"])
-        gpus_of[g] = gpus
-        interrupted.setdefault(g, []).append(runtime)
+        if has_gap is None:
+            has_gap = "restart_gap_s" in row
+        gap = number(path, line, "restart_gap_s", row["restart_gap_s"]) if has_gap else math.nan
+        attempts.setdefault(g, []).append((runtime, gap))
         samples.append((runtime, False, g, math.nan, math.nan, len(samples), gpus, False))
     if passed is None:
         candidate = Path(path).with_name("philly_pass_jobs_ge2gpu.csv")
         passed = candidate if candidate.exists() else None
-    note = "only jobs that finally passed"
-    if passed is not None:
-        _, prow = csv_rows(passed, ("job_id", "num_gpus", "n_attempts", "sum_attempt_s"))
-        for line, row in prow:
-            name = row["job_id"].strip()
-            n_attempts = count(passed, line, "n_attempts", row["n_attempts"])
-            total = number(passed, line, "sum_attempt_s", row["sum_attempt_s"])
-            gpus = count(passed, line, "num_gpus", row["num_gpus"])
-            if name not in index:
-                index[name] = len(labels)
-                labels.append(name)
-            g = index[name]
-            before = interrupted.get(g, [])
-            if n_attempts != len(before) + 1:
-                raise HistoryFormatError(
-                    passed,
-                    line,
-                    "n_attempts",
-                    f"{n_attempts} attempts, but {len(before)} interrupted ones are recorded",
-                )
-            final = total - math.fsum(before)
-            if final < 0:
-                raise HistoryFormatError(
-                    passed, line, "sum_attempt_s", "less than the interrupted attempts' run time"
-                )
-            samples.append((final, True, g, math.nan, math.nan, -1, gpus, False))
-    else:
-        note += "; without the passed jobs' file there is no censored sample"
-    base = _make_intervals("job", "held", samples, labels, partial=passed is None, note=note)
-    return History(source=str(path), format="philly", job_names=labels, preset={"job": base})
+    if passed is None:
+        note = "only jobs that finally passed; without the passed jobs there is no censored sample"
+        base = _make_intervals("job", "held", samples, labels, partial=True, note=note)
+        return History(source=str(path), format="philly", job_names=labels, preset={"job": base})
+    if not has_gap and attempts:
+        raise HistoryFormatError(path, 1, "restart_gap_s", "missing: the timeline needs the gaps")
+    _, prow = csv_rows(
+        passed, ("job_id", "submitted_time", "num_gpus", "n_attempts", "wall_s", "sum_attempt_s")
+    )
+    b = TableBuilder()
+    seen: set[str] = set()
+    lo, hi = math.inf, -math.inf
+    for line, row in prow:
+        name = row["job_id"].strip()
+        if not name:
+            raise HistoryFormatError(passed, line, "job_id", "empty")
+        if name in seen:
+            raise HistoryFormatError(passed, line, "job_id", f"{name!r} is listed twice")
+        seen.add(name)
+        submitted = _stamp(passed, line, "submitted_time", row["submitted_time"])
+        gpus = count(passed, line, "num_gpus", row["num_gpus"])
+        n_attempts = count(passed, line, "n_attempts", row["n_attempts"])
+        wall = number(passed, line, "wall_s", row["wall_s"])
+        total = number(passed, line, "sum_attempt_s", row["sum_attempt_s"])
+        before = attempts.get(index.get(name, -1), [])
+        if n_attempts != len(before) + 1:
+            raise HistoryFormatError(
+                passed,
+                line,
+                "n_attempts",
+                f"{n_attempts} attempts, but {len(before)} interrupted ones are recorded",
+            )
+        final = total - math.fsum(r for r, _ in before)
+        if final < 0:
+            raise HistoryFormatError(
+                passed, line, "sum_attempt_s", "less than the interrupted attempts' run time"
+            )
+        gaps = math.fsum(gap for _, gap in before)
+        if abs(wall - total - gaps) > 1e-6 * max(wall, 1.0):
+            raise HistoryFormatError(
+                passed,
+                line,
+                "wall_s",
+                f"{wall!r} is not the attempts' {total!r} s plus the restart gaps' {gaps!r} s",
+            )
+        j = b.job(name)
+        b.job_gpus[j] = gpus
+        t = submitted
+        lo = min(lo, t)
+        for k, (runtime, gap) in enumerate([*before, (final, 0.0)]):
+            end = t + runtime
+            failed = k < len(before)
+            state = RunState.FAILED if failed else RunState.COMPLETED
+            run_id = len(b.runs)
+            progress = 0.0 if failed else math.nan
+            b.runs.append(
+                (run_id, j, k, math.nan, t, end, int(state), gpus, -1, math.nan, math.nan, progress)
+            )
+            if failed:
+                b.failures.append((b.event(), end, j, run_id, -1, -1, 0, True))
+            t = end + gap
+        hi = max(hi, t)
+    if not seen:
+        raise HistoryFormatError(passed, 1, None, "no jobs")
+    for name in labels:
+        if name not in seen:
+            raise HistoryFormatError(path, 1, "job_id", f"{name!r} is not among the passed jobs")
+    b.runs = [(*r[:4], r[4] - lo, r[5] - lo, *r[6:]) for r in b.runs]
+    b.failures = [(e, t - lo, *rest) for e, t, *rest in b.failures]
+    return b.history(
+        source=str(path),
+        format="philly",
+        span=(0.0, hi - lo),
+        origin=posix_origin(lo),
+        knows=["checkpoints"],
+        meta={"passed": str(passed)},
+    )
 
 
 def read_bamboo_lifetimes(path: PathArg, *, trace: str | None = None) -> History:
