@@ -693,6 +693,12 @@ def erow(res: ace.SimulationResult) -> tuple[float, ...]:
     return tuple(float(res.jobs[0][f]) for f in ELASTIC_FIELDS)
 
 
+def split(res: ace.SimulationResult, job: int = 0) -> tuple[float, float, float]:
+    """The row's overhead split: (init, load, reconfigure)."""
+    row = res.jobs[job]
+    return (float(row["init"]), float(row["load"]), float(row["reconfigure"]))
+
+
 # Node 0 fails at 1,000 s (the job's first segment, progress 940: all
 # wasted) and is back at 3,000 s. The elastic job restarts at once on three
 # nodes: load 60 + reconfigure 30 (1000-1090), then computes at 3/4 speed:
@@ -706,6 +712,8 @@ SHRINK_AND_GROW = (16077.5, 14400.0, 940.0, 80.0, 180.0, 0.0, 477.5)
 def test_elastic_job_shrinks_and_grows_back() -> None:
     res = run([elastic()], fleet=four_nodes({0: [1000.0]}), record_events=True)
     assert erow(res) == SHRINK_AND_GROW
+    # Overhead 180: loads 60 + 60, reconfigurations 30 (restart) + 30 (grow).
+    assert split(res) == (0.0, 120.0, 60.0)
     assert times(res, 0, 15) == [1000.0]  # Shrink
     assert times(res, 0, 16) == [3000.0]  # Grow
     assert res.fleet["narrow_gpu_hours"][0] == approx(32 * 477.5 / HOUR)
@@ -717,6 +725,7 @@ def test_the_same_job_not_elastic_waits() -> None:
     for job in (elastic(None), elastic(32)):
         res = run([job], fleet=four_nodes({0: [1000.0]}))
         assert erow(res) == (17540.0, 14400.0, 940.0, 80.0, 120.0, 2000.0, 0.0)
+        assert split(res) == (0.0, 120.0, 0.0)
 
 
 def test_a_replacement_at_hand_restarts_whole() -> None:
@@ -743,6 +752,7 @@ def test_nodes_back_during_a_write_grow_at_the_next_compute() -> None:
     then runs whole: 3,530 + 7 x 1,810 = 16,200. Narrow 2,400 x 1/4 = 600."""
     res = run([elastic()], fleet=four_nodes({0: [1000.0]}, repair=2495.0), record_events=True)
     assert erow(res) == (16200.0, 14400.0, 940.0, 80.0, 180.0, 0.0, 600.0)
+    assert split(res) == (0.0, 120.0, 60.0)
     assert times(res, 0, 16) == [3500.0]
 
 
@@ -756,6 +766,8 @@ def test_a_failure_while_narrow_shrinks_further_and_growth_waits_for_all_nodes()
     more segments: 4,885 + 7 x 1,810 = 17,555."""
     res = run([elastic()], fleet=four_nodes({0: [1000.0], 1: [2000.0]}), record_events=True)
     assert erow(res) == (17555.0, 14400.0, 940.0 + 682.5, 80.0, 270.0, 0.0, 227.5 + 955.0)
+    # Three loads of 60, reconfigurations 30 + 30 (restarts) + 30 (grow).
+    assert split(res) == (0.0, 180.0, 90.0)
     assert times(res, 0, 15) == [1000.0, 2000.0]
     assert times(res, 0, 16) == [4000.0]
 
@@ -949,3 +961,43 @@ def test_interval_rules_count_the_transfer() -> None:
         4 * HOUR, 10 * HOUR, r["checkpoint_interval"], 1005.0, 1000.0
     )
     assert r["expected_ettr"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_overhead_splits_into_init_and_load_even_when_a_start_is_cut_off() -> None:
+    """No fleet, init 100, load 50, one checkpoint at the end (save 0). The
+    first job-level failure strikes 120 s into the first start (20 s into
+    its load): init 100 + load 20 charged. The job restarts at once: init
+    100 + load 50 (120-270), computes 1,000 s: done at 1,270. Overhead 270 =
+    init 200 + load 70; reconfigure 0."""
+    job = ace.Job(8, 1000.0, 1000.0, init=C(100.0), save=ZERO, load=C(50.0))
+    res = ace.simulate(job, failures=ace.Replay([120.0, 1e12]))
+    row = res.jobs[0]
+    assert (float(row["wall"]), float(row["overhead"]), float(row["productive"])) == (
+        1270.0,
+        270.0,
+        1000.0,
+    )
+    assert split(res) == (200.0, 70.0, 0.0)
+    assert res.fleet["init_gpu_hours"][0] == 8 * 200.0 / HOUR
+    assert res.fleet["load_gpu_hours"][0] == 8 * 70.0 / HOUR
+
+
+def test_overhead_is_init_plus_load_plus_reconfigure_everywhere() -> None:
+    """Over random laws, a fleet with failures and repairs, elastic and
+    multi-level jobs: every row's overhead is its init + load + reconfigure
+    (to rounding), each non-negative."""
+    fleet = ace.Fleet(
+        12, repair=ace.Exponential(2 * HOUR), node_failures=ace.Weibull(0.7, 20 * HOUR)
+    )
+    jobs = [
+        ace.Job(32, 2 * ace.DAY, HOUR, init=ace.Exponential(200.0), load=ace.Exponential(90.0)),
+        ace.Job(32, 2 * ace.DAY, HOUR, min_gpus=16, reconfigure=ace.Exponential(60.0)),
+        ace.Job(16, ace.DAY, HOUR, tiers=[ace.CheckpointTier(600.0, 5.0, 20.0, replication=2)]),
+    ]
+    res = ace.simulate(jobs, fleet=fleet, replicas=20, seed=3, horizon=5 * ace.DAY)
+    j = res.jobs
+    parts = j["init"] + j["load"] + j["reconfigure"]
+    assert np.all(j["init"] >= 0) and np.all(j["load"] >= 0) and np.all(j["reconfigure"] >= 0)
+    assert np.allclose(parts, j["overhead"], rtol=1e-12, atol=1e-6)
+    assert np.all(j["reconfigure"][j["job"] != 1] == 0.0)
+    assert j["reconfigure"][j["job"] == 1].sum() > 0

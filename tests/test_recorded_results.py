@@ -38,6 +38,9 @@ ADDED = {
         "tier_restores",
         "narrow",
         "contention",
+        "init",
+        "load",
+        "reconfigure",
     ),
     "fleet": (
         "retired_nodes",
@@ -48,6 +51,9 @@ ADDED = {
         "timeouts",
         "narrow_gpu_hours",
         "contention_gpu_hours",
+        "init_gpu_hours",
+        "load_gpu_hours",
+        "reconfigure_gpu_hours",
     ),
     "events": ("other",),
 }

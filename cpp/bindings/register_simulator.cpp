@@ -271,19 +271,21 @@ void register_simulator(py::module_& m) {
                          queue_wait, recovery_wait, ettr, gpu_hours_lost, churn_gpu_hours, progress,
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
                          expected_waste, completed, status, planned_interruptions, timeouts, lost_checkpoints,
-                         tier_restores, narrow, contention);
-    PYBIND11_NUMPY_DTYPE(
-        FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
-        quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
-        wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
-        recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours,
-        planned_interruptions, maintenance_node_hours, retired_nodes, spare_idle_node_hours, cold_spare_uses,
-        timeouts, narrow_gpu_hours, contention_gpu_hours);
-    PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, pad_, time,
-                         inter_failure);
+                         tier_restores, narrow, contention, init, load, reconfigure);
+    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions,
+                         checkpoints, quarantines, quarantined_nodes, spare_uses, events, makespan, ettr,
+                         gpu_hours, productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours,
+                         overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
+                         recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours,
+                         down_node_hours, planned_interruptions, maintenance_node_hours, retired_nodes,
+                         spare_idle_node_hours, cold_spare_uses, timeouts, narrow_gpu_hours,
+                         contention_gpu_hours, init_gpu_hours, load_gpu_hours, reconfigure_gpu_hours);
+    // The structs' padding members (pad_) are left out: the dtypes keep their
+    // offsets and item sizes, with a gap where the padding is.
+    PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, time, inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, other, time, progress);
-    PYBIND11_NUMPY_DTYPE(PlacementRecord, replica, job, node, pad_, time);
-    PYBIND11_NUMPY_DTYPE(NodeEventRecord, replica, node, kind, event, cause, pad_, time);
+    PYBIND11_NUMPY_DTYPE(PlacementRecord, replica, job, node, time);
+    PYBIND11_NUMPY_DTYPE(NodeEventRecord, replica, node, kind, event, cause, time);
 
     py::enum_<IntervalRule>(m, "IntervalRule")
         .value("FIXED", IntervalRule::Fixed)
@@ -318,7 +320,9 @@ void register_simulator(py::module_& m) {
         .value("UNPLACEABLE", JobStatus::Unplaceable);
 
     // The read-only view a Python failure policy receives (same fields as the C ABI).
-    py::class_<acesim_failure_view>(m, "FailureView")
+    py::class_<acesim_failure_view>(m, "FailureView",
+                                    "What a failure policy sees of one failure (read-only; the fields "
+                                    "of the C ABI's acesim_failure_view).")
         .def_readonly("time", &acesim_failure_view::time)
         .def_readonly("fault_time", &acesim_failure_view::fault_time)
         .def_readonly("progress", &acesim_failure_view::progress)
@@ -345,7 +349,10 @@ void register_simulator(py::module_& m) {
                    ", free_nodes=" + std::to_string(v.free_nodes) + ")";
         });
 
-    py::class_<PlacementView>(m, "PlacementView", py::dynamic_attr())
+    py::class_<PlacementView>(m, "PlacementView", py::dynamic_attr(),
+                              "What a placement callback sees of one start: the job and, aligned with "
+                              "the candidate nodes, their observed failures and the seconds since each "
+                              "one's last.")
         .def_readonly("time", &PlacementView::time)
         .def_readonly("replica", &PlacementView::replica)
         .def_readonly("job", &PlacementView::job)

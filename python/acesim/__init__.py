@@ -7,7 +7,7 @@ Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
 
 from __future__ import annotations
 
-from . import _core, exports, fit, history, workloads
+from . import _core, exports, fit, history, provenance, workloads
 from . import _pickle as _pickle  # registers the pickle reducers
 from .analytic import (
     META_MTTF_1024_GPUS,
@@ -45,9 +45,9 @@ from .distributions import (
 )
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
 from .fleet_model import Event, FleetModel
-from .job import CheckpointTier, Job, JobArray
+from .job import CheckpointTier, IntervalRule, Job, JobArray
 from .optimize import OptimalInterval, optimal_interval
-from .policy import FailureView, Policy, Preemption, Quarantine, Replacement
+from .policy import FailureView, PlacementView, Policy, Preemption, Quarantine, Replacement
 from .regimes import gang
 from .repair import Repair, RepairStage
 from .simulation import (
@@ -107,6 +107,7 @@ __all__ = [
     "Fleet",
     "FleetModel",
     "Gamma",
+    "IntervalRule",
     "Job",
     "JobArray",
     "JobStatus",
@@ -115,6 +116,7 @@ __all__ = [
     "NodeEventKind",
     "NodeTrace",
     "OptimalInterval",
+    "PlacementView",
     "Policy",
     "Preemption",
     "Quarantine",
@@ -151,6 +153,7 @@ __all__ = [
     "mttf",
     "node_rate_model",
     "optimal_interval",
+    "provenance",
     "simulate",
     "sweep",
     "two_level_optimal_intervals",

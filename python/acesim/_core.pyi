@@ -85,6 +85,8 @@ class IntervalRule:
     ADAPTIVE: IntervalRule
 
 class FailureView:
+    """What a failure policy sees of one failure (read-only)."""
+
     time: float
     fault_time: float
     progress: float
@@ -106,6 +108,8 @@ class FailureView:
     preemptible_nodes: int
 
 class PlacementView:
+    """What a placement callback sees of one start."""
+
     time: float
     replica: int
     job: int
@@ -132,6 +136,9 @@ class EventKind:
     MAINTENANCE: EventKind
     UNPLACEABLE: EventKind
     TIME_LIMIT: EventKind
+    CHECKPOINT_DURABLE: EventKind
+    SHRINK: EventKind
+    GROW: EventKind
 
 class JobStatus:
     def __int__(self) -> int: ...

@@ -12,6 +12,7 @@ gives the rows :func:`acesim.simulate` gives.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -398,10 +399,22 @@ class FleetModel:
         ``.fleet``, ``.trace``, ``.events``, ``.placements``,
         ``.node_events``): unfinished jobs are closed at the model's clock.
         The model goes on unchanged: the results come from a fork (the calls
-        so far replayed), so this costs about as much as the run did."""
+        so far replayed), so this costs about as much as the run did. Its
+        ``provenance`` holds the model's arguments (``fleet_model``) and
+        the calls so far (``calls``: name and arguments, in order)."""
         if not self._jobs:
             raise ValueError("result: no job was submitted")
-        return SimulationResult._from_tables(self.copy()._core.close(), self._args["seed"], 1)
+        result = SimulationResult._from_tables(
+            self.copy()._core.close(),
+            self._args["seed"],
+            1,
+            job_names=[job.name for job in self._jobs],
+        )
+        # Provenance: the model's arguments and the calls that drove it
+        # (replaying them gives this result again).
+        return dataclasses.replace(
+            result, _origin={"fleet_model": dict(self._args), "calls": list(self._log)}
+        )
 
     def _job_id(self, name: str, job: Any) -> int:
         if not self._jobs:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from . import _core
 from ._validation import finite, integer, non_negative
 from .compiled import CompiledPolicy
 from .distributions import Distribution, as_distribution
@@ -99,7 +100,7 @@ class Quarantine:
 #: lost_work, repair_remaining, replica, job, gpus, priority, failures, cause,
 #: nodes_held, nodes_needed, free_nodes, spare_nodes, down_nodes,
 #: quarantined_nodes, preemptible_nodes).
-FailureView = Any
+FailureView = _core.FailureView
 
 FailurePolicy = Callable[[FailureView], "Replacement | int | None"]
 
@@ -109,7 +110,7 @@ FailurePolicy = Callable[[FailureView], "Replacement | int | None"]
 #: failures observed on each node and the seconds since its last one, inf if
 #: none) and the ascending ids of the candidate nodes; it returns
 #: ``nodes_needed`` of them, or ``None`` to let the built-in scheduler choose.
-PlacementView = Any
+PlacementView = _core.PlacementView
 PlacementPolicy = Callable[[PlacementView, Any], "Sequence[int] | None"]
 
 

@@ -4,11 +4,13 @@ one per failure in the trace)."""
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -216,9 +218,22 @@ class SimulationResult:
     replicas: int
     placements: npt.NDArray[Any] | None = None
     node_events: npt.NDArray[Any] | None = None
+    #: each job's ``Job.name`` (None where it has none), by job number
+    job_names: tuple[str | None, ...] = ()
+    #: what produced the result: ``simulate``'s arguments (objects, described
+    #: lazily by :attr:`provenance`), or their description already
+    _origin: Mapping[str, Any] | None = dataclass_field(default=None, repr=False, compare=False)
 
     @classmethod
-    def _from_tables(cls, raw: dict[str, Any], seed: int, replicas: int) -> SimulationResult:
+    def _from_tables(
+        cls,
+        raw: dict[str, Any],
+        seed: int,
+        replicas: int,
+        *,
+        arguments: Mapping[str, Any] | None = None,
+        job_names: Sequence[str | None] = (),
+    ) -> SimulationResult:
         """From the core's tables by name (a run's, or a closed FleetModel's)."""
         return cls(
             jobs=raw["jobs"],
@@ -229,7 +244,55 @@ class SimulationResult:
             replicas=replicas,
             placements=raw["placements"],
             node_events=raw["node_events"],
+            job_names=tuple(job_names),
+            _origin=None if arguments is None else {"arguments": arguments},
         )
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """What produced this result, as JSON data (see
+        :mod:`acesim.provenance`): ``acesim_version``, ``format``, ``seed``,
+        ``replicas``, ``job_names`` and, for a ``simulate`` result,
+        ``arguments`` (every argument but ``threads``, which never changes
+        the numbers; :func:`acesim.provenance.reproduce` runs them again),
+        plus whatever the producer added (a scenario file's ``scenario``)."""
+        from . import __version__
+        from .provenance import FORMAT, describe
+
+        origin = dict(self._origin or {})
+        described = origin.pop("described", False)
+        out: dict[str, Any] = {
+            "acesim_version": __version__,
+            "format": FORMAT,
+            "seed": int(self.seed),
+            "replicas": int(self.replicas),
+            "job_names": list(self.job_names),
+        }
+        for key, value in origin.items():
+            out[key] = value if described else describe(value)
+        return out
+
+    def _described_origin(self) -> dict[str, Any]:
+        """The producer's part of :attr:`provenance`, described."""
+        current = self.provenance
+        for key in ("acesim_version", "format", "seed", "replicas", "job_names"):
+            current.pop(key)
+        return current
+
+    def with_provenance(self, **extra: Any) -> SimulationResult:
+        """This result with more provenance (JSON data, e.g. the scenario a
+        file gave), beside what it has."""
+        from .provenance import describe
+
+        current = self._described_origin()
+        current.update({k: describe(v) for k, v in extra.items()})
+        return dataclasses.replace(self, _origin={**current, "described": True})
+
+    def __reduce__(self) -> Any:
+        # The arguments travel described (a compiled policy cannot be pickled).
+        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        state["_origin"] = {**self._described_origin(), "described": True}
+        return (_rebuild_result, (state,))
 
     def pooled_ettr(self, job: int | None = None) -> float:
         """Total productive time / total wall over replicas (for one job, or all
@@ -314,7 +377,8 @@ class SimulationResult:
         their names as categoricals (``status``: :class:`JobStatus`; an
         event's ``kind``: :class:`EventKind`; a trace's ``source``:
         :class:`FailureSource`; a node event's ``kind``:
-        :class:`NodeEventKind`); padding fields are left out. The numpy arrays
+        :class:`NodeEventKind`) and, when the jobs have names, a ``name``
+        column follows ``job``. The numpy arrays
         keep the codes (replays and :class:`~acesim.NodeTrace` read them)."""
         if table not in TABLES:
             raise ValueError(f"table must be one of {TABLES}, got {table!r}")
@@ -325,8 +389,7 @@ class SimulationResult:
         array = getattr(self, table)
         if array is None:
             raise ValueError(f"the result has no {table} table (run with record_events=True)")
-        names = [n for n in array.dtype.names or () if not n.startswith("pad")]
-        frame = pd.DataFrame({n: np.asarray(array[n]) for n in names})
+        frame = pd.DataFrame({n: np.asarray(array[n]) for n in array.dtype.names or ()})
         codes: dict[str, type[enum.IntEnum]] = _CODED[table]
         for column, kind in codes.items():
             if column in frame:
@@ -335,6 +398,13 @@ class SimulationResult:
                     [labels.index(kind(int(v)).name) for v in frame[column]], categories=labels
                 )
                 frame[column] = values
+        if "job" in frame and any(n is not None for n in self.job_names):
+            labels = sorted({n for n in self.job_names if n is not None})
+            known = len(self.job_names)
+            names = [self.job_names[j] if 0 <= j < known else None for j in frame["job"].tolist()]
+            frame.insert(
+                frame.columns.get_loc("job") + 1, "name", pd.Categorical(names, categories=labels)
+            )
         return frame
 
 
@@ -634,7 +704,34 @@ def simulate(
         time_limit=_time_limits(job_list),
         checkpoint_levels=_checkpoint_levels(job_list, index),
     )
-    return SimulationResult._from_tables(raw, seed_, n_replicas)
+    arguments = {
+        "jobs": jobs,
+        "failures": failures,
+        "fleet": fleet,
+        "policy": policy,
+        "replicas": n_replicas,
+        "seed": seed_,
+        "horizon": horizon_,
+        "record_events": bool(record_events),
+        "causes": causes,
+        "gpus_per_node": per_node,
+        "first_replica": first,
+        "max_events": max_events,
+        "check_invariants": bool(check_invariants),
+    }
+    return SimulationResult._from_tables(
+        raw, seed_, n_replicas, arguments=arguments, job_names=_names(job_list)
+    )
+
+
+def _rebuild_result(state: dict[str, Any]) -> SimulationResult:
+    return SimulationResult(**state)
+
+
+def _names(jobs: list[Job] | JobArray) -> tuple[str | None, ...]:
+    if isinstance(jobs, JobArray):
+        return (None,) * len(jobs)
+    return tuple(j.name for j in jobs)
 
 
 @dataclass(frozen=True)

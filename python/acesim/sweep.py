@@ -315,16 +315,28 @@ def _default_chunk(replicas: Sequence[int], workers: int | None) -> int:
 
 
 def _join(parts: list[SimulationResult]) -> SimulationResult:
-    """Chunks of one scenario, in replica order, as one result."""
+    """Chunks of one scenario, in replica order, as one result (with the
+    provenance of the whole: the first chunk's arguments, all its replicas)."""
     if len(parts) == 1:
         return parts[0]
+    replicas = sum(p.replicas for p in parts)
+    origin = parts[0]._described_origin()
+    if "arguments" in origin:
+        origin["arguments"]["dict"]["replicas"] = replicas
+    optional: dict[str, Any] = {}
+    for name in ("placements", "node_events"):
+        tables = [getattr(p, name) for p in parts]
+        if all(t is not None for t in tables):
+            optional[name] = _concat(tables)
     return dataclasses.replace(
         parts[0],
         jobs=_concat([p.jobs for p in parts]),
         fleet=_concat([p.fleet for p in parts]),
         trace=_concat([p.trace for p in parts]),
         events=_concat([p.events for p in parts]),
-        replicas=sum(p.replicas for p in parts),
+        replicas=replicas,
+        _origin={**origin, "described": True},
+        **optional,
     )
 
 

@@ -151,7 +151,7 @@ ACESIM_HD void levels_pause_compute(Lifecycle& s, Levels& L, JobRecord& rec, dou
 
 /// The reconfiguration ends at t (overhead); compute goes on toward the same boundary.
 ACESIM_HD void levels_resume_compute(Lifecycle& s, Levels& L, JobRecord& rec, double t) {
-    rec.overhead += t - s.phase_start;
+    charge_reconfigure(rec, t - s.phase_start);
     s.phase = Phase::Computing;
     s.phase_start = t;
     s.phase_end = t + (s.boundary - s.committed - L.seg_acc) / L.rate;
@@ -257,7 +257,7 @@ ACESIM_HD double levels_roll_back(Lifecycle& s, Levels& L, const LevelPlan& P, J
     double lost = 0.0;
     switch (s.phase) {
         case Phase::Starting:
-            rec.overhead += t - s.phase_start;
+            charge_start(s, rec, t - s.phase_start);
             break;
         case Phase::Computing:
             charge_slow_time(L, rec, t - s.phase_start);
@@ -268,7 +268,7 @@ ACESIM_HD double levels_roll_back(Lifecycle& s, Levels& L, const LevelPlan& P, J
             lost = s.segment_compute + (t - s.phase_start);
             break;
         case Phase::Reconfiguring:
-            rec.overhead += t - s.phase_start;
+            charge_reconfigure(rec, t - s.phase_start);
             lost = L.seg_acc;
             break;
         default:
@@ -334,7 +334,7 @@ ACESIM_HD double levels_close_at(const Lifecycle& s, const Levels& L, JobRecord&
         case Phase::Reconfiguring:
             rec.productive += L.unkept;
             rec.productive += L.seg_acc;
-            rec.overhead += elapsed;
+            charge_reconfigure(rec, elapsed);
             rec.end = t;
             rec.status = static_cast<std::uint8_t>(JobStatus::Running);
             return s.committed + L.seg_acc;

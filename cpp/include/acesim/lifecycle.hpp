@@ -33,11 +33,31 @@ struct Lifecycle {
     Phase phase = Phase::Pending;
     double phase_start = 0.0;
     double phase_end = 0.0;
-    double committed = 0.0;        ///< progress at the last completed checkpoint
-    double boundary = 0.0;         ///< progress at the next checkpoint
-    double interval = 0.0;         ///< current checkpoint interval
-    double segment_compute = 0.0;  ///< compute of the segment whose checkpoint is being written
+    double committed = 0.0;          ///< progress at the last completed checkpoint
+    double boundary = 0.0;           ///< progress at the next checkpoint
+    double interval = 0.0;           ///< current checkpoint interval
+    double segment_compute = 0.0;    ///< compute of the segment whose checkpoint is being written
+    double start_init = 0.0;         ///< the start in progress: its init draw
+    double start_reconfigure = 0.0;  ///< and its reconfiguration (an elastic restart)
 };
+
+/// `elapsed` seconds of a start are overhead: its init first, then its
+/// reconfiguration, and the rest load.
+ACESIM_HD void charge_start(const Lifecycle& s, JobRecord& rec, double elapsed) {
+    rec.overhead += elapsed;
+    const double init = elapsed < s.start_init ? elapsed : s.start_init;
+    const double rest = elapsed - init;
+    const double reconfigure = rest < s.start_reconfigure ? rest : s.start_reconfigure;
+    rec.init += init;
+    rec.reconfigure += reconfigure;
+    rec.load += rest - reconfigure;
+}
+
+/// `elapsed` seconds of an elastic job's reconfiguration pause are overhead.
+ACESIM_HD void charge_reconfigure(JobRecord& rec, double elapsed) {
+    rec.overhead += elapsed;
+    rec.reconfigure += elapsed;
+}
 
 /// The job-level failure clock: it runs only while the job holds hardware
 /// (held seconds), so the next failure is a wall time while holding and a
@@ -71,15 +91,18 @@ struct FailureClock {
     ACESIM_HD bool strikes_before(double phase_end) const { return holding && fail_at < phase_end; }
 };
 
-/// A start (init + load) begins at t.
-ACESIM_HD void begin_start(Lifecycle& s, double t, double init, double load) {
+/// A start (init + load) begins at t; `load` includes the `reconfigure`
+/// seconds of an elastic restart.
+ACESIM_HD void begin_start(Lifecycle& s, double t, double init, double load, double reconfigure = 0.0) {
     s.phase = Phase::Starting;
     s.phase_start = t;
     s.phase_end = t + (init + load);
+    s.start_init = init;
+    s.start_reconfigure = reconfigure;
 }
 
 /// The start in progress ends at t: its time is overhead.
-ACESIM_HD void end_start(Lifecycle& s, JobRecord& rec, double t) { rec.overhead += t - s.phase_start; }
+ACESIM_HD void end_start(Lifecycle& s, JobRecord& rec, double t) { charge_start(s, rec, t - s.phase_start); }
 
 /// Compute toward the next checkpoint boundary begins at t.
 ACESIM_HD void begin_compute(Lifecycle& s, double work, double t) {
@@ -114,7 +137,7 @@ ACESIM_HD double interrupt(Lifecycle& s, JobRecord& rec, double t) {
     double lost = 0.0;
     switch (s.phase) {
         case Phase::Starting:
-            rec.overhead += t - s.phase_start;
+            charge_start(s, rec, t - s.phase_start);
             break;
         case Phase::Computing:
             lost = t - s.phase_start;
@@ -166,7 +189,7 @@ ACESIM_HD double close_at(const Lifecycle& s, JobRecord& rec, bool started, doub
             (started ? rec.recovery_wait : rec.queue_wait) += elapsed;
             break;
         case Phase::Starting:
-            rec.overhead += elapsed;
+            charge_start(s, rec, elapsed);
             break;
         case Phase::Computing:
             rec.productive += elapsed;

@@ -48,7 +48,7 @@ struct JobRecord {
     double expected_ettr;        ///< closed form under exponential failures of mean mtbf
     double expected_waste;       ///< 1 - expected_ettr for the interval used
     bool completed;
-    std::uint8_t status;                  ///< JobStatus (packed beside completed: rows stay 200 bytes)
+    std::uint8_t status;                  ///< JobStatus (packed beside completed)
     std::uint32_t planned_interruptions;  ///< stops for planned maintenance (not in failures)
     std::uint32_t timeouts;  ///< runs stopped at the job's time limit (requeued from the last checkpoint)
     std::uint32_t lost_checkpoints;  ///< snapshots whose persist a failure or stop cut off
@@ -59,6 +59,14 @@ struct JobRecord {
     /// Seconds its checkpoint transfers took beyond their time alone on the
     /// shared storage (inside ckpt_stall / overhead; not a bucket).
     double contention;
+    /// overhead split by what the starts did (init + load + reconfigure ==
+    /// overhead up to rounding; not buckets): each start's time goes to its
+    /// init draw first, then to its reconfiguration, and the rest (the
+    /// checkpoint load, with any storage contention) to load; an elastic
+    /// job's reconfiguration pauses are reconfigure.
+    double init;
+    double load;
+    double reconfigure;
 };
 
 /// One row per replica: the fleet rollup.
@@ -97,6 +105,9 @@ struct FleetRecord {
     double narrow_gpu_hours;        ///< elastic jobs' throughput lost to running narrow
     double
         contention_gpu_hours;  ///< GPU-hours of checkpoint transfers beyond their time alone on the storage
+    double init_gpu_hours;     ///< overhead_gpu_hours split as the job rows' init, load, reconfigure
+    double load_gpu_hours;
+    double reconfigure_gpu_hours;
 };
 
 /// One row per job (or idle node) hit by a failure event.

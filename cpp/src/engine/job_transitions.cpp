@@ -193,7 +193,7 @@ void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) 
     } else {
         load = draw_job(j, Purpose::Load, spec.load);
     }
-    acesim::begin_start(job.life, t, init, reconfigure > 0.0 ? load + reconfigure : load);
+    acesim::begin_start(job.life, t, init, reconfigure > 0.0 ? load + reconfigure : load, reconfigure);
     job.replaced = false;
     job.run_start = t;
     if (limits_) limit_at_[j] = t + in_.time_limits[j];

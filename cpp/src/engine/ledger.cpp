@@ -70,6 +70,9 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
         fleet.wasted_gpu_hours += gpus * r.wasted / kSecondsPerHour;
         fleet.ckpt_stall_gpu_hours += gpus * r.ckpt_stall / kSecondsPerHour;
         fleet.overhead_gpu_hours += gpus * r.overhead / kSecondsPerHour;
+        fleet.init_gpu_hours += gpus * r.init / kSecondsPerHour;
+        fleet.load_gpu_hours += gpus * r.load / kSecondsPerHour;
+        fleet.reconfigure_gpu_hours += gpus * r.reconfigure / kSecondsPerHour;
         fleet.detection_gpu_hours += gpus * r.detection / kSecondsPerHour;
         fleet.queue_wait_gpu_hours += gpus * r.queue_wait / kSecondsPerHour;
         fleet.recovery_wait_gpu_hours += gpus * r.recovery_wait / kSecondsPerHour;
