@@ -69,7 +69,12 @@ CALLS: dict[str, dict[str, Any]] = {
     },
     "laws": {
         "jobs": [
-            ace.Job(64, DAY, HOUR, load=ace.Mixture([(0.5, ace.Constant(30.0)), (0.5, ace.Constant(90.0))])),
+            ace.Job(
+                64,
+                DAY,
+                HOUR,
+                load=ace.Mixture([(0.5, ace.Constant(30.0)), (0.5, ace.Constant(90.0))]),
+            ),
             ace.Job(8, DAY, 2 * HOUR, tiers=[ace.CheckpointTier(600.0, 5.0, 20.0)]),
         ],
         "failures": [ace.BlockBootstrap(np.arange(1.0, 200.0) * 300.0, 8), ace.LogNormal(9.0, 1.2)],
@@ -223,3 +228,14 @@ def test_public_arrays_have_no_padding_fields() -> None:
         names = getattr(res, table).dtype.names
         assert not any(n.startswith("pad") for n in names), table
     assert res.trace.dtype.itemsize == 48 and res.placements.dtype.itemsize == 24
+
+
+def test_a_batch_result_reproduces_from_its_provenance() -> None:
+    jobs = [ace.Job(512, DAY, tau) for tau in (0.5 * HOUR, HOUR, 2 * HOUR)]
+    res = ace.batch_simulate(jobs, ace.Weibull(0.8, 5 * HOUR), replicas=6, seed=8)
+    prov = json.loads(json.dumps(res.provenance, allow_nan=False))
+    assert "batch_arguments" in prov and prov["replicas"] == 6
+    again = reproduce(prov)
+    assert isinstance(again, ace.BatchResult)
+    assert again.jobs.tobytes() == res.jobs.tobytes()
+    assert pickle.loads(pickle.dumps(res)).provenance == res.provenance

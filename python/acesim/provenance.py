@@ -164,14 +164,21 @@ def rebuild(data: Any) -> Any:
 
 
 def reproduce(provenance: Mapping[str, Any], **overrides: Any) -> Any:
-    """Runs :func:`acesim.simulate` again with a result's provenance
-    (``overrides`` replace arguments, e.g. ``replicas``)."""
-    from .simulation import simulate
+    """Runs :func:`acesim.simulate` (or :func:`acesim.batch_simulate`, for
+    a batch result) again with a result's provenance (``overrides`` replace
+    arguments, e.g. ``replicas``)."""
+    from .simulation import batch_simulate, simulate
 
-    if "arguments" not in provenance:
-        raise ValueError("provenance: no 'arguments' (this result was not made by simulate)")
-    kwargs = rebuild(provenance["arguments"])
+    run: Any = simulate
+    key = "arguments"
+    if "batch_arguments" in provenance:
+        run, key = batch_simulate, "batch_arguments"
+    if key not in provenance:
+        raise ValueError(
+            "provenance: no 'arguments' (this result was not made by simulate or batch_simulate)"
+        )
+    kwargs = rebuild(provenance[key])
     if not isinstance(kwargs, dict):
         raise ValueError("provenance: 'arguments' must describe a dict of simulate arguments")
     kwargs.update(overrides)
-    return simulate(**kwargs)
+    return run(**kwargs)

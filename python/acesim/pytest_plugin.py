@@ -36,7 +36,8 @@ Fixtures:
     File format (version 1): a numpy ``.npz`` archive read with
     ``allow_pickle=False``, holding ``trace`` (the structured array
     ``res.trace`` as it was, every replica, fields ``replica event job node
-    origin cause source pad_ time inter_failure``), ``nodes`` (int64, the
+    origin cause source time inter_failure``; files written before the
+    padding field left the public dtype also hold ``pad_``), ``nodes`` (int64, the
     fleet's node count), ``format`` (the string ``"acesim-trace"``),
     ``version`` (int64 1) and ``acesim_version`` (the string of the acesim
     that wrote it). Only its node failures (``source == 1``) are replayed.

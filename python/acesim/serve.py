@@ -651,8 +651,8 @@ def _event(e: Event) -> dict[str, Any]:
 
 
 def _rows(table: npt.NDArray[Any]) -> list[dict[str, Any]]:
-    """A structured array as a list of objects (padding fields left out)."""
-    names = [n for n in table.dtype.names or () if n != "pad_"]
+    """A structured array as a list of objects."""
+    names = list(table.dtype.names or ())
     columns = []
     for name in names:
         column = table[name]

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -188,8 +188,71 @@ BUCKETS = (
 )
 
 
+class _Provenance:
+    """What a result says of what produced it (:attr:`provenance`); the
+    result classes hold ``_origin``: the producer's arguments (objects,
+    described lazily) or their description already (``described``)."""
+
+    _origin: Mapping[str, Any] | None
+    seed: int
+    replicas: int
+
+    _BASE = ("acesim_version", "format", "seed", "replicas", "job_names")
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """What produced this result, as JSON data (see
+        :mod:`acesim.provenance`): ``acesim_version``, ``format``, ``seed``,
+        ``replicas``, ``job_names`` and, for a ``simulate`` result,
+        ``arguments`` (every argument but ``threads``, which never changes
+        the numbers; :func:`acesim.provenance.reproduce` runs them again;
+        ``batch_arguments`` for :func:`batch_simulate`, less ``device``;
+        ``fleet_model`` and ``calls`` for a :class:`FleetModel`'s), plus
+        whatever the producer added (a scenario file's ``scenario``)."""
+        from . import __version__
+        from .provenance import FORMAT, describe
+
+        origin = dict(self._origin or {})
+        described = origin.pop("described", False)
+        out: dict[str, Any] = {
+            "acesim_version": __version__,
+            "format": FORMAT,
+            "seed": int(self.seed),
+            "replicas": int(self.replicas),
+            "job_names": list(getattr(self, "job_names", ())),
+        }
+        for key, value in origin.items():
+            out[key] = value if described else describe(value)
+        return out
+
+    def _described_origin(self) -> dict[str, Any]:
+        """The producer's part of :attr:`provenance`, described."""
+        current = self.provenance
+        for key in self._BASE:
+            current.pop(key)
+        return current
+
+    def with_provenance(self: _R, **extra: Any) -> _R:
+        """This result with more provenance (JSON data, e.g. the scenario a
+        file gave), beside what it has."""
+        from .provenance import describe
+
+        current = self._described_origin()
+        current.update({k: describe(v) for k, v in extra.items()})
+        return dataclasses.replace(self, _origin={**current, "described": True})  # type: ignore[type-var]
+
+    def __reduce__(self) -> Any:
+        # The arguments travel described (a compiled policy cannot be pickled).
+        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        state["_origin"] = {**self._described_origin(), "described": True}
+        return (_rebuild_result, (type(self), state))
+
+
+_R = TypeVar("_R", bound=_Provenance)
+
+
 @dataclass(frozen=True)
-class SimulationResult:
+class SimulationResult(_Provenance):
     """Results of :func:`simulate`.
 
     ``jobs``: one row per replica x job (fields ``replica job gpus wall
@@ -247,52 +310,6 @@ class SimulationResult:
             job_names=tuple(job_names),
             _origin=None if arguments is None else {"arguments": arguments},
         )
-
-    @property
-    def provenance(self) -> dict[str, Any]:
-        """What produced this result, as JSON data (see
-        :mod:`acesim.provenance`): ``acesim_version``, ``format``, ``seed``,
-        ``replicas``, ``job_names`` and, for a ``simulate`` result,
-        ``arguments`` (every argument but ``threads``, which never changes
-        the numbers; :func:`acesim.provenance.reproduce` runs them again),
-        plus whatever the producer added (a scenario file's ``scenario``)."""
-        from . import __version__
-        from .provenance import FORMAT, describe
-
-        origin = dict(self._origin or {})
-        described = origin.pop("described", False)
-        out: dict[str, Any] = {
-            "acesim_version": __version__,
-            "format": FORMAT,
-            "seed": int(self.seed),
-            "replicas": int(self.replicas),
-            "job_names": list(self.job_names),
-        }
-        for key, value in origin.items():
-            out[key] = value if described else describe(value)
-        return out
-
-    def _described_origin(self) -> dict[str, Any]:
-        """The producer's part of :attr:`provenance`, described."""
-        current = self.provenance
-        for key in ("acesim_version", "format", "seed", "replicas", "job_names"):
-            current.pop(key)
-        return current
-
-    def with_provenance(self, **extra: Any) -> SimulationResult:
-        """This result with more provenance (JSON data, e.g. the scenario a
-        file gave), beside what it has."""
-        from .provenance import describe
-
-        current = self._described_origin()
-        current.update({k: describe(v) for k, v in extra.items()})
-        return dataclasses.replace(self, _origin={**current, "described": True})
-
-    def __reduce__(self) -> Any:
-        # The arguments travel described (a compiled policy cannot be pickled).
-        state = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        state["_origin"] = {**self._described_origin(), "described": True}
-        return (_rebuild_result, (state,))
 
     def pooled_ettr(self, job: int | None = None) -> float:
         """Total productive time / total wall over replicas (for one job, or all
@@ -724,8 +741,8 @@ def simulate(
     )
 
 
-def _rebuild_result(state: dict[str, Any]) -> SimulationResult:
-    return SimulationResult(**state)
+def _rebuild_result(cls: type[Any], state: dict[str, Any]) -> Any:
+    return cls(**state)
 
 
 def _names(jobs: list[Job] | JobArray) -> tuple[str | None, ...]:
@@ -735,7 +752,7 @@ def _names(jobs: list[Job] | JobArray) -> tuple[str | None, ...]:
 
 
 @dataclass(frozen=True)
-class BatchResult:
+class BatchResult(_Provenance):
     """Results of :func:`batch_simulate`: ``jobs`` has one row per grid point
     x replica, ordered by point (field ``job``) then replica."""
 
@@ -743,6 +760,7 @@ class BatchResult:
     points: int
     replicas: int
     seed: int
+    _origin: Mapping[str, Any] | None = dataclass_field(default=None, repr=False, compare=False)
 
     def rows(self, point: int) -> npt.NDArray[Any]:
         """The rows of one grid point (``replicas`` rows)."""
@@ -831,4 +849,21 @@ def batch_simulate(
         device,
         checkpoint_levels=_checkpoint_levels(job_list, table.index),
     )
-    return BatchResult(jobs=rows, points=n_points, replicas=n_replicas, seed=seed_)
+    arguments = {
+        "jobs": jobs,
+        "failures": failures,
+        "replicas": n_replicas,
+        "seed": seed_,
+        "horizon": horizon_,
+        "causes": causes,
+        "first_replica": first,
+        "gpus_per_node": per_node,
+        "max_events": max_events,
+    }
+    return BatchResult(
+        jobs=rows,
+        points=n_points,
+        replicas=n_replicas,
+        seed=seed_,
+        _origin={"batch_arguments": arguments},
+    )
