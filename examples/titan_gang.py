@@ -5,13 +5,14 @@ repository root; the data lies in ../shared/data."""
 import acesim as ace
 import numpy as np
 
+# Columns batch, service_time_s and failed.
 life = np.genfromtxt(
     "../shared/data/titan_gpu_lifetimes.csv",
     delimiter=",",
     names=True,
     dtype=None,
     encoding="utf-8",
-    usecols=("batch", "service_time_s", "failed"),
+    usecols=(1, 2, 3),
 )
 gpus = 1024
 print(
