@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -16,12 +17,17 @@ namespace {
 template <class T>
 using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
 
+/// A column's values, copied out byte for byte: the buffer may be an offset
+/// view or arrive unaligned (unpickled on a Dask worker), and reading it
+/// through a T* would be undefined behaviour.
 template <class T>
-const T* column(const carray<T>& a, std::size_t n, const char* name) {
+std::vector<T> column(const carray<T>& a, std::size_t n, const char* name) {
     if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n)
         throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) +
                                     " values");
-    return a.data();
+    std::vector<T> out(n);
+    if (n > 0) std::memcpy(out.data(), static_cast<const py::array&>(a).data(), n * sizeof(T));
+    return out;
 }
 
 std::uint32_t index_or_none(std::int64_t i) {
@@ -72,15 +78,15 @@ SimulationInput job_input(const std::vector<Distribution>& distributions, const 
     SimulationInput in;
     in.distributions = distributions;
     const std::size_t n = static_cast<std::size_t>(gpus.size());
-    const auto* g = column(gpus, n, "gpus");
-    const auto* w = column(work, n, "work");
-    const auto* ci = column(checkpoint_interval, n, "checkpoint_interval");
-    const auto* r = column(rule, n, "rule");
-    const auto* ini = column(init, n, "init");
-    const auto* sv = column(save, n, "save");
-    const auto* ld = column(load, n, "load");
-    const auto* sb = column(submit, n, "submit");
-    const auto* pr = column(priority, n, "priority");
+    const auto g = column(gpus, n, "gpus");
+    const auto w = column(work, n, "work");
+    const auto ci = column(checkpoint_interval, n, "checkpoint_interval");
+    const auto r = column(rule, n, "rule");
+    const auto ini = column(init, n, "init");
+    const auto sv = column(save, n, "save");
+    const auto ld = column(load, n, "load");
+    const auto sb = column(submit, n, "submit");
+    const auto pr = column(priority, n, "priority");
     in.jobs.resize(n);
     for (std::size_t j = 0; j < n; ++j) {
         if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
@@ -105,9 +111,9 @@ void set_checkpoint_levels(SimulationInput& in, const py::object& levels) {
     const auto first = t[1].cast<carray<std::uint32_t>>();
     const auto count = t[2].cast<carray<std::uint32_t>>();
     const std::size_t n = in.jobs.size();
-    const auto* p = column(persist, n, "persist");
-    const auto* f = column(first, n, "tier_first");
-    const auto* c = column(count, n, "tier_count");
+    const auto p = column(persist, n, "persist");
+    const auto f = column(first, n, "tier_first");
+    const auto c = column(count, n, "tier_count");
     std::vector<JobOptions>& o = in.job_options;
     o.assign(n, JobOptions{});
     for (std::size_t j = 0; j < n; ++j) {
@@ -122,10 +128,10 @@ void set_checkpoint_levels(SimulationInput& in, const py::object& levels) {
     const auto reconfigure = t[5].cast<carray<std::int64_t>>();
     const auto scaling = t[6].cast<carray<double>>();
     const auto bytes = t[7].cast<carray<double>>();
-    const auto* by = column(bytes, n, "checkpoint_bytes");
-    const auto* mg = column(min_gpus, n, "min_gpus");
-    const auto* rc = column(reconfigure, n, "reconfigure");
-    const auto* sc = column(scaling, n, "scaling");
+    const auto by = column(bytes, n, "checkpoint_bytes");
+    const auto mg = column(min_gpus, n, "min_gpus");
+    const auto rc = column(reconfigure, n, "reconfigure");
+    const auto sc = column(scaling, n, "scaling");
     for (std::size_t j = 0; j < n; ++j) {
         o[j].min_gpus = mg[j];
         o[j].reconfigure = index_or_none(rc[j]);
@@ -383,8 +389,8 @@ void register_simulator(py::module_& m) {
             if (!time_limit.is_none()) {
                 // One per job (inf: none).
                 const auto limits = time_limit.cast<carray<double>>();
-                const auto* tl = column(limits, in.jobs.size(), "time_limit");
-                in.time_limits.assign(tl, tl + in.jobs.size());
+                const auto tl = column(limits, in.jobs.size(), "time_limit");
+                in.time_limits = tl;
             }
             set_fleet(in, fleet);
             set_policy(in, policy);
