@@ -613,7 +613,7 @@ def test_demo_figure(constant_result: ace.SimulationResult, best: ace.OptimalInt
 
 
 def test_importing_acesim_does_not_import_matplotlib() -> None:
-    code = "import sys, acesim, acesim.plot; print('matplotlib' in sys.modules)"
+    code = "import sys, acesim, acesim.plot, acesim.report; print('matplotlib' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout

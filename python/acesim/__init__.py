@@ -7,7 +7,7 @@ Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
 
 from __future__ import annotations
 
-from . import _core, exports, fit, history, plot, workloads
+from . import _core, exports, fit, history, plot, report, workloads
 from . import _pickle as _pickle  # registers the pickle reducers
 from .analytic import (
     META_MTTF_1024_GPUS,
@@ -152,6 +152,7 @@ __all__ = [
     "node_rate_model",
     "optimal_interval",
     "plot",
+    "report",
     "simulate",
     "sweep",
     "two_level_optimal_intervals",
