@@ -502,6 +502,80 @@ def test_timeline_spans_partition_each_jobs_wall() -> None:
         assert any(s.state == "detecting" for s in data.job_spans)
 
 
+def test_timeline_quarantines_are_the_cores_over_many_features() -> None:
+    # Every re-placement policy, misdiagnosed repairs, failure causes (some
+    # leave the node in service, some take a block of nodes), a horizon,
+    # elastic jobs, cold spares, time limits, maintenance, lemons, and
+    # quarantines for a while or for good: the spans by the policy's rule
+    # add up to the core's quarantine count and node-hours, and each job's
+    # spans to its wall-clock.
+    totals = np.zeros(3, dtype=np.int64)
+    grid = itertools.product(
+        ["spares", "wait_repair", "preempt_lower", "requeue"],
+        [0.0, 0.3],
+        [None, ace.LLAMA3_CAUSES],
+        [math.inf, 3 * ace.DAY],
+        [False, True],
+        [0, 1],
+    )
+    for seed, (replacement, misdiagnosis, causes, horizon, elastic, cold) in enumerate(grid):
+        repair: Any = ace.LogNormal(8.0, 1.0)
+        if misdiagnosis:
+            stage = ace.RepairStage(ace.LogNormal(8.0, 1.0), escalate=0.0, fix=0.9)
+            repair = ace.Repair([stage], misdiagnosis=misdiagnosis)
+        fleet = ace.Fleet(
+            12,
+            spares=1,
+            cold_spares=cold,
+            cold_spare_delay=ace.HOUR if cold else None,
+            repair=repair,
+            node_failures=ace.Exponential(2 * ace.DAY),
+            maintenance=[(ace.DAY, 2 * ace.HOUR, [0, 1, 2])],
+            lemon_fraction=0.2,
+            lemon_factor=10.0,
+        )
+        jobs = [
+            ace.Job(
+                48,
+                work=2 * ace.DAY,
+                checkpoint_interval=ace.HOUR,
+                priority=1,
+                min_gpus=32 if elastic else None,
+            )
+        ]
+        jobs += [
+            ace.Job(
+                8,
+                work=6 * ace.HOUR,
+                checkpoint_interval=ace.HOUR,
+                submit=i * 3 * ace.HOUR,
+                time_limit=8 * ace.HOUR if i % 3 == 0 else None,
+            )
+            for i in range(10)
+        ]
+        duration = 12 * ace.HOUR if seed % 2 else math.inf
+        policy = ace.Policy(
+            replacement=replacement, quarantine=ace.Quarantine(2, ace.DAY, duration)
+        )
+        res = ace.simulate(
+            jobs, fleet=fleet, policy=policy, causes=causes, replicas=2, seed=seed,
+            horizon=horizon, record_events=True,
+        )  # fmt: skip
+        for replica in (0, 1):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                data = plot.fleet_timeline_data(res, replica=replica, quarantine=policy)
+            f = res.fleet[res.fleet["replica"] == replica][0]
+            hours = sum(s.end - s.start for s in data.node_spans if s.state == "quarantined")
+            assert hours / ace.HOUR == pytest.approx(f["quarantined_node_hours"], abs=1e-9)
+            assert data.quarantines == f["quarantines"]
+            for row in res.jobs[res.jobs["replica"] == replica]:
+                held = sum(s.end - s.start for s in data.job_spans if s.job == row["job"])
+                assert held == pytest.approx(row["wall"], rel=1e-12, abs=1e-9)
+            totals += (f["quarantines"], f["retired_nodes"], f["preemptions"])
+    assert np.all(totals > 0), totals  # quarantines, retirements and preemptions all occur
+
+
 @needs_mpl
 def test_timeline_figure(hand_timeline: ace.SimulationResult) -> None:
     fig = plot.fleet_timeline(hand_timeline, quarantine=HAND_POLICY)

@@ -476,7 +476,11 @@ def ettr_breakdown_data(
     default_caption = (
         "Shares of the GPU-weighted wall-clock by time bucket (they add up to 1; the "
         f"productive share is the pooled ETTR). ETTR: {ettrs}."
-        + (f" Zero in every result, not drawn: {', '.join(hidden)}." if hidden else "")
+        + (
+            f" Zero{' in every result' if len(named) > 1 else ''}, not drawn: {', '.join(hidden)}."
+            if hidden
+            else ""
+        )
         + _sentence(_describe_all(named))
     )
     title_, _ = _text("title", title, _titled("ETTR breakdown", _scenario_of(named)))
