@@ -7,7 +7,7 @@ Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
 
 from __future__ import annotations
 
-from . import _core, exports, fit, history, provenance, workloads
+from . import _core, exports, fit, history, plot, provenance, report, workloads
 from . import _pickle as _pickle  # registers the pickle reducers
 from .analytic import (
     META_MTTF_1024_GPUS,
@@ -153,7 +153,9 @@ __all__ = [
     "mttf",
     "node_rate_model",
     "optimal_interval",
+    "plot",
     "provenance",
+    "report",
     "simulate",
     "sweep",
     "two_level_optimal_intervals",
