@@ -65,13 +65,6 @@ def has_colour(rgb: Any, hex_colour: str, at_least: int = 20, tol: float = 0.02)
     return int(close.sum()) >= at_least
 
 
-def with_provenance(res: ace.SimulationResult, **info: Any) -> ace.SimulationResult:
-    """The result with a ``provenance`` attribute (as results carry it once
-    the scenario runner records it)."""
-    object.__setattr__(res, "provenance", info)
-    return res
-
-
 def constant_job() -> ace.Job:
     return ace.Job(
         8,
@@ -158,16 +151,10 @@ def test_titles_and_captions_from_provenance(constant_result: ace.SimulationResu
     assert plain.title == "ETTR breakdown"
     assert "3 replicas, seed 0" in plain.caption
     res = ace.simulate(constant_job(), ace.Constant(5400.0), replicas=2, seed=7)
-    res = with_provenance(
-        res,
-        acesim_version="9.9.9",
-        seed=7,
-        replicas=2,
-        scenario={"run": {"name": "lemon fleet"}},
-    )
+    res = res.with_provenance(scenario={"run": {"name": "lemon fleet"}})
     data = plot.ettr_breakdown_data(res)
     assert data.title == "ETTR breakdown: lemon fleet"
-    assert 'Scenario "lemon fleet", 2 replicas, seed 7, acesim 9.9.9.' in data.caption
+    assert f'Scenario "lemon fleet", 2 replicas, seed 7, acesim {ace.__version__}.' in data.caption
     explicit = plot.ettr_breakdown_data(res, title="Mine", caption="Said so.")
     assert (explicit.title, explicit.caption) == ("Mine", "Said so.")
     # a single result is named by its scenario
@@ -716,3 +703,23 @@ def test_module_example() -> None:
 
     failed, tried = doctest.testmod(plot, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failed == 0
+
+
+def test_timeline_reads_the_fleet_and_quarantine_from_the_provenance() -> None:
+    """Without arguments the timeline takes the run's own fleet size (every
+    node drawn, idle ones too) and quarantine rule from the provenance:
+    the quarantines it finds are those the core counted."""
+    fleet = ace.Fleet(
+        6,
+        repair=ace.HOUR,
+        node_failures=ace.NodeTrace.from_gaps({0: [ace.HOUR, ace.HOUR, ace.HOUR]}, nodes=6),
+    )
+    policy = ace.Policy(quarantine=ace.Quarantine(2, ace.DAY, 6 * ace.HOUR))
+    res = ace.simulate(
+        ace.Job(16, ace.DAY, ace.HOUR), fleet=fleet, policy=policy, record_events=True
+    )
+    data = plot.fleet_timeline_data(res)
+    given = plot.fleet_timeline_data(res, quarantine=policy, nodes=6)
+    assert len(data.nodes) == 6 == len(given.nodes)
+    assert data == given
+    assert int(res.fleet["quarantines"][0]) >= 1

@@ -188,7 +188,12 @@ def test_sweep_chunks_keep_every_placement_and_node_event() -> None:
 def test_with_provenance_adds_a_producers_data() -> None:
     res = ace.simulate(ace.Job(8, HOUR, 600.0), ace.Exponential(HOUR), replicas=2)
     tagged = res.with_provenance(scenario={"run": {"name": "smoke"}})
-    assert tagged.provenance["scenario"] == {"dict": {"run": {"dict": {"name": "smoke"}}}}
+    assert tagged.provenance["scenario"] == {"run": {"name": "smoke"}}
+    assert pickle.loads(pickle.dumps(tagged)).provenance == tagged.provenance
+    with pytest.raises(ValueError, match="JSON data"):
+        res.with_provenance(scenario={"law": ace.Exponential(1.0)})
+    with pytest.raises(ValueError, match="the result's own"):
+        res.with_provenance(seed=3)
     assert reproduce(tagged.provenance).jobs.tobytes() == res.jobs.tobytes()
     assert "scenario" not in res.provenance
 

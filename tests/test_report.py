@@ -188,8 +188,8 @@ def test_report_sections_and_tables(
     # the comparison table holds acesim.compare's paired difference
     d = ace.compare(fleet_results["spares+quarantine"], fleet_results["wait-repair"])["ettr"]
     assert f"{d.diff:+.4f} [{d.low:+.4f}, {d.high:+.4f}]" in plain
-    # no provenance recorded: the result's own seed and replicas are named
-    assert "No provenance recorded" in plain and "seed 2, 3 replicas" in plain
+    # the result's provenance: its seed and replicas, and its arguments
+    assert "acesim_version" in plain and "arguments (JSON data" in plain
     # the quarantine policy was given for the first result: no warning
     assert "Warning" not in plain
 
@@ -210,15 +210,8 @@ def test_report_of_one_result_has_only_what_applies(tmp_path: Path) -> None:
 def test_report_escapes_every_text(tmp_path: Path) -> None:
     job = ace.Job(8, work=6 * ace.HOUR, checkpoint_interval=ace.HOUR)
     res = ace.simulate(job, ace.Exponential(12 * ace.HOUR), replicas=2, seed=3)
-    object.__setattr__(
-        res,
-        "provenance",
-        {
-            "acesim_version": "0.1.0",
-            "seed": 3,
-            "replicas": 2,
-            "scenario": {"run": {"name": 'a <b>"bold"</b> & <script>alert(1)</script>'}},
-        },
+    res = res.with_provenance(
+        scenario={"run": {"name": 'a <b>"bold"</b> & <script>alert(1)</script>'}}
     )
     evil = "<img src=x onerror=alert(2)>"
     path = report.write_report({evil: res, "plain": res}, tmp_path / "x.html", title="<i>t</i>")

@@ -1209,6 +1209,25 @@ def _job_lanes(
     return spans, markers, runs
 
 
+def _run_fleet_and_policy(res: SimulationResult) -> tuple[Any, Any]:
+    """The fleet and policy of the run that made ``res``, from its
+    provenance (None for what it does not say or cannot rebuild)."""
+    from .provenance import rebuild
+
+    prov = res.provenance
+    args = prov.get("arguments") or prov.get("fleet_model")
+    if not isinstance(args, Mapping):
+        return None, None
+    fields = args.get("dict", {})
+    out = []
+    for key in ("fleet", "policy"):
+        try:
+            out.append(rebuild(fields[key]) if key in fields else None)
+        except (ValueError, ImportError, AttributeError):
+            out.append(None)
+    return out[0], out[1]
+
+
 def fleet_timeline_data(
     res: SimulationResult,
     *,
@@ -1237,10 +1256,18 @@ def fleet_timeline_data(
     one that did shows its failure spans as ``"down_or_quarantined"``.
 
     ``replica``: the replica id (default: the first); ``nodes``: the fleet's
-    size (default: one past the highest node id recorded).
+    size. Both ``quarantine`` and ``nodes`` default to the run's own, read
+    from the result's provenance (its ``simulate`` arguments) when it has
+    them; else no quarantine rule and one past the highest node id recorded.
     """
     if not isinstance(res, SimulationResult):
         raise TypeError(f"res must be a SimulationResult, got {type(res).__name__}")
+    if quarantine is None or nodes is None:
+        run_fleet, run_policy = _run_fleet_and_policy(res)
+        if quarantine is None and run_policy is not None:
+            quarantine = run_policy
+        if nodes is None and run_fleet is not None:
+            nodes = run_fleet.nodes
     q = _quarantine_of(quarantine)
     if res.events.size == 0 or res.placements is None or res.node_events is None:
         raise ValueError(

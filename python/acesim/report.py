@@ -215,12 +215,27 @@ def _flatten(value: Any, prefix: str = "") -> list[tuple[str, str]]:
     return [(prefix, json.dumps(value, default=str) if not isinstance(value, str) else value)]
 
 
+#: Provenance entries shown as blocks, not table rows.
+_PROVENANCE_BLOCKS = ("scenario", "arguments", "batch_arguments", "fleet_model", "calls")
+
+
+def _shorten(value: Any, limit: int = 120) -> Any:
+    """JSON data with long strings (an array's base64) cut for display."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}... ({len(value)} characters)"
+    if isinstance(value, list):
+        return [_shorten(v, limit) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _shorten(v, limit) for k, v in value.items()}
+    return value
+
+
 def _provenance(page: _Page, results: Mapping[str, SimulationResult]) -> None:
     for name, res in results.items():
         page.add(f"<h3>{_e(name)}</h3>")
         raw = getattr(res, "provenance", None)
         if isinstance(raw, Mapping) and raw:
-            scalars = {k: v for k, v in raw.items() if k != "scenario"}
+            scalars = {k: v for k, v in raw.items() if k not in _PROVENANCE_BLOCKS}
             rows = [[(k, False), (v, False)] for k, v in _flatten(scalars)]
             if rows:
                 page.add(_table(["field", "value"], rows))
@@ -228,6 +243,14 @@ def _provenance(page: _Page, results: Mapping[str, SimulationResult]) -> None:
             if scenario is not None:
                 text = json.dumps(scenario, indent=2, sort_keys=True, default=str)
                 page.add(f"<p>Scenario:</p><pre>{_e(text)}</pre>")
+            for key in ("arguments", "batch_arguments", "fleet_model", "calls"):
+                if raw.get(key) is not None:
+                    text = json.dumps(_shorten(raw[key]), indent=1, sort_keys=True, default=str)
+                    page.add(
+                        f"<details><summary>{_e(key)} (JSON data: "
+                        "acesim.provenance.reproduce runs them again; long arrays shortened "
+                        f"here)</summary><pre>{_e(text)}</pre></details>"
+                    )
         else:
             prov = plot.provenance(res)
             page.add(

@@ -233,12 +233,21 @@ class _Provenance:
         return current
 
     def with_provenance(self: _R, **extra: Any) -> _R:
-        """This result with more provenance (JSON data, e.g. the scenario a
-        file gave), beside what it has."""
-        from .provenance import describe
+        """This result with more provenance beside what it has: JSON data
+        (dicts with string keys, lists, strings, finite numbers, booleans,
+        None), kept as given, e.g. ``scenario=`` the scenario file's
+        tables."""
+        import json
 
+        for key, value in extra.items():
+            if key in self._BASE or key in ("arguments", "batch_arguments"):
+                raise ValueError(f"with_provenance: {key!r} is the result's own")
+            try:
+                json.dumps(value, allow_nan=False)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"with_provenance: {key} must be JSON data ({exc})") from None
         current = self._described_origin()
-        current.update({k: describe(v) for k, v in extra.items()})
+        current.update(extra)
         return dataclasses.replace(self, _origin={**current, "described": True})  # type: ignore[type-var]
 
     def __reduce__(self) -> Any:
