@@ -36,9 +36,7 @@ def _comment(package: str, attr: str, obj: Any) -> list[str] | None:
     return None
 
 
-def _process(
-    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
-) -> None:
+def _process(app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]) -> None:
     if what not in ("data", "attribute") or "." not in name:
         return
     own = "\n".join(lines).strip()
