@@ -60,6 +60,8 @@ autodoc_preserve_defaults = True
 autodoc_class_signature = "mixed"
 autodoc_inherit_docstrings = True
 autosummary_generate = False
+# The sidebar lists pages and sections; each API page's table lists its objects.
+toc_object_entries = False
 # acesim.fit's estimators document their arguments Google style.
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
@@ -75,7 +77,7 @@ html_css_files = ["acesim.css"]
 html_theme_options = {
     "description": "Failures, checkpoints and recovery policies of large GPU training fleets",
     "fixed_sidebar": True,
-    "page_width": "1100px",
+    "page_width": "1260px",
     "sidebar_width": "240px",
     "show_relbars": True,
 }
