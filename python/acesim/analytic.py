@@ -101,7 +101,7 @@ def expected_ettr_exponential(
     checkpoint_cost: Number,
     restart_cost: Number,
 ) -> Number:
-    """work / :func:`expected_wall_exponential` (DESIGN section 8)."""
+    """work / :func:`expected_wall_exponential` (:ref:`model-closed-forms`)."""
     return _call(
         _core.expected_ettr_exponential,
         mtbf=_array("mtbf", mtbf, allow_inf=True),

@@ -126,7 +126,7 @@ def run_demo(replicas: int = 2000, seed: int = 0, plot: str | None = None) -> in
         cf = float(expected_ettr_exponential(mtbf, job.work, HOUR, save, restart))
         sweep.append((mtbf, r.pooled_ettr()))
         print(f"   {_hours(mtbf):>10}  {r.pooled_ettr():11.4f}  {_spread(r):>20}  {cf:11.4f}")
-    print("   (runs cut at a 30-day horizon; closed form: DESIGN section 8)\n")
+    print("   (runs cut at a 30-day horizon; closed form: expected_ettr_exponential)\n")
 
     # 3. Same mean, different structure.
     print(f"3. Same mean ({m / HOUR:.2f} h), different structure: what the model computes")

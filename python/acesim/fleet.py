@@ -391,7 +391,7 @@ class Fleet:
     :class:`NodeTrace`; a ``lemon_fraction`` of the nodes fail
     ``lemon_factor`` times as often.
 
-    Node failure processes (DESIGN section 4):
+    Node failure processes (:ref:`model-failures`):
 
     - A node out of service (under repair, quarantined) has no failure
       process; when it returns its process restarts with a fresh draw from

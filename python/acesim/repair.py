@@ -84,7 +84,7 @@ class Repair:
     (``Cause(node_down=False)``) is never misdiagnosed. Quarantine counts
     the failure against the node diagnosed.
 
-    Random streams (DESIGN section 2): stage durations come from the node's
+    Random streams (:ref:`model-random-streams`): stage durations come from the node's
     repair stream, one draw per stage gone through (a plain law: one per
     repair, so ``Repair([RepairStage(law)])`` gives exactly the results of
     ``repair=law``); the escalation and fix uniforms of the node's ``k``-th

@@ -4,9 +4,10 @@ A scheduler written in any language drives :class:`acesim.FleetModel`
 through a subprocess: it writes one JSON object per line on the server's
 standard input (a request) and reads one JSON object per line from its
 standard output (the reply), request by request, in the request-reply style
-of Batsim. The protocol is described in ``docs/protocol.md`` and, as a JSON
-Schema (draft 2020-12), in ``protocol.schema.json`` shipped beside this
-module (:func:`schema`, or ``acesim serve --schema``).
+of Batsim. The protocol is described on the documentation's protocol page
+(:doc:`/protocol`) and, as a JSON Schema (draft 2020-12), in
+``protocol.schema.json`` shipped beside this module (:func:`schema`, or
+``acesim serve --schema``).
 
 - A request is ``{"id": <integer or string>, "type": <request type>, ...}``
   (its other fields are the request type's); the reply echoes the id:

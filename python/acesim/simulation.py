@@ -37,7 +37,7 @@ __all__ = [
     "simulate",
 ]
 
-#: Random-stream purposes of a job (DESIGN section 2): draw ``i`` of
+#: Random-stream purposes of a job (:ref:`model-random-streams`): draw ``i`` of
 #: ``job_stream(j, purpose)`` in replica ``r`` is what the simulator uses.
 PURPOSES = {
     "failure": 0,

@@ -1,7 +1,7 @@
 """Sweeps: run many :func:`acesim.simulate` scenarios, locally or on any
 :class:`concurrent.futures.Executor` (a thread or process pool, or Dask's
 ``Client.get_executor()``), with results identical, bit for bit, to running
-each scenario in one local ``simulate`` call (DESIGN section 7).
+each scenario in one local ``simulate`` call (:ref:`model-determinism`).
 
 A scenario is a dict of ``simulate`` keyword arguments; :func:`grid` builds
 the cartesian product of some of them. Each scenario's replicas may be split
