@@ -12,6 +12,7 @@ the one documented).
 
 from __future__ import annotations
 
+import importlib.machinery
 import os
 import sys
 from pathlib import Path
@@ -21,7 +22,10 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(DOCS / "_ext"))
 # A checkout with its compiled core in place documents itself, ahead of an
 # installed acesim.
-if any((ROOT / "python" / "acesim").glob("_core*")):
+if any(
+    (ROOT / "python" / "acesim" / f"_core{suffix}").exists()
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES
+):
     sys.path.insert(0, str(ROOT / "python"))
     # The examples that start Python processes (pytest, acesim serve) use it too.
     os.environ["PYTHONPATH"] = os.pathsep.join(

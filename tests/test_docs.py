@@ -23,6 +23,9 @@ PACKAGE = ROOT / "python" / "acesim"
 #: ``acesim.__all__``.
 PUBLIC_MODULES = (
     "analytic",
+    "plot",
+    "provenance",
+    "report",
     "checkpointing",
     "compiled",
     "distributions",
