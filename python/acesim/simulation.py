@@ -231,6 +231,20 @@ class SimulationResult:
             node_events=raw["node_events"],
         )
 
+    def save(self, path: str | os.PathLike[str], provenance: dict[str, Any] | None = None) -> None:
+        """Write the result to ``path`` (``.npz``, ``.parquet``, ``.csv`` or
+        ``.json``): :func:`acesim.results_io.save_result`."""
+        from .results_io import save_result
+
+        save_result(self, path, provenance)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> SimulationResult:
+        """A result :meth:`save` wrote: :func:`acesim.results_io.load_result`."""
+        from .results_io import load_result
+
+        return load_result(path)
+
     def pooled_ettr(self, job: int | None = None) -> float:
         """Total productive time / total wall over replicas (for one job, or all
         jobs GPU-weighted). For completed jobs this is work / mean wall."""
