@@ -328,7 +328,7 @@ class _Places:
         if best is not None:
             return best.source, best.at + path[len(best.target) :]
         at = self.root.prefix + path
-        if self.root.locator is None or at not in self.root.locator.lines:
+        if path and (self.root.locator is None or at not in self.root.locator.lines):
             # A table the root does not have, made by a value set below it.
             for o in self.overrides:
                 if o.target[: len(path)] == path:
@@ -1682,6 +1682,8 @@ class Scenario:
             table = self._job_table(named[1])
             if table is not None:
                 path = ("jobs", table, *named[2:])
+            elif "workload" in self._spec:
+                path = ("workload",)
         elif named and named[0] in ("fleet", "policy", "causes", "failures"):
             path = named
         elif named and named[0] in RUN_KEYS:
@@ -2016,6 +2018,12 @@ def load_sweep(path: str | os.PathLike[str]) -> ScenarioGrid:
     root = _source(file, locator)
     checks = _Checks()
     checks.places = _Places(root)
+    if "base" not in doc and any(key in _TOP_KEYS for key in doc):
+        raise checks.error(
+            (),
+            "a scenario, not a sweep file: a sweep file names a base scenario "
+            "(base = 'x.toml', or [base] tables) and [axes] of values (acesim run runs a scenario)",
+        )
     checks.table((), doc, _SWEEP_KEYS, ("base", "axes"), what="a sweep file")
     for key in ("name", "description"):
         if key in doc:
