@@ -15,3 +15,8 @@ def requeue_wide(view: Any) -> ace.Replacement | None:
 
 
 NOT_CALLABLE = 3
+
+
+def builtin_placement(view: Any, candidates: Any) -> None:
+    """A placement callback that leaves every choice to the built-in one."""
+    return None

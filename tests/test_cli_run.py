@@ -568,3 +568,14 @@ def test_processes_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixtur
     sweep = write(tmp_path, "s.toml", 'base = "good.toml"\n[axes]\n"run.seed" = [1]\n')
     assert main(["sweep", str(sweep), "--processes", "0"]) == 2
     assert "--processes must be >= 1, got 0" in capsys.readouterr().err
+
+
+def test_help_lists_the_scenario_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert code_of(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("run", "sweep", "compare", "fit", "demo"):
+        assert re.search(rf"^    {command} +\S", out, re.M), command
+    assert code_of(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    for option in ("--replicas", "--seed", "--threads", "--horizon", "--out", "--no-progress"):
+        assert option in out

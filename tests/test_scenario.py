@@ -740,6 +740,31 @@ def test_a_shared_csv_relative_to_the_scenario(tmp_path: Path) -> None:
     assert s.files() == {"failures.base.csv": (DATA / "titan_gpu_interfailure_s.csv").resolve()}
 
 
+def test_the_documented_example_is_a_scenario(tmp_path: Path) -> None:
+    """The module docstring's complete example loads and runs (its policy
+    module swapped for this folder's)."""
+    doc = ace.scenario.__doc__ or ""
+    start = doc.index("what a key means is what the same")
+    block = doc[doc.index("::\n", start) + 3 : doc.index("A ``[workload]`` table")]
+    text = textwrap.dedent(block)
+    text = text.replace("mypolicies:on_failure", "scenario_callbacks:requeue_wide")
+    text = text.replace("mypolicies:place", "scenario_callbacks:builtin_placement")
+    s = ace.load_scenario(write(tmp_path, "doc.toml", text))
+    assert [label for label, _ in s.job_labels] == ["flagship", "small"]
+    assert len(s.simulate_kwargs()["jobs"]) == 65
+    res = s.run(replicas=2, horizon=5 * DAY)
+    assert res.replicas == 2 and res.jobs.shape == (130,)
+    workload = doc[doc.index("    [workload]") : doc.index("**Durations**")]
+    w = ace.Scenario.from_dict(tomllib_loads(textwrap.dedent(workload)))
+    assert len(w.simulate_kwargs()["jobs"]) > 40000
+
+
+def tomllib_loads(text: str) -> dict[str, Any]:
+    from acesim import _toml
+
+    return _toml.loads(text)
+
+
 # --------------------------------------------------------------------------
 # The API around it
 # --------------------------------------------------------------------------
