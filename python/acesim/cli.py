@@ -804,7 +804,16 @@ def run_sweep(args: argparse.Namespace) -> int:
         + (f" ({grid.name})" if grid.name else "")
         + f", {len(grid.points)} points, base {base}"
     )
-    print(f"{first.replicas} replicas a point, seed {first.seed} (common random numbers)")
+    replicas = {p.scenario.replicas for p in grid.points}
+    seeds = {p.scenario.seed for p in grid.points}
+    print(
+        (f"{first.replicas} replicas a point" if len(replicas) == 1 else "replicas per point")
+        + (
+            f", seed {first.seed} (common random numbers)"
+            if len(seeds) == 1
+            else ", a seed per point"
+        )
+    )
     print()
     widths = [
         max(len(axis), *(len(_cell(p.values[axis])) for p in grid.points)) for axis in grid.axes

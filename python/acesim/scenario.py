@@ -197,6 +197,7 @@ import datetime as _dt
 import difflib
 import importlib
 import inspect
+import itertools
 import math
 import os
 import re
@@ -1474,13 +1475,6 @@ def _set(doc: dict[str, Any], path: KeyPath, value: Any) -> None:
         node[last] = value
 
 
-def _get(doc: Any, path: KeyPath) -> Any:
-    node = doc
-    for part in path:
-        node = node[part]
-    return node
-
-
 def _plain(value: Any, where: str) -> Any:
     """``value`` as plain TOML types (numpy scalars and tuples converted)."""
     if hasattr(value, "item") and not isinstance(value, dict | list | str):
@@ -1727,8 +1721,7 @@ class Scenario:
             return NotImplemented
         return self._resolved() == other._resolved()
 
-    def __hash__(self) -> int:
-        raise TypeError("unhashable type: 'Scenario'")
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         n = len(self._built.jobs) if self._built.jobs is not None else 0
@@ -2054,7 +2047,7 @@ def load_sweep(path: str | os.PathLike[str]) -> ScenarioGrid:
                 raise checks.error(axis.at, f"the axes {name!r} and {axis.key!r} overlap")
         seen[axis.target] = axis.key
     points = []
-    for combo in _product([list(enumerate(a.values)) for a in axes]):
+    for combo in itertools.product(*[list(enumerate(a.values)) for a in axes]):
         todo = [
             (axis.target, value, _Override(axis.target, root, (*axis.at, i)))
             for axis, (i, value) in zip(axes, combo, strict=True)
@@ -2064,9 +2057,3 @@ def load_sweep(path: str | os.PathLike[str]) -> ScenarioGrid:
             GridPoint({a.key: v for a, (_, v) in zip(axes, combo, strict=True)}, scenario)
         )
     return ScenarioGrid(base, tuple(a.key for a in axes), tuple(points), doc, file)
-
-
-def _product(lists: list[list[Any]]) -> Iterator[tuple[Any, ...]]:
-    import itertools
-
-    return itertools.product(*lists)
