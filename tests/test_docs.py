@@ -26,6 +26,8 @@ PUBLIC_MODULES = (
     "plot",
     "provenance",
     "report",
+    "results_io",
+    "scenario",
     "checkpointing",
     "compiled",
     "distributions",

@@ -9,6 +9,7 @@ import copy
 import inspect
 import multiprocessing
 import pickle
+import re
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -21,7 +22,7 @@ from acesim.sweep import Sweep, SweepResult, grid, sweep
 from workers import worker_path
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
-ARRAYS = ("jobs", "fleet", "trace", "events")
+ARRAYS = ("jobs", "fleet", "trace", "events", "placements", "node_events")
 
 
 def on_failure_requeue_big(view: Any) -> ace.Replacement | None:
@@ -68,7 +69,7 @@ def scenarios() -> list[dict[str, Any]]:
         {"jobs": [big, small], "failures": ace.ScaleAware(mixture, 1024), "replicas": 17,
          "seed": 5, "causes": ace.LLAMA3_CAUSES},
         {"jobs": jobs, "fleet": fleet, "policy": policy, "failures": None, "replicas": 11,
-         "seed": 7, "horizon": 5 * DAY},
+         "seed": 7, "horizon": 5 * DAY, "record_events": True},
         {"jobs": small.with_interval("adaptive"), "failures": ace.Exponential(6 * HOUR),
          "replicas": 9, "seed": 11, "first_replica": 4},
     ]  # fmt: skip
@@ -417,12 +418,26 @@ def test_progress_text(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.M
     err = capsys.readouterr().err
     assert "sweep: 1/2 tasks (50%)" in err
     assert "sweep: 2/2 tasks (100%)" in err
+    # an estimate of the time left while tasks remain, none at the end
+    assert re.search(r"sweep: 1/2 tasks \(50%\) in [0-9.]+ s, about [0-9]+ s left", err)
+    assert re.search(r"sweep: 2/2 tasks \(100%\) in [0-9.]+ s\n", err)
     with ThreadPoolExecutor(2) as pool:
         sweep(todo, pool, chunk_replicas=1, progress=True)
     err = capsys.readouterr().err
     assert "sweep: 5/5 tasks (100%)" in err
     sweep(todo)
     assert capsys.readouterr().err == ""
+
+
+def test_progress_time_left() -> None:
+    from acesim.sweep import _eta
+
+    assert [_eta(x) for x in (0.4, 42.0, 200.0, 3900.0)] == [
+        "0 s",
+        "42 s",
+        "3 min 20 s",
+        "1 h 05 min",
+    ]
 
 
 def test_progress_tqdm(capsys: pytest.CaptureFixture[str]) -> None:

@@ -44,11 +44,13 @@ def test_to_pandas_with_pandas() -> None:
 def test_demo_plot_without_matplotlib(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Any
 ) -> None:
+    """An error (exit 2, one line naming the extra) before anything runs:
+    the figure asked for cannot be made."""
     hide(monkeypatch, "matplotlib")
-    assert cli.main(["demo", "--replicas", "100", "--plot", str(tmp_path / "demo.png")]) == 0
+    assert cli.main(["demo", "--replicas", "100", "--plot", str(tmp_path / "demo.png")]) == 2
     captured = capsys.readouterr()
-    assert "acesim[plot]" in captured.err
-    assert "ETTR" in captured.out
+    assert captured.err == 'acesim: error: --plot needs matplotlib: pip install "acesim[plot]"\n'
+    assert captured.out == ""
     assert not (tmp_path / "demo.png").exists()
 
 

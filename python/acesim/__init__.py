@@ -50,6 +50,7 @@ from .optimize import OptimalInterval, optimal_interval
 from .policy import FailureView, PlacementView, Policy, Preemption, Quarantine, Replacement
 from .regimes import gang
 from .repair import Repair, RepairStage
+from .scenario import Scenario, ScenarioError, dump_scenario, load_scenario
 from .simulation import (
     PURPOSES,
     BatchResult,
@@ -125,6 +126,8 @@ __all__ = [
     "Replacement",
     "Replay",
     "ScaleAware",
+    "Scenario",
+    "ScenarioError",
     "SimulationResult",
     "SingleReplicaWarning",
     "SweepResult",
@@ -137,6 +140,7 @@ __all__ = [
     "cuda_available",
     "cuda_built",
     "daly_interval",
+    "dump_scenario",
     "expected_ettr_exponential",
     "expected_wall_async_exponential",
     "expected_wall_exponential",
@@ -148,6 +152,7 @@ __all__ = [
     "get_include",
     "history",
     "job_stream",
+    "load_scenario",
     "meta_expected_ettr",
     "meta_scale_model",
     "mttf",

@@ -4,13 +4,19 @@ prints the ETTR decomposition; ``acesim --help`` lists the rest."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
+import os
+import re
 import sys
 import time
+import warnings
 from collections.abc import Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 
 from . import __version__, cuda_available, cuda_built
 from .analytic import (
@@ -27,9 +33,11 @@ from .fleet import LLAMA3_CAUSES, Fleet
 from .job import CheckpointTier, Job
 from .optimize import optimal_interval
 from .policy import Policy, Preemption, Quarantine, Replacement
+from .scenario import Scenario, load_scenario, load_sweep
 from .simulation import BUCKETS as RESULT_BUCKETS
 from .simulation import SimulationResult, simulate
-from .units import DAY, HOUR, MINUTE
+from .stats import SingleReplicaWarning, compare
+from .units import DAY, HOUR, MINUTE, parse_duration
 
 #: The buckets the demo shows (its job is not elastic: no ``narrow``).
 BUCKETS = tuple(b for b in RESULT_BUCKETS if b != "narrow")
@@ -78,6 +86,8 @@ def _same_mean_bursty(mean: float) -> list[tuple[str, Distribution]]:
 
 
 def run_demo(replicas: int = 2000, seed: int = 0, plot: str | None = None) -> int:
+    if plot:
+        _matplotlib()  # before the run: a missing extra is an error, not a skipped figure
     started = time.perf_counter()
     job = demo_job()
     model = meta_scale_model()
@@ -165,7 +175,7 @@ def run_demo(replicas: int = 2000, seed: int = 0, plot: str | None = None) -> in
     print(f"\ndone in {time.perf_counter() - started:.1f} s")
 
     if plot:
-        _plot(plot, summary, sweep, best)
+        _plot(plot, res, sweep, best)
     return 0
 
 
@@ -315,75 +325,78 @@ def _checkpoint_section(replicas: int, seed: int) -> dict[str, SimulationResult]
     return results
 
 
-def _plot(
-    path: str, summary: dict[str, float], sweep: list[tuple[float, float]], best: object
-) -> None:
+def _matplotlib() -> Any:
+    """matplotlib's pyplot on the Agg backend; an ImportError naming the extra."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print('--plot needs matplotlib: pip install "acesim[plot]"', file=sys.stderr)
-        return
+        raise ImportError('--plot needs matplotlib: pip install "acesim[plot]"') from None
+    return plt
+
+
+def _plot(path: str, res: Any, sweep: list[tuple[float, float]], best: object) -> None:
+    """The demo's figure (:func:`acesim.plot.demo_figure`)."""
+    _matplotlib()  # the Agg backend, or the ImportError naming the extra
     from .optimize import OptimalInterval
+    from .plot import demo_figure
 
     assert isinstance(best, OptimalInterval)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
-    shares = [summary[b] for b in BUCKETS]
-    axes[0].barh(BUCKETS, shares, color="tab:blue")
-    axes[0].set_xlabel("share of wall-clock")
-    axes[0].set_title("ETTR decomposition (1,024 GPUs)")
-    axes[1].plot([s / HOUR for s, _ in sweep], [e for _, e in sweep], "o-")
-    axes[1].set_xscale("log")
-    axes[1].set_xlabel("MTBF (h)")
-    axes[1].set_ylabel("pooled ETTR")
-    axes[1].set_title("Rare to frequent failures")
-    axes[2].errorbar(best.intervals / MINUTE, best.ettrs, yerr=2 * best.stderrs, fmt=".-")
-    marks = (
-        (best.young, "Young", "tab:orange"),
-        (best.daly, "Daly", "tab:green"),
-        (best.interval, "simulated optimum", "tab:red"),
-    )
-    for tau, label, color in marks:
-        axes[2].axvline(tau / MINUTE, linestyle="--", color=color, label=label)
-    axes[2].set_xscale("log")
-    axes[2].set_xlabel("checkpoint interval (min)")
-    axes[2].set_ylabel("pooled ETTR")
-    axes[2].legend()
-    axes[2].set_title("Interval sweep")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig = demo_figure(res, sweep, best, chosen=HOUR)
+    fig.savefig(path, dpi=110)
     print(f"figure written to {path}")
 
 
-def _read_history(path: str) -> Any:
-    """A history file by what it holds: a shared-data file by its name, a
-    sacct --parsable2 file by its header, else an event log."""
+def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
+    """``acesim report RESULTS... -o report.html``: one self-contained HTML
+    report of saved results (:func:`acesim.report.write_report`); with
+    several, the first is the baseline of the comparison."""
     from pathlib import Path
 
-    from . import history
+    from .report import write_report
+    from .results_io import load_result
 
-    file = Path(path)
-    if not file.is_file():
-        raise ValueError(f"file: {path} does not exist")
-    for name, (filename, _) in history.SHARED_DATA.items():
-        if file.name == filename:
-            return history.read_shared(name, file.parent)
-    with file.open(encoding="utf-8", errors="replace") as handle:
-        first = handle.readline()
-    if "|" in first and "JobID" in first:
-        return history.read_sacct(file)
-    return history.read_events(file)
+    names = [Path(p).stem for p in paths]
+    if len(set(names)) < len(names):  # one file name in two folders: name them by path
+        names = [str(p) for p in paths]
+    results = {name: load_result(p) for name, p in zip(names, paths, strict=True)}
+    out = write_report(results[names[0]] if len(results) == 1 else results, output, title=title)
+    print(f"report written to {out}")
+    return 0
 
 
-def run_fit(path: str, by: str | None, cause: str | None, backtest: int = 0, seed: int = 0) -> int:
+def _read_history(path: str) -> Any:
+    """A history file by what it holds (:func:`acesim.scenario.read_history_file`)."""
+    from .scenario import read_history_file
+
+    return read_history_file(path)
+
+
+def run_fit(
+    path: str,
+    by: str | None,
+    cause: str | None,
+    backtest: int = 0,
+    seed: int = 0,
+    *,
+    scenario: str | None = None,
+    family: str | None = None,
+    job: dict[str, Any] | None = None,
+) -> int:
     """``acesim fit FILE``: the ranked fits of the history's inter-failure
     times and, for a timeline, what happened (the measured buckets); with
     ``--backtest N`` the recorded schedule replayed ``N`` times with the
-    fitted model's failures (:meth:`History.backtest`)."""
+    fitted model's failures (:meth:`History.backtest`); with ``--scenario
+    OUT.toml`` the fitted model (:meth:`History.to_model`) written as a
+    scenario file (see :func:`write_fitted_scenario`)."""
     if backtest < 0:
         raise ValueError(f"--backtest must be >= 0, got {backtest}")
+    if scenario is not None and by not in (None, "node", "job"):
+        raise ValueError(f"--scenario: the model is fitted by node or by job, not by {by!r}")
+    if scenario is None and (family is not None or job is not None):
+        raise ValueError("--family, --job-gpus and --job-work go with --scenario")
     h = _read_history(path)
     if not hasattr(h, "fit"):
         raise ValueError(f"file: {path} is a summary, not a history of failures")
@@ -415,7 +428,56 @@ def run_fit(path: str, by: str | None, cause: str | None, backtest: int = 0, see
             if missed
             else f"every bucket inside its {pct}% interval"
         )
+    if scenario is not None:
+        write_fitted_scenario(h, path, scenario, by=by, family=family, job=job)
+        print()
+        print(f"fitted model written to {scenario}" + ("" if job else " (no jobs: add them)"))
     return 0
+
+
+def write_fitted_scenario(
+    h: Any,
+    source: str,
+    out: str,
+    *,
+    by: str | None = None,
+    family: str | None = None,
+    job: dict[str, Any] | None = None,
+) -> None:
+    """The model :meth:`History.to_model` fits to ``h`` (its fleet, job- or
+    node-level law, repair and causes) written to ``out`` as a scenario.
+
+    A history says nothing of the jobs to run on the model, so the file has
+    no ``[[jobs]]`` unless ``job`` (``--job-gpus``, ``--job-work``,
+    ``--job-interval``) gives one: it loads, serves as a sweep's base and can
+    be completed by hand; running it as is fails with a message saying jobs
+    are missing. Durations are written in seconds, exactly."""
+    from .scenario import cause_spec, dump_scenario, fleet_spec, law_spec
+
+    model = h.to_model(by=by, family=family)
+    spec: dict[str, Any] = {
+        "run": {
+            "name": f"fitted: {Path(source).name}",
+            "description": f"History.to_model of {source}"
+            + (f" by {by}" if by else "")
+            + (f", family {family}" if family else ", best family by AIC"),
+        }
+    }
+    if job is not None:
+        spec["jobs"] = [job]
+    if model.get("failures") is not None:
+        spec["failures"] = law_spec(model["failures"])
+    if model.get("fleet") is not None:
+        spec["fleet"] = fleet_spec(model["fleet"])
+    causes = model.get("causes") or ()
+    if causes:
+        spec["causes"] = [cause_spec(c) for c in causes]
+    header = f"acesim {__version__} fit of {source}; durations in seconds.\n" + (
+        "Add [[jobs]] tables (or a [workload]) before running it: acesim run needs jobs."
+        if job is None
+        else "The job comes from --job-gpus / --job-work / --job-interval."
+    )
+    dump_scenario(spec, out, header=header)
 
 
 def run_info() -> int:
@@ -438,8 +500,447 @@ def run_interval(checkpoint_cost: float, mtbf: float, work: float | None, restar
     return 0
 
 
+# ---------------------------------------------------------------------------
+# Scenario files: acesim run, sweep, compare
+# ---------------------------------------------------------------------------
+
+#: Progress bars go to stderr only on a terminal and outside CI.
+_CI = "CI"
+
+
+def show_progress(no_progress: bool = False) -> bool:
+    """Whether to draw a progress bar: stderr is a terminal, ``CI`` is not
+    set and ``--no-progress`` was not given."""
+    if no_progress or _CI in os.environ:
+        return False
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+def _duration_arg(text: str) -> float:
+    """``--horizon``: a duration (``30d``) or ``inf``."""
+    if text.strip().lower() in ("inf", "infinity", "never", "none"):
+        return math.inf
+    try:
+        return parse_duration(text, "--horizon")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The [run] values the command line sets (``run.replicas``, ...)."""
+    out: dict[str, Any] = {}
+    for name in ("replicas", "seed", "threads", "horizon"):
+        value = getattr(args, name, None)
+        if value is not None:
+            out[f"run.{name}"] = value
+    if getattr(args, "record_events", False):
+        out["run.record_events"] = True
+    return out
+
+
+def _chunk(replicas: int, threads: int | None) -> int:
+    """Replicas per chunk of a run shown with a progress bar: about 20
+    chunks, none smaller than 4 replicas per thread (each chunk runs on every
+    thread)."""
+    per = 4 * (threads or os.cpu_count() or 1)
+    return max(math.ceil(replicas / 20), per)
+
+
+def _run_scenario(scenario: Scenario, progress: bool) -> SimulationResult:
+    """One scenario through :func:`acesim.sweep.sweep`'s machinery: in chunks
+    (``first_replica`` offsets, joined in replica order) when a progress bar
+    is shown, else in one call. The result is the same either way."""
+    from .sweep import _sweep
+
+    kwargs = scenario.simulate_kwargs()
+    chunk = _chunk(scenario.replicas, kwargs.get("threads")) if progress else None
+    try:
+        out = _sweep(
+            [kwargs], None, chunk_replicas=chunk, progress=progress, label=("run", "chunk")
+        )
+    except (TypeError, ValueError) as exc:
+        message = str(exc).removeprefix("scenarios[0]: ")
+        raise scenario.simulate_error(type(exc)(message)) from None
+    return out[0].result
+
+
+def _estimate(res: SimulationResult, level: float) -> tuple[float, float, float]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SingleReplicaWarning)
+        value, low, high = res.ettr(ci=level)
+    return value, low, high
+
+
+def _ci_text(low: float, high: float) -> str:
+    if math.isnan(low) or math.isnan(high):
+        return "n/a (1 replica)"
+    return f"[{low:.4f}, {high:.4f}]"
+
+
+def _groups(scenario: Scenario, res: SimulationResult) -> list[tuple[str, npt.NDArray[Any]]]:
+    """Per [[jobs]] table (a ``count = N`` table pools its N jobs), or per GPU
+    size for a workload, the job numbers it holds."""
+    labels = scenario.job_labels
+    jobs = res.jobs
+    if labels:
+        out: list[tuple[str, npt.NDArray[Any]]] = []
+        start = 0
+        for label, count in labels:
+            out.append((label, np.arange(start, start + count)))
+            start += count
+        return out
+    first = jobs[jobs["replica"] == jobs["replica"][0]]
+    sizes = np.unique(first["gpus"])
+    return [(f"{int(g)} GPUs", first["job"][first["gpus"] == g]) for g in sizes]
+
+
+def print_result(
+    scenario: Scenario, res: SimulationResult, level: float = 0.95, indent: str = "   "
+) -> None:
+    """The run's table: ETTR with its interval, the buckets' shares and
+    GPU-hours, failures and GPU-hours lost (per [[jobs]] table when several)."""
+    pct = f"{100 * level:g}%"
+    value, low, high = _estimate(res, level)
+    summary = res.summary()
+    jobs = res.jobs
+    g = jobs["gpus"].astype(np.float64)
+    replicas = max(res.replicas, 1)
+    print(f"ETTR {value:.4f}  {pct} CI {_ci_text(low, high)}")
+    print(f"{indent}{'bucket':<15}{'share':>8}{'GPU-h/replica':>16}")
+    shown = [b for b in RESULT_BUCKETS if b != "narrow" or summary[b] > 0]
+    for bucket in shown:
+        hours = float(np.sum(g * jobs[bucket])) / HOUR / replicas
+        print(f"{indent}{bucket:<15}{summary[bucket]:8.2%}{hours:16,.2f}")
+    wall = float(np.sum(g * jobs["wall"])) / HOUR / replicas
+    print(f"{indent}{'wall':<15}{1.0:8.2%}{wall:16,.2f}")
+    print(
+        f"failures/replica {summary['failures_per_replica']:.2f}; GPU-hours lost/replica "
+        f"{summary['gpu_hours_lost_per_replica']:,.2f}; completed {summary['completed']:.1%}"
+    )
+    groups = _groups(scenario, res)
+    if len(groups) < 2:
+        return
+    width = max(12, *(len(label) for label, _ in groups)) + 2
+    print()
+    print(
+        f"{indent}{'jobs':<{width}}{'count':>6}{'GPUs':>7}{'ETTR':>8}  {pct + ' CI':<18}"
+        f"{'failures/rep':>13}{'GPU-h lost/rep':>16}{'completed':>11}"
+    )
+    for label, members in groups:
+        rows = jobs[np.isin(jobs["job"], members)]
+        part = dataclasses.replace(res, jobs=rows)
+        v, lo, hi = _estimate(part, level)
+        sizes = np.unique(rows["gpus"])
+        gpus = str(int(sizes[0])) if sizes.size == 1 else "mixed"
+        print(
+            f"{indent}{label:<{width}}{members.size:>6}{gpus:>7}{v:8.4f}  {_ci_text(lo, hi):<18}"
+            f"{float(rows['failures'].sum()) / replicas:13.2f}"
+            f"{float(rows['gpu_hours_lost'].sum()) / replicas:16,.2f}"
+            f"{float(np.mean(rows['completed'])):11.1%}"
+        )
+
+
+def _provenance(scenario: Scenario, res: SimulationResult) -> dict[str, Any]:
+    """The result's own provenance when it has one (with the scenario
+    added), else the scenario's."""
+    return scenario.provenance(res)
+
+
+def _label(scenario: Scenario, path: str) -> str:
+    name = f" ({scenario.name})" if scenario.name else ""
+    return f"{path}{name}"
+
+
+def run_run(args: argparse.Namespace) -> int:
+    """``acesim run SCENARIO.toml``."""
+    from .results_io import save_result
+
+    if args.out is not None:
+        _check_out(args.out)
+    scenario = load_scenario(args.scenario).with_values(_overrides(args), origin="command line")
+    res = _run_scenario(scenario, show_progress(args.no_progress))
+    n_jobs = int(res.jobs["job"].max()) + 1 if res.jobs.size else 0
+    horizon = scenario.simulate_kwargs().get("horizon", math.inf)
+    print(f"acesim {__version__} run: {_label(scenario, args.scenario)}")
+    if scenario.description:
+        print(scenario.description)
+    print(
+        f"{n_jobs} job{'s' if n_jobs != 1 else ''}, {res.replicas} replicas, seed {res.seed}, "
+        f"horizon {'none' if math.isinf(horizon) else f'{horizon / DAY:g} d'}"
+    )
+    print()
+    print_result(scenario, res, args.ci)
+    if args.out is not None:
+        files = save_result(res, args.out, provenance=_provenance(scenario, res))
+        more = f" (and {len(files) - 1} more files beside it)" if len(files) > 1 else ""
+        print(f"\nresults written to {args.out}{more}")
+    return 0
+
+
+def _check_out(path: str) -> None:
+    """An --out path's format and folder, before anything runs."""
+    from .results_io import FORMATS
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(
+            f"--out {path}: the format comes from the suffix, one of {', '.join(FORMATS)}"
+        )
+    folder = Path(path).resolve().parent
+    if not folder.is_dir():
+        raise ValueError(f"--out {path}: no such folder {folder}")
+    if suffix == ".parquet":
+        from .results_io import _pyarrow
+
+        _pyarrow()
+
+
+def _cell(value: Any) -> str:
+    """An axis value as the sweep table shows it."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return f"{value:g}"
+    from ._toml import _inline
+
+    return _inline(value, "value")
+
+
+def _axis_column(values: list[Any]) -> npt.NDArray[Any]:
+    """One axis as a column: numbers as numbers, strings as strings, else
+    the values' TOML text."""
+    if all(isinstance(v, bool) for v in values):
+        return np.array(values, np.bool_)
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return np.array(values, np.int64)
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return np.array(values, np.float64)
+    return np.array([_cell(v) for v in values], dtype=np.str_)
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    """The executor of ``--processes N`` or ``--dask ADDRESS`` (a context
+    manager), or None."""
+    if args.processes is not None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        if args.processes < 1:
+            raise ValueError(f"--processes must be >= 1, got {args.processes}")
+        return ProcessPoolExecutor(args.processes, mp_context=multiprocessing.get_context("spawn"))
+    if args.dask is not None:
+        try:
+            import distributed
+        except ImportError:
+            raise ImportError('--dask needs dask.distributed: pip install "acesim[dask]"') from None
+        try:
+            connect: Any = distributed.Client
+            client = connect(args.dask, timeout=args.dask_timeout)
+        except Exception as exc:  # distributed raises OSError, TimeoutError, ...
+            raise ValueError(f"--dask: cannot reach the scheduler at {args.dask}: {exc}") from None
+        return client
+    return None
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    """``acesim sweep SWEEP.toml``."""
+    import contextlib
+
+    from .results_io import save_result, save_tables
+
+    if args.out is not None:
+        _check_out(args.out)
+    if args.results is not None and not Path(args.results).is_dir():
+        raise ValueError(f"--results {args.results}: no such folder")
+    grid = load_sweep(args.sweep)
+    overrides = _overrides(args)
+    if overrides:
+        grid = grid.with_values(overrides, origin="command line")
+    if args.chunk_replicas is not None and args.chunk_replicas < 1:
+        raise ValueError(f"--chunk-replicas must be >= 1, got {args.chunk_replicas}")
+    for point in grid.points:
+        point.scenario.simulate_kwargs()  # a scenario without jobs fails here, named
+    executor = _executor(args)
+    with contextlib.ExitStack() as stack:
+        if executor is not None:
+            stack.enter_context(executor)
+            if args.dask is not None:
+                executor = executor.get_executor()
+        try:
+            results = grid.run(
+                executor,
+                chunk_replicas=args.chunk_replicas,
+                progress=show_progress(args.no_progress),
+            )
+        except (TypeError, ValueError) as exc:
+            text = str(exc)
+            m = re.match(r"scenarios\[(\d+)\]: ", text)
+            if m is None:
+                raise
+            point = grid.points[int(m.group(1))]
+            raise point.scenario.simulate_error(type(exc)(text[m.end() :])) from None
+    level = args.ci
+    pct = f"{100 * level:g}%"
+    first = grid.points[0].scenario
+    base = (
+        "the inline [base]"
+        if isinstance(grid.spec.get("base"), dict)
+        else _label(grid.base, str(grid.spec.get("base")))
+    )
+    print(
+        f"acesim {__version__} sweep: {args.sweep}"
+        + (f" ({grid.name})" if grid.name else "")
+        + f", {len(grid.points)} points, base {base}"
+    )
+    replicas = {p.scenario.replicas for p in grid.points}
+    seeds = {p.scenario.seed for p in grid.points}
+    print(
+        (f"{first.replicas} replicas a point" if len(replicas) == 1 else "replicas per point")
+        + (
+            f", seed {first.seed} (common random numbers)"
+            if len(seeds) == 1
+            else ", a seed per point"
+        )
+    )
+    print()
+    widths = [
+        max(len(axis), *(len(_cell(p.values[axis])) for p in grid.points)) for axis in grid.axes
+    ]
+    head = "".join(f"{axis:<{w + 2}}" for axis, w in zip(grid.axes, widths, strict=True))
+    print(f"{'#':>4}  {head}{'ETTR':>8}  {pct + ' CI':<18}{'failures/rep':>13}{'completed':>11}")
+    rows = []
+    for k, (point, item) in enumerate(zip(grid.points, results, strict=True)):
+        res = item.result
+        value, low, high = _estimate(res, level)
+        summary = res.summary()
+        cells = "".join(
+            f"{_cell(point.values[axis]):<{w + 2}}"
+            for axis, w in zip(grid.axes, widths, strict=True)
+        )
+        print(
+            f"{k:>4}  {cells}{value:8.4f}  {_ci_text(low, high):<18}"
+            f"{summary['failures_per_replica']:13.2f}{summary['completed']:11.1%}"
+        )
+        rows.append((value, low, high, summary, res))
+    written: list[str] = []
+    if args.results is not None:
+        for k, (point, (*_, res)) in enumerate(zip(grid.points, rows, strict=True)):
+            target = Path(args.results) / f"point-{k:0{len(str(len(rows) - 1))}d}.npz"
+            save_result(res, target, provenance=_provenance(point.scenario, res))
+            written.append(target.name)
+    if args.out is not None:
+        columns: dict[str, npt.NDArray[Any]] = {"point": np.arange(len(rows), dtype=np.int64)}
+        for axis in grid.axes:
+            columns[axis] = _axis_column([p.values[axis] for p in grid.points])
+        columns["ettr"] = np.array([r[0] for r in rows])
+        columns["ettr_low"] = np.array([r[1] for r in rows])
+        columns["ettr_high"] = np.array([r[2] for r in rows])
+        for bucket in RESULT_BUCKETS:
+            columns[bucket] = np.array([r[3][bucket] for r in rows])
+        for key in ("failures_per_replica", "gpu_hours_lost_per_replica", "completed"):
+            columns[key] = np.array([r[3][key] for r in rows])
+        columns["replicas"] = np.array([r[4].replicas for r in rows], np.int64)
+        columns["seed"] = np.array([r[4].seed for r in rows], np.uint64)
+        if written:
+            columns["result"] = np.array(written, dtype=np.str_)
+        table = np.zeros(len(rows), [(name, c.dtype) for name, c in columns.items()])
+        for name, c in columns.items():
+            table[name] = c
+        provenance = {
+            "acesim_version": __version__,
+            "created": grid.points[0].scenario.provenance()["created"],
+            "sweep": grid.to_dict(),
+            "source": str(Path(args.sweep).resolve()),
+            "axes": list(grid.axes),
+            "level": level,
+        }
+        save_tables(args.out, {"points": table}, {"provenance": provenance}, kind="acesim-sweep")
+        print(f"\ngrid written to {args.out}")
+    if written:
+        print(f"results of each point written to {args.results}/ ({written[0]} ...)")
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """``acesim compare A.toml B.toml``: both with the same seed and
+    replicas, the paired differences (:func:`acesim.compare`)."""
+    a = load_scenario(args.a)
+    b = load_scenario(args.b)
+    a.simulate_kwargs()  # a scenario without jobs fails here, named
+    b.simulate_kwargs()
+    differ = [
+        f"{name} ({getattr(a, name)} vs {getattr(b, name)})"
+        for name in ("seed", "replicas")
+        if getattr(a, name) != getattr(b, name) and getattr(args, name) is None
+    ]
+    if differ:
+        raise ValueError(
+            f"{args.a} and {args.b} differ in {' and '.join(differ)}: a paired comparison "
+            "needs common random numbers; pass --seed and --replicas to run both with the same"
+        )
+    overrides = _overrides(args)
+    a = a.with_values(overrides, origin="command line")
+    b = b.with_values(overrides, origin="command line")
+    progress = show_progress(args.no_progress)
+    res_a = _run_scenario(a, progress)
+    res_b = _run_scenario(b, progress)
+    print(
+        f"acesim {__version__} compare: a = {_label(a, args.a)}, b = {_label(b, args.b)}; "
+        f"{res_a.replicas} replicas each, seed {res_a.seed} (common random numbers)"
+    )
+    print()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SingleReplicaWarning)
+        comparison = compare(res_a, res_b, ci=args.ci)
+    print(comparison)
+    d = comparison["ettr"]
+    pct = f"{100 * args.ci:g}%"
+    print()
+    if math.isnan(d.low):
+        verdict = "no interval with 1 replica"
+    elif d.significant:
+        verdict = f"significant: {'b' if d.diff > 0 else 'a'} has the higher ETTR"
+    else:
+        verdict = "not significant: the interval includes 0"
+    print(f"ETTR b - a = {d.diff:+.4f}, {pct} interval [{d.low:+.4f}, {d.high:+.4f}]: {verdict}")
+    return 0
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--replicas", type=int, default=None, help="override [run].replicas")
+    p.add_argument("--seed", type=int, default=None, help="override [run].seed")
+    p.add_argument("--threads", type=int, default=None, help="override [run].threads")
+    p.add_argument(
+        "--horizon", type=_duration_arg, default=None, help="override [run].horizon (30d, inf)"
+    )
+    p.add_argument("--ci", type=_level_arg, default=0.95, help="confidence level (default 0.95)")
+    p.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (shown only on a terminal)"
+    )
+
+
+def _level_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors on one line: ``acesim run: error: ... (see --help)``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="acesim", description="Failure and recovery-policy simulator for GPU training fleets."
     )
     parser.add_argument("--version", action="version", version=f"acesim {__version__}")
@@ -448,6 +949,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--replicas", type=int, default=2000)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--plot", metavar="FILE", help="write a figure (needs acesim[plot])")
+    r = sub.add_parser(
+        "run",
+        help="run a scenario file (TOML) and print ETTR and where the time went",
+        description="Run a scenario file (see the acesim.scenario module for the format).",
+    )
+    r.add_argument("scenario", help="the scenario file (.toml)")
+    _add_run_options(r)
+    r.add_argument(
+        "--record-events", action="store_true", help="keep the event log ([run].record_events)"
+    )
+    r.add_argument("--out", metavar="FILE", help="write the results (.npz .parquet .csv .json)")
+    w = sub.add_parser(
+        "sweep",
+        help="run every point of a sweep file (a base scenario and [axes] of values)",
+        description="Run a sweep file: a base scenario and [axes] of dotted keys with lists "
+        "of values (their grid product), through acesim.sweep.",
+    )
+    w.add_argument("sweep", help="the sweep file (.toml)")
+    where = w.add_mutually_exclusive_group()
+    where.add_argument("--processes", type=int, metavar="N", help="a pool of N processes")
+    where.add_argument(
+        "--dask", metavar="ADDRESS", help="a Dask scheduler (tcp://HOST:PORT; acesim[dask])"
+    )
+    w.add_argument("--dask-timeout", type=float, default=30.0, help=argparse.SUPPRESS)
+    w.add_argument("--chunk-replicas", type=int, default=None, help="replicas per task")
+    _add_run_options(w)
+    w.add_argument(
+        "--out", metavar="FILE", help="write the grid's table (.npz .parquet .csv .json)"
+    )
+    w.add_argument("--results", metavar="DIR", help="write each point's results to DIR")
+    c = sub.add_parser(
+        "compare",
+        help="run two scenarios on common random numbers and print the paired differences",
+    )
+    c.add_argument("a", help="scenario a (.toml)")
+    c.add_argument("b", help="scenario b (.toml)")
+    _add_run_options(c)
+    rp = sub.add_parser(
+        "report", help="write a self-contained HTML report of saved results (needs acesim[plot])"
+    )
+    rp.add_argument(
+        "results",
+        nargs="+",
+        metavar="RESULTS",
+        help="results files (acesim run --out); with several, the first is the baseline",
+    )
+    rp.add_argument("-o", "--output", default="report.html", metavar="FILE")
+    rp.add_argument("--title", default=None)
     sub.add_parser("info", help="version and CUDA availability")
     i = sub.add_parser("interval", help="Young/Daly intervals and expected ETTR (seconds)")
     i.add_argument("checkpoint_cost", type=float)
@@ -485,10 +1034,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="replay the recorded schedule N times with the fitted failures and compare",
     )
     f.add_argument("--seed", type=int, default=0, help="the back-test's seed")
+    f.add_argument(
+        "--scenario",
+        metavar="OUT.toml",
+        help="write the fitted model (fleet, failures, repair, causes) as a scenario file",
+    )
+    f.add_argument(
+        "--family",
+        choices=("exponential", "weibull", "lognormal", "gamma"),
+        default=None,
+        help="with --scenario: the family to write (default: the best by AIC)",
+    )
+    f.add_argument("--job-gpus", type=int, default=None, help="with --scenario: a job's GPUs")
+    f.add_argument(
+        "--job-work", type=_work_arg, default=None, help="with --scenario: its work (7d)"
+    )
+    f.add_argument(
+        "--job-interval",
+        default="daly",
+        help="with --scenario: its checkpoint_interval (1h, young, daly, adaptive)",
+    )
     args = parser.parse_args(argv)
     try:
+        if args.command == "run":
+            return run_run(args)
+        if args.command == "sweep":
+            return run_sweep(args)
+        if args.command == "compare":
+            return run_compare(args)
         if args.command == "fit":
-            return run_fit(args.file, args.by, args.cause, args.backtest, args.seed)
+            job = None
+            if (args.job_gpus is None) != (args.job_work is None):
+                raise ValueError("--job-gpus and --job-work go together")
+            if args.job_gpus is not None:
+                job = {
+                    "name": "job",
+                    "gpus": args.job_gpus,
+                    "work": args.job_work,
+                    "checkpoint_interval": args.job_interval,
+                }
+            return run_fit(
+                args.file,
+                args.by,
+                args.cause,
+                args.backtest,
+                args.seed,
+                scenario=args.scenario,
+                family=args.family,
+                job=job,
+            )
+        if args.command == "report":
+            return run_report(args.results, args.output, args.title)
         if args.command == "demo":
             return run_demo(args.replicas, args.seed, args.plot)
         if args.command == "info":
@@ -502,11 +1098,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(serve.schema_text(), end="")
                 return 0
             return serve.main()
-    except (ValueError, TypeError) as exc:
-        print(f"acesim: error: {exc}", file=sys.stderr)
+    except BrokenPipeError:  # the reader went away (acesim run x.toml | head)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except (ValueError, TypeError, ImportError, OSError) as exc:
+        print(f"acesim: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("acesim: interrupted", file=sys.stderr)
+        return 130
     parser.print_help()
     return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}"
+    return text or type(exc).__name__
+
+
+def _work_arg(text: str) -> str:
+    """``--job-work``: a duration, kept as written (the scenario says it so)."""
+    try:
+        parse_duration(text, "--job-work")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -234,16 +234,16 @@ class _Provenance:
 
     def with_provenance(self: _R, **extra: Any) -> _R:
         """This result with more provenance beside what it has: JSON data
-        (dicts with string keys, lists, strings, finite numbers, booleans,
-        None), kept as given, e.g. ``scenario=`` the scenario file's
-        tables."""
+        (dicts with string keys, lists, strings, numbers, booleans, None; a
+        non-finite float is written as Python's ``json`` writes it), kept as
+        given, e.g. ``scenario=`` the scenario file's tables."""
         import json
 
         for key, value in extra.items():
             if key in self._BASE or key in ("arguments", "batch_arguments"):
                 raise ValueError(f"with_provenance: {key!r} is the result's own")
             try:
-                json.dumps(value, allow_nan=False)
+                json.dumps(value)
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"with_provenance: {key} must be JSON data ({exc})") from None
         current = self._described_origin()
@@ -319,6 +319,20 @@ class SimulationResult(_Provenance):
             job_names=tuple(job_names),
             _origin=None if arguments is None else {"arguments": arguments},
         )
+
+    def save(self, path: str | os.PathLike[str], provenance: dict[str, Any] | None = None) -> None:
+        """Write the result to ``path`` (``.npz``, ``.parquet``, ``.csv`` or
+        ``.json``): :func:`acesim.results_io.save_result`."""
+        from .results_io import save_result
+
+        save_result(self, path, provenance)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> SimulationResult:
+        """A result :meth:`save` wrote: :func:`acesim.results_io.load_result`."""
+        from .results_io import load_result
+
+        return load_result(path)
 
     def pooled_ettr(self, job: int | None = None) -> float:
         """Total productive time / total wall over replicas (for one job, or all

@@ -180,6 +180,7 @@ def _sweep(
     *,
     chunk_replicas: int | None,
     progress: bool,
+    label: tuple[str, str] = ("sweep", "task"),
 ) -> list[SweepResult]:
     given = _scenario_list(scenarios)
     if chunk_replicas is not None:
@@ -207,7 +208,7 @@ def _sweep(
             else:
                 tasks.append((i, {**kwargs, "first_replica": first + offset, "replicas": n}))
 
-    bar = _Progress(len(tasks)) if progress else None
+    bar = _Progress(len(tasks), desc=label[0], unit=label[1]) if progress else None
     try:
         if executor is None:
             parts = [_local(i, kwargs, bar) for i, kwargs in tasks]
@@ -323,21 +324,27 @@ def _join(parts: list[SimulationResult]) -> SimulationResult:
     origin = parts[0]._described_origin()
     if "arguments" in origin:
         origin["arguments"]["dict"]["replicas"] = replicas
-    optional: dict[str, Any] = {}
-    for name in ("placements", "node_events"):
-        tables = [getattr(p, name) for p in parts]
-        if all(t is not None for t in tables):
-            optional[name] = _concat(tables)
     return dataclasses.replace(
         parts[0],
         jobs=_concat([p.jobs for p in parts]),
         fleet=_concat([p.fleet for p in parts]),
         trace=_concat([p.trace for p in parts]),
         events=_concat([p.events for p in parts]),
+        placements=_concat_optional([p.placements for p in parts]),
+        node_events=_concat_optional([p.node_events for p in parts]),
         replicas=replicas,
         _origin={**origin, "described": True},
-        **optional,
     )
+
+
+def _concat_optional(arrays: list[npt.NDArray[Any] | None]) -> npt.NDArray[Any] | None:
+    """The event-log tables a result may lack (None in every chunk: None)."""
+    present = [a for a in arrays if a is not None]
+    if not present:
+        return None
+    if len(present) != len(arrays):
+        raise RuntimeError("chunks disagree on whether the result has the event log")
+    return _concat(present)
 
 
 def _concat(arrays: list[npt.NDArray[Any]]) -> npt.NDArray[Any]:
@@ -439,18 +446,27 @@ class _Progress:
     """Tasks done, on stderr: a tqdm bar when tqdm is installed, else a text
     line (rewritten in place on a terminal, every 10% otherwise)."""
 
-    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        total: int,
+        stream: TextIO | None = None,
+        *,
+        desc: str = "sweep",
+        unit: str = "task",
+    ) -> None:
         self.total = total
         self.done = 0
         self.stream = sys.stderr if stream is None else stream
         self.start = time.perf_counter()
+        self.desc = desc
+        self.unit = unit
         self.bar: Any = None
         try:
             tqdm = importlib.import_module("tqdm").tqdm
         except ImportError:
             tqdm = None
         if tqdm is not None:
-            self.bar = tqdm(total=total, desc="sweep", unit="task", file=self.stream)
+            self.bar = tqdm(total=total, desc=desc, unit=unit, file=self.stream)
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._shown = -1
 
@@ -477,4 +493,20 @@ class _Progress:
     def _line(self) -> str:
         elapsed = time.perf_counter() - self.start
         share = self.done / self.total if self.total else 1.0
-        return f"sweep: {self.done}/{self.total} tasks ({share:.0%}) in {elapsed:.1f} s"
+        line = (
+            f"{self.desc}: {self.done}/{self.total} {self.unit}s ({share:.0%}) in {elapsed:.1f} s"
+        )
+        if 0 < self.done < self.total:
+            eta = elapsed / self.done * (self.total - self.done)
+            line += f", about {_eta(eta)} left"
+        return line + ("   " if self.tty else "")
+
+
+def _eta(seconds: float) -> str:
+    """``42 s``, ``3 min 20 s``, ``1 h 05 min``."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
