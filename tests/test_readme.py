@@ -157,3 +157,21 @@ def test_readme_backtest_is_what_the_command_prints() -> None:
     assert out.stdout == quoted[1]
     for figure in ("3,034", "1,456", "shape 0.31", "1.3% below"):
         assert figure in text
+
+
+def test_readme_run_table_is_what_the_command_prints() -> None:
+    """The README's scenario table is the output of ``acesim run
+    examples/checkpointing.toml``."""
+    text = (ROOT / "README.md").read_text()
+    marker = "`acesim run examples/checkpointing.toml` runs"
+    assert marker in text
+    quoted = re.search(r"```\n(.*?)```", text[text.index(marker) :], flags=re.S)
+    assert quoted is not None
+    out = subprocess.run(
+        [sys.executable, "-m", "acesim", "run", "examples/checkpointing.toml"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert out.stdout == quoted[1]
