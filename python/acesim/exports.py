@@ -1062,8 +1062,11 @@ def replay_schedule(
       decides when a job ends. Rows left when a job completes are unused.
       Nothing is preempted.
     - ``restart="free"``: only each job's first row is used; an interrupted
-      job restarts at once on its surviving nodes and the lowest-numbered
-      free nodes it still needs (waiting until enough are free). The model's
+      job restarts at once on its surviving nodes and the free nodes it
+      still needs (waiting until enough are free), chosen as the built-in
+      re-placement chooses them: the node longest since it last failed or
+      left service (one never seen doing either first), then the lowest
+      id. The model's
       failures are not the recorded ones, so this is the replay a back-test
       wants: the recorded restarts answered failures the model does not
       draw. ``restart_delay`` (a law or seconds; only with ``"free"``) is
@@ -1129,6 +1132,7 @@ def replay_schedule(
         raise ScheduleError(f"schedule: no job starts before the horizon ({end!r})")
     by_id: dict[int, _Planned] = {}
     down: set[int] = set()  # nodes out of service, as the model reported them
+    last_failure: dict[int, float] = {}  # node -> its last failure the model reported
     later: list[tuple[float, int, int, _Planned]] = []  # heap: starts not due yet
     due: list[_Planned] = []  # starts due, waiting for the model to accept them
     unfinished = sum(1 for p in planned if p.runs)  # jobs the schedule starts, not done
@@ -1162,10 +1166,13 @@ def replay_schedule(
         return True
 
     def free_set(p: _Planned) -> list[int] | None:
-        # Its survivors, then the lowest-numbered free nodes it still needs.
+        # Its survivors, then the free nodes it still needs, healthy longest
+        # first (earliest last failure or exit from service, never first;
+        # then lowest id), as the built-in re-placement chooses them.
         held = model.nodes_of(p.id)
         need = len(p.last) - len(held)
         free = [n for n in model.free_nodes() if n not in held]
+        free.sort(key=lambda n: (last_failure.get(n, -math.inf), n))
         return held + free[:need] if len(free) >= need else None
 
     def order(p: _Planned) -> tuple[float, int, int]:
@@ -1222,12 +1229,17 @@ def replay_schedule(
         for event in model.advance(until):
             if event.kind == "node_down":
                 down.update(event.nodes)
+                for n in event.nodes:
+                    last_failure[n] = event.time
             elif event.kind == "node_up":
                 down.difference_update(event.nodes)
             elif event.kind == "job_done":
                 running -= 1
                 unfinished -= 1
             elif event.kind == "job_failed" and event.job is not None:
+                if event.fault_time is not None:
+                    for n in event.nodes:
+                        last_failure[n] = max(last_failure.get(n, -math.inf), event.fault_time)
                 p = by_id[event.job]
                 running -= 1
                 if restart == "free":

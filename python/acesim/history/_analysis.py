@@ -457,7 +457,7 @@ def fit_history(
     *,
     cause: str | None = None,
     level: float = 0.95,
-    truncated: bool = True,
+    truncated: bool = False,
 ) -> Fit:
     """:meth:`History.fit`."""
     from ._model import Intervals
@@ -670,24 +670,38 @@ def fleet_size(h: History) -> tuple[int, int]:
     return nodes, gpn
 
 
+def _latency_law(lat: FloatArray) -> Distribution:
+    from ..distributions import Constant, Empirical
+
+    return Constant(float(lat[0])) if np.all(lat == lat[0]) else Empirical(lat)
+
+
 def _with_detection(h: History, causes: tuple[Any, ...]) -> list[Any] | None:
     """The causes with the detection latency the history shows (a failed
-    run's end minus its fault time, where the source records faults): a
-    Constant when every latency is the same, else an Empirical of them."""
-    from ..distributions import Constant, Empirical
+    run's end minus its fault time, where the source records faults), each
+    cause its own (from the runs its failures ended; the pooled latencies
+    for a cause that ended none): a Constant when every latency is the
+    same, else an Empirical of them."""
     from ..fleet import Cause
 
     runs = h.runs
     fault = runs["fault"]
-    lat = (runs["end"] - fault)[np.isfinite(fault)]
-    lat = lat[np.isfinite(lat) & (lat >= 0)]
+    latency = runs["end"] - fault
+    ok = np.isfinite(fault) & np.isfinite(latency) & (latency >= 0)
+    lat = latency[ok]
     if lat.size == 0 or float(lat.max()) <= 0.0:
         return list(causes) or None
-    detect = Constant(float(lat[0])) if np.all(lat == lat[0]) else Empirical(lat)
+    pooled = _latency_law(lat)
     if not causes:
-        return [Cause("failure", 1.0, detect=detect)]
+        return [Cause("failure", 1.0, detect=pooled)]
+    f = h.failures[h.failures["origin"] & (h.failures["run"] >= 0)]
+    cause_of_run = dict(zip(f["run"].tolist(), f["cause"].tolist(), strict=True))
+    run_cause = np.array([cause_of_run.get(int(r), -1) for r in runs["run"]], np.int64)
     out = []
     for c in causes:
+        code = h.cause_names.index(c.name) if c.name in h.cause_names else -1
+        own = latency[ok & (run_cause == code)] if code >= 0 else lat[:0]
+        detect = _latency_law(own) if own.size else pooled
         fresh = Cause(
             c.name,
             c.share,
@@ -802,7 +816,9 @@ def recorded_jobs(
     h: History, gpus_per_node: int, checkpoint_interval: float
 ) -> tuple[list[Any], list[tuple[int, list[int], float]]]:
     """The history's jobs as :class:`acesim.Job` (work: the productive time
-    when known, else the time kept at checkpoints, else the time held;
+    when known, else the time kept at checkpoints, else the time held, and
+    for a job unfinished at the end of the record that plus twice the
+    record's span, so the replay cannot finish it early;
     checkpoint interval: the median gap between the job's checkpoints less
     their median write; for a job without checkpoints in a source that
     records them, its work (it restarts from scratch); else
@@ -841,6 +857,7 @@ def recorded_jobs(
         first_nodes.setdefault(j, len(nodes))
         rows.append((j, [int(n) for n in nodes], float(r["start"])))
     records_checkpoints = "checkpoints" in h.knows
+    span = h.span[1] - h.span[0] if all(math.isfinite(t) for t in h.span) else math.inf
     jobs: dict[int, Any] = {}
     for j in sorted(first_nodes):
         row = m[m["job"] == j][0]
@@ -851,6 +868,10 @@ def recorded_jobs(
             ),
             1.0,
         )
+        if not row["completed"] and math.isfinite(span):
+            # Unfinished when the record ends: its work is more than it did,
+            # and the replay must not finish it early for want of work.
+            work += 2.0 * span
         ck = h.checkpoints["time"][h.checkpoints["job"] == j]
         dur = h.checkpoints["duration"][h.checkpoints["job"] == j]
         dur = dur[np.isfinite(dur)]

@@ -727,7 +727,7 @@ class History:
                 if first is None:
                     first = start
                     gpus = int(r["gpus"])
-                    truncated = start <= span0
+                    truncated = start < span0
                 ev = fail_event.get(run_id, -1)
                 if ev >= 0:
                     fault = float(r["fault"])
@@ -1148,20 +1148,54 @@ class History:
     # ------------------------------------------------------------------
     # analysis (acesim.history._analysis)
 
-    def fit(self, by: Any = None, families: Sequence[str] = _FAMILIES, **kw: Any) -> Any:
-        """Censored MLE fits ranked by AIC: see :func:`acesim.history._analysis.fit_history`."""
+    def fit(
+        self,
+        by: Any = None,
+        families: Sequence[str] = _FAMILIES,
+        *,
+        cause: str | None = None,
+        level: float = 0.95,
+        truncated: bool = False,
+    ) -> Any:
+        """Censored maximum-likelihood fits of :meth:`intervals`, ranked by
+        AIC: a :class:`~acesim.history.Fit` (``.best``, ``.law``, ``[family]``
+        a :class:`~acesim.history.FamilyFit` with its parameters and their
+        ``level`` confidence intervals, log-likelihood, AIC and a censored
+        Kolmogorov-Smirnov statistic; ``.table()``).
+
+        ``by``: ``"job"``, ``"node"``, ``"cause"`` or ``"system"`` (default:
+        node samples when the history has complete ones, else job, else
+        system), or an :class:`Intervals` already selected; ``families``:
+        among ``"exponential"``, ``"weibull"``, ``"lognormal"``, ``"gamma"``;
+        ``cause``: with ``by="cause"``, the cause whose failures are fitted
+        (the others censor its samples). ``truncated``: whether to keep the
+        left-truncated samples, those whose exposure began when the record
+        began (a node already in service then: its first gap is a
+        forward-recurrence time, longer than a gap under a decreasing
+        hazard, and keeping it biases the scale upward); keep them only
+        when the units were new at the start of the record."""
         from . import _analysis
 
-        return _analysis.fit_history(self, by, families, **kw)
+        return _analysis.fit_history(
+            self, by, families, cause=cause, level=level, truncated=truncated
+        )
 
-    def burstiness(self, by: str | None = None, **kw: Any) -> Any:
-        """CV, autocorrelation of successive gaps, a BlockBootstrap block."""
+    def burstiness(self, by: str | None = None, max_lag: int = 50) -> Any:
+        """How bursty the failures are: a :class:`~acesim.history.Burstiness`
+        with the coefficient of variation of the gaps, the autocorrelation
+        of successive gaps up to ``max_lag``, and a suggested
+        :class:`~acesim.BlockBootstrap` block (``.law``). ``by`` as in
+        :meth:`intervals` (default: system-wide gaps when the history has
+        them)."""
         from . import _analysis
 
-        return _analysis.burstiness(self, by, **kw)
+        return _analysis.burstiness(self, by, max_lag=max_lag)
 
     def lemons(self, alpha: float = 0.01) -> Any:
-        """Per-node over-dispersion against a common rate, with flagged nodes."""
+        """Per-node over-dispersion against a common rate: a
+        :class:`~acesim.history.Lemons` with each node's failures and
+        exposure, the dispersion test and the nodes it flags at level
+        ``alpha``."""
         from . import _analysis
 
         return _analysis.lemons(self, alpha)
@@ -1173,7 +1207,10 @@ class History:
         size, a repair law from the nodes' recorded spells out of service
         (exponential at their mean), and :meth:`causes` with the detection
         latency the source records. A source that names no nodes gives
-        causes that leave nodes in service."""
+        causes that leave nodes in service. The fleet's node processes start
+        in their stationary state (a record cannot say whether its nodes
+        were new): for a record that starts with new nodes, replace the
+        fleet with ``dataclasses.replace(model["fleet"], node_start="fresh")``."""
         from . import _analysis
 
         return _analysis.to_model(self, by, family)
