@@ -4,6 +4,7 @@ a one-line error with a non-zero exit for every bad input."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import re
 import subprocess
@@ -550,12 +551,19 @@ def test_bad_inputs_exit_non_zero_with_one_line(
         (["run", "{good}", "--threads", "0"], r"command line: run\.threads: threads must be >= 1"),
         (["run"], r"the following arguments are required: scenario"),
         (["sweep", "{good}"], r"good\.toml: a scenario, not a sweep file"),
+        (["report", "{tmp}/missing.npz"], r"missing\.npz"),
+        (["report", "{good}"], r"good\.toml"),
+        (["report", "{tmp}/garbage.npz"], r"garbage\.npz"),
+        (["report"], r"the following arguments are required: RESULTS"),
+        (["demo", "--replicas", "0"], r"replicas"),
+        (["interval", "60", "-5"], r"mtbf"),
     ],
 )
 def test_bad_command_lines(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
     good = write(tmp_path, "good.toml", GOOD)
+    (tmp_path / "garbage.npz").write_bytes(b"not a zip archive")
     argv = [a.format(tmp=tmp_path, good=good) for a in argv]
     assert code_of(argv) == 2
     err = capsys.readouterr().err
@@ -573,9 +581,27 @@ def test_processes_must_be_positive(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_help_lists_the_scenario_commands(capsys: pytest.CaptureFixture[str]) -> None:
     assert code_of(["--help"]) == 0
     out = capsys.readouterr().out
-    for command in ("run", "sweep", "compare", "fit", "demo"):
+    for command in ("run", "sweep", "compare", "report", "fit", "demo"):
         assert re.search(rf"^    {command} +\S", out, re.M), command
     assert code_of(["run", "--help"]) == 0
     out = capsys.readouterr().out
     for option in ("--replicas", "--seed", "--threads", "--horizon", "--out", "--no-progress"):
         assert option in out
+
+
+def test_report_of_saved_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``acesim run --out`` then ``acesim report``: one HTML page naming both
+    results, with a figure per section and the comparison of the two."""
+    pytest.importorskip("matplotlib")
+    good = write(tmp_path, "good.toml", GOOD)
+    other = write(tmp_path, "other.toml", GOOD.replace("'1h'", "'30min'"))
+    arrow = importlib.util.find_spec("pyarrow") is not None
+    files = [str(tmp_path / "a.npz"), str(tmp_path / ("b.parquet" if arrow else "b.json"))]
+    for scenario, out in zip((good, other), files, strict=True):
+        assert main(["run", str(scenario), "--out", out, "--no-progress"]) == 0
+    page = tmp_path / "r.html"
+    assert main(["report", *files, "-o", str(page), "--title", "two intervals"]) == 0
+    assert f"report written to {page}" in capsys.readouterr().out
+    html = page.read_text(encoding="utf-8")
+    assert "two intervals" in html and html.count("data:image/png;base64,") >= 3
+    assert 'id="comparison"' in html and "acesim_version" in html
