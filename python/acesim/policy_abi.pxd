@@ -14,7 +14,7 @@
 # Build with include_dirs=[acesim.get_include()]. The policy runs without the
 # GIL: it must be `noexcept nogil` and must not touch Python objects.
 # Declarations only (no Python-level module): cimporting this file adds no
-# runtime import. Keep in step with cpp/include/acesim/policy_abi.h.
+# runtime import. Keep in step with acesim_policy.h (in acesim.get_include()).
 
 from libc.stdint cimport int32_t, uint32_t
 
