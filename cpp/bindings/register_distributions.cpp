@@ -7,6 +7,7 @@
 #include "acesim/distribution_table.hpp"
 #include "acesim/philox.hpp"
 #include "acesim/sampler.hpp"
+#include "interruptible.hpp"
 #include "pybind.hpp"
 
 namespace acesim::bindings {
@@ -56,8 +57,11 @@ void register_distributions(py::module_& m) {
             if (device == "cpu") {
                 // Safe without the GIL: the samplers touch only `dist` (kept
                 // alive by the caller's reference) and the output buffer.
-                py::gil_scoped_release release;
-                sample_cpu(dist, request, data, count, threads);
+                CancelFlag cancel{false};
+                run_interruptible(cancel, count, [&] {
+                    sample_cpu(dist, request, data, count, threads, &cancel);
+                    return 0;
+                });
             } else if (device == "cuda") {
                 std::string error;
                 {
@@ -85,17 +89,21 @@ void register_distributions(py::module_& m) {
                                             device + "'");
             py::array_t<double> out(static_cast<py::ssize_t>(count));
             double* data = out.mutable_data();
-            {
-                py::gil_scoped_release release;  // touches only `dist` and the output buffer
+            CancelFlag cancel{false};
+            run_interruptible(cancel, count, [&] {  // touches only `dist` and the output buffer
                 const DistributionView view = dist.view();
                 const Stream s{key_from_seed(seed), stream, replica};
                 constexpr std::uint64_t kMinDrawsPerThread = 1024;
                 parallel_for(count, threads, kMinDrawsPerThread, [&](std::uint64_t begin, std::uint64_t end) {
-                    for (std::uint64_t i = begin; i < end; ++i)
+                    for (std::uint64_t i = begin; i < end; ++i) {
+                        if ((i & 0xFFFFu) == 0 && cancel_requested(&cancel)) return;
                         data[i] =
                             draw_forward_recurrence(view, s, static_cast<std::uint32_t>(first + i), gpus);
+                    }
                 });
-            }
+                throw_if_cancelled(&cancel);
+                return 0;
+            });
             return out;
         },
         py::arg("dist"), py::arg("count"), py::arg("seed"), py::arg("stream"), py::arg("replica"),

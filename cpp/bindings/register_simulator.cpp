@@ -9,6 +9,7 @@
 #include "acesim/fleet_model.hpp"
 #include "acesim/records.hpp"
 #include "acesim/simulator.hpp"
+#include "interruptible.hpp"
 #include "pybind.hpp"
 
 namespace acesim::bindings {
@@ -397,14 +398,14 @@ void register_simulator(py::module_& m) {
             set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events);
             in.record_events = record_events;
             in.check_invariants = check_invariants;
-            SimulationOutput out;
-            {
-                // Safe without the GIL: the core reads only `in` (C++ copies of
-                // the inputs) and writes only `out`; a Python policy callback
-                // takes the GIL itself.
-                py::gil_scoped_release release;
-                out = simulate(in);
-            }
+            // Safe without the GIL: the core reads only `in` (C++ copies of
+            // the inputs) and writes only its output; a Python policy
+            // callback takes the GIL itself. Ctrl-C stops it.
+            CancelFlag cancel{false};
+            in.cancel = &cancel;
+            const std::uint64_t units = static_cast<std::uint64_t>(in.replicas) *
+                                        (in.jobs.size() + (in.fleet.enabled ? in.fleet.nodes : 0u)) * 8u;
+            SimulationOutput out = run_interruptible(cancel, units, [&] { return simulate(in); });
             return output_tables(std::move(out));
         },
         py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"),
@@ -430,11 +431,13 @@ void register_simulator(py::module_& m) {
                                            load, submit, priority, job_failures, causes);
             set_checkpoint_levels(in, checkpoint_levels);
             set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events);
-            SimulationOutput out;
-            {
-                py::gil_scoped_release release;  // the core touches no Python object
-                out = simulate_batch(in, device == "cuda");
-            }
+            // The core touches no Python object; Ctrl-C stops the CPU path (a
+            // CUDA batch stops when its kernels end).
+            CancelFlag cancel{false};
+            in.cancel = &cancel;
+            const std::uint64_t units = static_cast<std::uint64_t>(in.replicas) * in.jobs.size();
+            SimulationOutput out =
+                run_interruptible(cancel, units, [&] { return simulate_batch(in, device == "cuda"); });
             return to_numpy(std::move(out.jobs));
         },
         py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"),

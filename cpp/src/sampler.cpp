@@ -372,15 +372,23 @@ void draw_range(const DistributionView& dist, const Stream& stream, std::uint32_
 }
 
 void sample_cpu(const Distribution& dist, const SampleRequest& request, double* out, std::uint64_t count,
-                unsigned threads) {
+                unsigned threads, const CancelFlag* cancel) {
     const DistributionView view = dist.view();
     const Stream stream{key_from_seed(request.seed), request.stream, request.replica};
     // Below this many draws a thread costs more than it saves.
     constexpr std::uint64_t kMinDrawsPerThread = 4096;
+    // Blocks of draws between polls of the cancel flag (the same draws
+    // either way: each is a pure function of its index).
+    constexpr std::uint64_t kBlock = 1u << 20;
     parallel_for(count, threads, kMinDrawsPerThread, [&](std::uint64_t begin, std::uint64_t end) {
-        draw_range(view, stream, static_cast<std::uint32_t>(request.first + begin), end - begin, request.gpus,
-                   out + begin);
+        for (std::uint64_t at = begin; at < end; at += kBlock) {
+            if (cancel_requested(cancel)) return;
+            const std::uint64_t n = end - at < kBlock ? end - at : kBlock;
+            draw_range(view, stream, static_cast<std::uint32_t>(request.first + at), n, request.gpus,
+                       out + at);
+        }
     });
+    throw_if_cancelled(cancel);
 }
 
 void philox_blocks(std::uint64_t seed, std::uint32_t replica, std::uint32_t stream, std::uint32_t first,

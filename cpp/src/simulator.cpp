@@ -72,6 +72,7 @@ SimulationOutput simulate(const SimulationInput& in) {
     parallel_for(in.replicas, in.threads, 1, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t r = begin; r < end; ++r) {
             try {
+                throw_if_cancelled(in.cancel);
                 ReplicaEngine run(in, plans, views, in.first_replica + static_cast<std::uint32_t>(r),
                                   max_events, out.jobs.data() + r * in.jobs.size(), per_replica[r]);
                 run.run();
@@ -81,6 +82,7 @@ SimulationOutput simulate(const SimulationInput& in) {
             }
         }
     });
+    throw_if_cancelled(in.cancel);  // before any error a cancelled replica left
     for (const std::exception_ptr& e : errors)
         if (e) std::rethrow_exception(e);
 
@@ -149,6 +151,7 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
         constexpr std::uint64_t kMinRunsPerThread = 256;
         parallel_for(count, in.threads, kMinRunsPerThread, [&](std::uint64_t begin, std::uint64_t end) {
             for (std::uint64_t i = begin; i < end; ++i) {
+                if ((i & 63u) == 0 && cancel_requested(in.cancel)) return;
                 const std::uint64_t j = i / in.replicas;
                 const std::uint32_t replica = in.first_replica + static_cast<std::uint32_t>(i % in.replicas);
                 std::uint64_t events = 0;
@@ -157,6 +160,7 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
                 out.jobs[i].job = static_cast<std::uint32_t>(j);
             }
         });
+        throw_if_cancelled(in.cancel);
     }
     for (std::uint64_t i = 0; i < count; ++i) {
         if (status[i] == kSingleJobMaxEvents)

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "acesim/cancel.hpp"
 #include "acesim/distribution_table.hpp"
 
 namespace acesim {
@@ -27,7 +28,7 @@ struct SampleRequest {
 /// choice for tests and measurements. `threads` == 0 means one thread per
 /// hardware core.
 void sample_cpu(const Distribution& dist, const SampleRequest& request, double* out, std::uint64_t count,
-                unsigned threads);
+                unsigned threads, const CancelFlag* cancel = nullptr);
 
 /// out[i] = draw(dist, stream, first + i, gpus) for i < count (the index wraps
 /// at 2^32 like draw()'s), on the calling thread, through the same batch

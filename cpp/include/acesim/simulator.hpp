@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "acesim/cancel.hpp"
 #include "acesim/distribution_table.hpp"
 #include "acesim/policy_abi.h"
 #include "acesim/records.hpp"
@@ -233,9 +234,10 @@ struct SimulationInput {
     std::uint64_t seed = 0;
     double horizon = std::numeric_limits<double>::infinity();
     bool record_events = false;
-    bool check_invariants = false;  ///< verify the fleet's bookkeeping after every event
-    unsigned threads = 1;           ///< 0: one per hardware core
-    std::uint64_t max_events = 0;   ///< per replica; 0: kDefaultMaxEvents
+    bool check_invariants = false;       ///< verify the fleet's bookkeeping after every event
+    unsigned threads = 1;                ///< 0: one per hardware core
+    std::uint64_t max_events = 0;        ///< per replica; 0: kDefaultMaxEvents
+    const CancelFlag* cancel = nullptr;  ///< polled by the workers (acesim/cancel.hpp); null: never
     /// Per job (or empty: none): the wall-clock limit of one run, from its
     /// start (init + load included); the run is stopped there and the job is
     /// queued again to restart from its last checkpoint. Also the run's

@@ -62,7 +62,14 @@ void ReplicaEngine::run() {
     // Node failure processes never end: the run ends when every job is done
     // (or closed as unplaceable).
     DueEvent e;
-    while (jobs_done_ < n && kernel_.next(e)) handle(e);
+    std::uint32_t polled = 0;
+    while (jobs_done_ < n && kernel_.next(e)) {
+        handle(e);
+        if (++polled == 512) {
+            polled = 0;
+            throw_if_cancelled(in_.cancel);
+        }
+    }
     // The simulated span ends at the last job's end, or at the horizon (the
     // last event's time when there is none and jobs are left).
     const double end = jobs_done_ == n              ? kernel_.now()
