@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import acesim as ace
 import numpy as np
 import numpy.typing as npt
+import pytest
 
 
 def unaligned(values: npt.ArrayLike, dtype: type) -> npt.NDArray[np.generic]:
@@ -44,3 +46,38 @@ def test_job_columns_from_unaligned_buffers() -> None:
     d = ace.simulate(aligned, fleet=fleet, replicas=2, seed=1)
     e = ace.simulate(odd, fleet=fleet, replicas=2, seed=1)
     assert d.jobs.tobytes() == e.jobs.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("build", "name"),
+    [
+        (lambda: ace.Job(8, 3600.0, 600.0, submit=1e17), "submit"),
+        (lambda: ace.Job(8, 3600.0, 600.0, submit=1e20), "submit"),
+        (lambda: ace.Job(8, 2e12, 600.0), "work"),
+        (lambda: ace.Job(8, 3600.0, 5e12), "checkpoint_interval"),
+        (lambda: ace.Job(8, 3600.0, 600.0, time_limit=1e13), "time_limit"),
+        (lambda: ace.JobArray(gpus=[8, 8], work=[3600.0, 1e13], checkpoint_interval=600.0), "work"),
+        (lambda: ace.JobArray(gpus=[8], work=[3600.0], checkpoint_interval=600.0, submit=[1e15]),
+         "submit"),
+        (lambda: ace.simulate(ace.Job(8, 3600.0, 600.0), horizon=1e13), "horizon"),
+        (lambda: ace.Fleet(2, maintenance=[(1e13, 3600.0, "all")]), "maintenance"),
+        (lambda: ace.Fleet(2, maintenance=[(0.0, 1e13, "all")]), "maintenance"),
+        (lambda: ace.FleetModel(ace.Fleet(2)).advance(1e13), "until"),
+        (lambda: ace.FleetModel(ace.Fleet(2), horizon=1e13), "horizon"),
+    ],
+)  # fmt: skip
+def test_far_times_are_refused_naming_the_parameter(build: Any, name: str) -> None:
+    """Times beyond 1e12 s (31,700 years) lose the precision the accounting
+    needs: Job(8, 3600, 600, submit=1e17) reported productive 3632 for a
+    work of 3600. They are refused, naming the parameter."""
+    with pytest.raises(ValueError, match=rf"{name}.*at most 1e\+12 s"):
+        build()
+
+
+def test_times_up_to_the_limit_keep_the_accounting() -> None:
+    """At the limit's scale the clock still resolves well under a
+    millisecond: a job submitted at 1e11 s computes its work."""
+    res = ace.simulate(ace.Job(8, 3600.0, 600.0, submit=1e11), ace.Exponential(1e4), replicas=5)
+    assert np.allclose(res.jobs["productive"], 3600.0, atol=1e-3)
+    assert np.all(res.jobs["completed"])
+    assert ace.Job(8, 1e12, 600.0).work == 1e12

@@ -20,7 +20,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import finite, integer, positive, real, sequence_of, triple, windows_of
+from ._validation import (
+    finite,
+    integer,
+    positive,
+    real,
+    seconds,
+    sequence_of,
+    triple,
+    windows_of,
+)
 from .distributions import (
     Constant,
     Distribution,
@@ -315,7 +324,7 @@ def _window_start(name: str, value: Any) -> float:
     start = finite(f"{name} start", value)
     if start < 0:
         raise ValueError(f"{name}: start must be >= 0, got {start!r}")
-    return start
+    return seconds(f"{name} start", start)
 
 
 def _rate_windows(windows: Any) -> tuple[tuple[float, float, float], ...]:
@@ -344,6 +353,7 @@ def _maintenance(windows: Any, nodes: int) -> tuple[tuple[float, float, tuple[in
         duration = finite(f"{name} duration", duration_)
         if duration <= 0:
             raise ValueError(f"{name}: duration must be > 0, got {duration!r}")
+        seconds(f"{name} duration", duration)
         if isinstance(which, str) and which == "all":
             ids = tuple(range(nodes))
         elif isinstance(which, numbers.Integral) or isinstance(which, str | bytes):

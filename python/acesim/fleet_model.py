@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from . import _core
-from ._validation import integer, non_negative
+from ._validation import integer, seconds
 from .analytic import meta_scale_model
 from .distributions import Distribution, scipy_to_law
 from .fleet import Cause, Fleet, _cause_list
@@ -164,6 +164,8 @@ class FleetModel:
         horizon_ = float(horizon) if isinstance(horizon, int | float) else horizon
         if not isinstance(horizon_, float) or math.isnan(horizon_) or horizon_ <= 0:
             raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon!r}")
+        if math.isfinite(horizon_):
+            seconds("horizon", horizon_)
         self._args: dict[str, Any] = dict(
             fleet=fleet,
             failures=failures,
@@ -323,7 +325,7 @@ class FleetModel:
         what it reports (several events at one time come one call at a time;
         an empty list means the clock reached ``until``, or the horizon; with
         ``until`` infinite and nothing left to happen, the clock stays)."""
-        t = non_negative("until", until) if until != math.inf else math.inf
+        t = seconds("until", until) if until != math.inf else math.inf
         raw = self._core.advance(t)
         self._log.append(("advance", (t,)))
         out = []

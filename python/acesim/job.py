@@ -8,7 +8,14 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._validation import finite, integer, non_negative, positive, sequence_of
+from ._validation import (
+    check_seconds,
+    finite,
+    integer,
+    non_negative,
+    seconds,
+    sequence_of,
+)
 from .distributions import Distribution, as_distribution
 from .units import MINUTE
 
@@ -69,7 +76,7 @@ class CheckpointTier:
         load: Distribution | float,
         replication: int = 1,
     ) -> None:
-        self.interval: float = positive("interval", interval)
+        self.interval: float = seconds("interval", interval, positive=True)
         self.save: Distribution = as_distribution("save", save)
         self.load: Distribution = as_distribution("load", load)
         self.replication: int = integer("replication", replication, minimum=1, maximum=2**24)
@@ -230,22 +237,24 @@ class Job:
         checkpoint_bytes: float | None = None,
     ) -> None:
         self.gpus: int = integer("gpus", gpus, minimum=1, maximum=2**32 - 1)
-        self.work: float = positive("work", work)
+        self.work: float = seconds("work", work, positive=True)
         self.checkpoint_interval: float | IntervalRule
         if isinstance(checkpoint_interval, str):
             self.checkpoint_interval = _rule(checkpoint_interval)  # type: ignore[assignment]
         else:
-            self.checkpoint_interval = positive("checkpoint_interval", checkpoint_interval)
+            self.checkpoint_interval = seconds(
+                "checkpoint_interval", checkpoint_interval, positive=True
+            )
         self.init: Distribution = as_distribution("init", init)
         self.save: Distribution = as_distribution("save", save)
         self.load: Distribution = as_distribution("load", load)
-        self.submit: float = non_negative("submit", submit)
+        self.submit: float = seconds("submit", submit)
         self.priority: int = integer("priority", priority, minimum=-(2**31), maximum=2**31 - 1)
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name must be a string or None, got {type(name).__name__}")
         self.name: str | None = name
         self.time_limit: float | None = (
-            None if time_limit is None else positive("time_limit", time_limit)
+            None if time_limit is None else seconds("time_limit", time_limit, positive=True)
         )
         self.persist: Distribution | None = (
             None if persist is None else as_distribution("persist", persist)
@@ -414,11 +423,15 @@ class JobArray:
                 "checkpoint_interval", checkpoint_interval, n, np.float64, bound="positive"
             )
         self.submit = _column("submit", submit, n, np.float64)
+        for name in ("work", "checkpoint_interval", "submit"):
+            check_seconds(name, getattr(self, name))
         self.priority = _column("priority", priority, n, np.int32, bound="any")
         self.init: Distribution = as_distribution("init", init)
         self.save: Distribution = as_distribution("save", save)
         self.load: Distribution = as_distribution("load", load)
         self.time_limit: npt.NDArray[np.float64] | None = _time_limits(time_limit, n)
+        if self.time_limit is not None:
+            check_seconds("time_limit", self.time_limit[np.isfinite(self.time_limit)])
         self.persist: Distribution | None = (
             None if persist is None else as_distribution("persist", persist)
         )

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._validation import integer, real
+from ._validation import integer, real, seconds
 from .analytic import meta_scale_model
 from .distributions import Distribution, scipy_to_law
 from .fleet import Fleet, _cause_list
@@ -499,6 +499,8 @@ def _run_options(
     horizon_ = real("horizon", horizon)
     if math.isnan(horizon_) or horizon_ <= 0:
         raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon_!r}")
+    if math.isfinite(horizon_):
+        seconds("horizon", horizon_)
     return n_replicas, seed_, first, horizon_
 
 
