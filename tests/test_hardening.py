@@ -81,3 +81,33 @@ def test_times_up_to_the_limit_keep_the_accounting() -> None:
     assert np.allclose(res.jobs["productive"], 3600.0, atol=1e-3)
     assert np.all(res.jobs["completed"])
     assert ace.Job(8, 1e12, 600.0).work == 1e12
+
+
+def test_nothing_ran_gives_nan_without_a_warning() -> None:
+    """A job submitted after the horizon never runs: its rows say
+    NOT_SUBMITTED with wall 0 and ettr NaN, and the rollups give NaN
+    quietly (no RuntimeWarning) instead of dividing by zero."""
+    import warnings
+
+    late = ace.Job(8, 3600.0, 600.0, submit=5000.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = ace.simulate(late, ace.Exponential(1e5), horizon=1000.0, replicas=3)
+        assert res.jobs["status"].tolist() == [ace.JobStatus.NOT_SUBMITTED] * 3
+        assert np.all(res.jobs["wall"] == 0) and np.all(np.isnan(res.jobs["ettr"]))
+        assert np.isnan(res.pooled_ettr())
+        summary = res.summary()
+        assert np.isnan(summary["ettr"]) and np.isnan(summary["ettr_stderr"])
+        assert np.isnan(res.ettr().value)
+        both = ace.simulate(
+            [late, ace.Job(8, 600.0, 600.0)], ace.Exponential(1e5), horizon=1000.0, replicas=3
+        )
+        # The job that ran is the whole rollup.
+        assert (
+            both.pooled_ettr()
+            == ace.simulate(
+                ace.Job(8, 600.0, 600.0), ace.Exponential(1e5), horizon=1000.0, replicas=3
+            ).pooled_ettr()
+        )
+        batch = ace.batch_simulate([late], ace.Exponential(1e5), horizon=1000.0, replicas=2)
+        assert np.isnan(batch.pooled_ettr()[0])

@@ -90,7 +90,9 @@ class JobStatus(enum.IntEnum):
     #: waiting at the horizon: in the queue, or waiting for nodes after a
     #: failure or a preemption
     QUEUED = 2
-    #: submitted after the horizon
+    #: submitted after the horizon: never ran (``wall`` 0, ``ettr`` NaN: no
+    #: time to share; rollups such as :meth:`SimulationResult.pooled_ettr`
+    #: and ``summary`` add nothing for it)
     NOT_SUBMITTED = 3
     #: can never start again: retirement (``Quarantine(duration=math.inf)``)
     #: left fewer nodes than it needs (not counting the hot spares for a
@@ -336,10 +338,13 @@ class SimulationResult(_Provenance):
 
     def pooled_ettr(self, job: int | None = None) -> float:
         """Total productive time / total wall over replicas (for one job, or all
-        jobs GPU-weighted). For completed jobs this is work / mean wall."""
+        jobs GPU-weighted). For completed jobs this is work / mean wall. Rows
+        of jobs that never ran (``NOT_SUBMITTED``: no wall-clock) add
+        nothing; NaN, without a warning, when nothing ran at all."""
         rows = self.jobs if job is None else self.jobs[self.jobs["job"] == job]
         g = rows["gpus"].astype(np.float64)
-        return float(np.sum(g * rows["productive"]) / np.sum(g * rows["wall"]))
+        wall = float(np.sum(g * rows["wall"]))
+        return float(np.sum(g * rows["productive"]) / wall) if wall > 0 else math.nan
 
     def ettr(self, job: int | None = None, ci: float = 0.95) -> Estimate:
         """The pooled ETTR with a two-sided confidence interval: a named
@@ -379,6 +384,7 @@ class SimulationResult(_Provenance):
         for field in BUCKETS:
             out[field] = float(np.sum(g * j[field]) / wall) if wall > 0 else math.nan
         fe = self.fleet["ettr"]
+        fe = fe[np.isfinite(fe)]  # replicas where something ran
         out["ettr_stderr"] = (
             float(np.std(fe, ddof=1) / math.sqrt(fe.size)) if fe.size > 1 else math.nan
         )
@@ -797,8 +803,13 @@ class BatchResult(_Provenance):
         return np.asarray(self.jobs[name]).reshape(self.points, self.replicas)
 
     def pooled_ettr(self) -> npt.NDArray[np.float64]:
-        """Per point: total productive / total wall over replicas."""
-        return np.asarray(self.field("productive").sum(axis=1) / self.field("wall").sum(axis=1))
+        """Per point: total productive / total wall over replicas (NaN,
+        without a warning, for a point where nothing ran)."""
+        wall = self.field("wall").sum(axis=1)
+        productive = self.field("productive").sum(axis=1)
+        out = np.full(wall.shape, math.nan)
+        np.divide(productive, wall, out=out, where=wall > 0)
+        return out
 
 
 def batch_simulate(
