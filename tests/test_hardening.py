@@ -111,3 +111,14 @@ def test_nothing_ran_gives_nan_without_a_warning() -> None:
         )
         batch = ace.batch_simulate([late], ace.Exponential(1e5), horizon=1000.0, replicas=2)
         assert np.isnan(batch.pooled_ettr()[0])
+
+
+def test_a_result_too_large_for_memory_is_refused_before_it_starts() -> None:
+    """replicas=10**9 used to end in MemoryError (std::bad_alloc) after a long
+    wait; the rows' size is estimated first and the error names replicas
+    and the estimate."""
+    job = ace.Job(8, 3600.0, 600.0)
+    with pytest.raises(ValueError, match=r"replicas: 1,000,000,000 replicas .* GiB"):
+        ace.simulate(job, replicas=10**9)
+    with pytest.raises(ValueError, match=r"replicas: .* of 1,000 job\(s\)"):
+        ace.batch_simulate([job] * 1000, replicas=10**9 // 1000 * 100)

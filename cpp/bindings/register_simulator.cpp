@@ -293,6 +293,10 @@ void register_simulator(py::module_& m) {
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, other, time, progress);
     PYBIND11_NUMPY_DTYPE(PlacementRecord, replica, job, node, time);
     PYBIND11_NUMPY_DTYPE(NodeEventRecord, replica, node, kind, event, cause, time);
+    // What a run's rows cost: a job row per replica x job, a fleet row and the
+    // bookkeeping of one replica's output (Python sizes a run before it starts).
+    m.attr("JOB_ROW_BYTES") = sizeof(JobRecord);
+    m.attr("REPLICA_BYTES") = sizeof(FleetRecord) + sizeof(SimulationOutput);
 
     py::enum_<IntervalRule>(m, "IntervalRule")
         .value("FIXED", IntervalRule::Fixed)

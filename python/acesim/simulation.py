@@ -510,6 +510,28 @@ def _run_options(
     return n_replicas, seed_, first, horizon_
 
 
+def _memory_bytes() -> float:
+    """This machine's physical memory (inf when it cannot tell)."""
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return math.inf
+
+
+def _check_result_size(replicas: int, jobs: int, *, per_replica: bool = True) -> None:
+    """Refuses a run whose result rows alone cannot fit in memory (instead of
+    a std::bad_alloc from the core)."""
+    need = replicas * (jobs * _core.JOB_ROW_BYTES + (_core.REPLICA_BYTES if per_replica else 0))
+    have = _memory_bytes()
+    if need > have:
+        raise ValueError(
+            f"replicas: {replicas:,} replicas of {jobs:,} job(s) need about "
+            f"{need / 2**30:,.1f} GiB for their result rows alone, more than this machine's "
+            f"{have / 2**30:,.1f} GiB; run fewer, or in chunks (first_replica=..., or "
+            "acesim.sweep with chunk_replicas)"
+        )
+
+
 def _threads(threads: Any) -> int:
     """None: one thread per core."""
     if threads is None:
@@ -705,6 +727,7 @@ def simulate(
     if failures is None and not node_level:
         failures = meta_scale_model()
     n_replicas, seed_, first, horizon_ = _run_options(replicas, seed, first_replica, horizon)
+    _check_result_size(n_replicas, len(job_list))
     for flag, value in (("record_events", record_events), ("check_invariants", check_invariants)):
         if not isinstance(value, bool | np.bool_):
             raise TypeError(f"{flag} must be a bool, got {type(value).__name__}")
@@ -850,6 +873,7 @@ def batch_simulate(
     if failures is None:
         failures = meta_scale_model()
     n_replicas, seed_, first, horizon_ = _run_options(replicas, seed, first_replica, horizon)
+    _check_result_size(n_replicas, len(job_list), per_replica=False)
     threads_ = _threads(threads)
     per_node = integer("gpus_per_node", gpus_per_node, minimum=1, maximum=2**16)
     max_events_ = (
