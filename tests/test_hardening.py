@@ -122,3 +122,51 @@ def test_a_result_too_large_for_memory_is_refused_before_it_starts() -> None:
         ace.simulate(job, replicas=10**9)
     with pytest.raises(ValueError, match=r"replicas: .* of 1,000 job\(s\)"):
         ace.batch_simulate([job] * 1000, replicas=10**9 // 1000 * 100)
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        (
+            lambda: ace.simulate(
+                ace.Job(8, 36000.0, 600.0),
+                ace.Exponential(3600.0),
+                causes=[ace.Cause("x", 1.0, detect=ace.Replay([10.0]))],
+            ),
+            "the detection law of job 0 has no draw 1",
+        ),
+        (
+            lambda: ace.simulate(
+                ace.Job(8, 36000.0, 600.0),
+                fleet=ace.Fleet(
+                    2, repair=ace.Replay([60.0]), node_failures=ace.Exponential(3600.0)
+                ),
+            ),
+            "the repair law of node 1 has no draw 1",
+        ),
+        (
+            lambda: ace.simulate(ace.Job(8, 36000.0, 600.0, save=ace.Replay([5.0, 6.0]))),
+            "the save law of job 0 has no draw 2",
+        ),
+        (
+            lambda: ace.simulate(
+                ace.Job(8, 36000.0, 600.0, init=ace.Replay([5.0])), ace.Exponential(3600.0)
+            ),
+            "the init law of job 0 has no draw 1",
+        ),
+    ],
+    ids=["detect", "repair", "save", "init"],
+)
+def test_a_replay_that_runs_out_names_its_role(run: Any, message: str) -> None:
+    """A Replay used as a duration law that runs out of values gave wall=inf
+    (detection, repair) or blamed the failure law; the error names the
+    law's role and entity."""
+    with pytest.raises(ValueError, match=message):
+        run()
+
+
+def test_a_replay_of_failures_that_runs_out_means_no_more_failures() -> None:
+    """As a failure law, a Replay's end is the end of the failures."""
+    res = ace.simulate(ace.Job(8, 36000.0, 3600.0, init=0.0, save=0.0, load=0.0),
+                       ace.Replay([1000.0]))  # fmt: skip
+    assert int(res.jobs["failures"][0]) == 1 and bool(res.jobs["completed"][0])

@@ -4,7 +4,10 @@
 // same numbers for every entity (common random numbers).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "acesim/distributions.hpp"
@@ -36,10 +39,21 @@ public:
                double gpus) const {
         return law(kind, id, purpose, dist, counters[static_cast<std::size_t>(purpose)], gpus);
     }
-    /// The same, for a purpose counted by `counter`.
+    /// The same, for a purpose counted by `counter`. A duration (every
+    /// purpose but Failure, where inf means no more failures) must be
+    /// finite: a Replay that ran out gives inf, an error naming its role.
     double law(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t dist, std::uint32_t& counter,
                double gpus) const {
-        return draw(views_[dist], stream(kind, id, purpose), counter++, gpus);
+        const std::uint32_t n = counter++;
+        const double x = draw(views_[dist], stream(kind, id, purpose), n, gpus);
+        if (purpose != Purpose::Failure && !std::isfinite(x)) no_value(kind, id, purpose, n);
+        return x;
+    }
+    /// The next value of a recorded column (a replayed trace's), inf once it ends.
+    double recorded(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t dist,
+                    DrawCounters& counters, double gpus) const {
+        return draw(views_[dist], stream(kind, id, purpose), counters[static_cast<std::size_t>(purpose)]++,
+                    gpus);
     }
 
     /// The next draw of the forward-recurrence (equilibrium) law of `dist`:
@@ -81,6 +95,22 @@ public:
     std::uint32_t replica() const { return replica_; }
 
 private:
+    [[noreturn]] static void no_value(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t n) {
+        static const char* const kRoles[] = {"failure",   "init",           "save",       "load",
+                                             "blame",     "cause",          "detection",  "repair",
+                                             "lemon",     "repair outcome", "replace",    "persist",
+                                             "tier save", "tier load",      "reconfigure"};
+        const auto p = static_cast<std::size_t>(purpose);
+        const char* role = p < sizeof(kRoles) / sizeof(kRoles[0]) ? kRoles[p] : "duration";
+        const char* entity = kind == EntityKind::Node  ? "node "
+                             : kind == EntityKind::Job ? "job "
+                                                       : "entity ";
+        throw std::invalid_argument(std::string("the ") + role + " law of " + entity + std::to_string(id) +
+                                    " has no draw " + std::to_string(n) +
+                                    " (a Replay of its values ran out: give it more values, or resample "
+                                    "them with Empirical)");
+    }
+
     Key key_;
     std::uint32_t replica_;
     const std::vector<DistributionView>& views_;

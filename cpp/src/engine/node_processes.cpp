@@ -55,9 +55,9 @@ void NodeProcesses::start(std::uint32_t n, double t, bool busy, bool lemon, cons
     if (times == kNoDistribution) return;
     while (!(p.recorded >= t)) {  // none drawn (NaN), or it fell while the node was out
         p.recorded = draws.law(EntityKind::Node, n, Purpose::Failure, times, counters, gpus);
-        p.recorded_draw = reported == kNoDistribution
-                              ? kInf
-                              : draws.law(EntityKind::Node, n, Purpose::Repair, reported, p.replayed, gpus);
+        p.recorded_draw = reported == kNoDistribution ? kInf
+                                                      : draws.recorded(EntityKind::Node, n, Purpose::Repair,
+                                                                       reported, p.replayed, gpus);
     }
     p.next_failure = p.recorded;
     p.fail_draw = p.recorded_draw;
