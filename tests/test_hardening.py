@@ -170,3 +170,46 @@ def test_a_replay_of_failures_that_runs_out_means_no_more_failures() -> None:
     res = ace.simulate(ace.Job(8, 36000.0, 3600.0, init=0.0, save=0.0, load=0.0),
                        ace.Replay([1000.0]))  # fmt: skip
     assert int(res.jobs["failures"][0]) == 1 and bool(res.jobs["completed"][0])
+
+
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        (
+            lambda: ace.simulate(
+                ace.Job(8, 3600.0, 600.0),
+                policy=ace.Policy(quarantine=ace.Quarantine(), on_failure=lambda v: None),
+            ),
+            r"policy: without a fleet only its replacement_delay is used .* its quarantine, "
+            r"on_failure would never be used",
+        ),
+        (
+            lambda: ace.simulate(
+                ace.Job(8, 3600.0, 600.0),
+                fleet=ace.Fleet(8),
+                causes=[ace.Cause("rack", 1.0, nodes=64)],
+            ),
+            r"causes\[0\]\.nodes: cause 'rack' takes 64 nodes, more than the fleet's 8",
+        ),
+        (
+            lambda: ace.FleetModel(ace.Fleet(8), causes=[ace.Cause("rack", 1.0, nodes=9)]),
+            r"causes\[0\]\.nodes",
+        ),
+        (
+            lambda: ace.workloads.meta_like(1.0, 1024, utilization=2.0),
+            r"utilization must be in \(0, 1\]",
+        ),
+        (
+            lambda: ace.simulate(
+                ace.Job(8, 3600.0, 600.0),
+                causes=[ace.Cause("a", 1e308), ace.Cause("b", 1e308)],
+            ),
+            r"causes: the shares add up beyond a float",
+        ),
+    ],
+    ids=["policy-without-fleet", "cause-wider-than-fleet", "fleet-model-cause", "utilization",
+         "shares-overflow"],
+)  # fmt: skip
+def test_inputs_once_accepted_silently_are_refused(run: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        run()

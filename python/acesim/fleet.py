@@ -684,6 +684,9 @@ def _cause_list(causes: Any) -> list[Cause]:
     if causes is None:
         return []
     out = sequence_of("causes", causes, Cause, empty=" (pass None for no taxonomy)")
-    if sum(c.share for c in out) <= 0:
+    total = sum(c.share for c in out)
+    if not math.isfinite(total):
+        raise ValueError("causes: the shares add up beyond a float; scale them down")
+    if total <= 0:
         raise ValueError("causes: shares must not all be zero")
     return out

@@ -25,7 +25,7 @@ from .distributions import Distribution, scipy_to_law
 from .fleet import Cause, Fleet, _cause_list
 from .job import RULE_CODES, Job
 from .policy import Policy
-from .simulation import SimulationResult, _DistributionTable
+from .simulation import SimulationResult, _check_cause_widths, _DistributionTable
 
 __all__ = ["EVENT_KINDS", "Event", "FleetModel"]
 
@@ -179,6 +179,7 @@ class FleetModel:
             max_events=max_events,
         )
         self._causes: list[Cause] = _cause_list(causes)
+        _check_cause_widths(self._causes, fleet)
         law = failures
         if law is None and fleet.node_failures is None:
             law = meta_scale_model()

@@ -510,6 +510,37 @@ def _run_options(
     return n_replicas, seed_, first, horizon_
 
 
+def _check_policy_without_fleet(policy: Policy) -> None:
+    """Without a fleet every replacement is at hand: of a policy only its
+    replacement_delay is used. Anything else it sets would be ignored."""
+    default = Policy()
+    unused = [
+        name
+        for name in ("replacement", "preemption", "quarantine", "on_failure", "place",
+                     "preemption_grace", "backfill")
+        if getattr(policy, name) != getattr(default, name)
+    ]  # fmt: skip
+    if unused:
+        raise ValueError(
+            f"policy: without a fleet only its replacement_delay is used (every replacement "
+            f"is at hand at once); its {', '.join(unused)} would never be used: pass "
+            "fleet=ace.Fleet(...) to give it nodes to decide about"
+        )
+
+
+def _check_cause_widths(causes: Sequence[Any], fleet: Fleet | None) -> None:
+    """A cause that takes more nodes than the fleet has would silently take
+    them all."""
+    if fleet is None:
+        return
+    for k, c in enumerate(causes):
+        if c.nodes > fleet.nodes:
+            raise ValueError(
+                f"causes[{k}].nodes: cause {c.name!r} takes {c.nodes} nodes, more than the "
+                f"fleet's {fleet.nodes}"
+            )
+
+
 def _memory_bytes() -> float:
     """This machine's physical memory (inf when it cannot tell)."""
     try:
@@ -723,6 +754,9 @@ def simulate(
     if policy is not None and not isinstance(policy, Policy):
         raise TypeError(f"policy must be a Policy or None, got {type(policy).__name__}")
     cause_list = _cause_list(causes)
+    if policy is not None and fleet is None:
+        _check_policy_without_fleet(policy)
+    _check_cause_widths(cause_list, fleet)
     node_level = fleet is not None and fleet.node_failures is not None
     if failures is None and not node_level:
         failures = meta_scale_model()

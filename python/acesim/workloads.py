@@ -84,6 +84,8 @@ def meta_like(
     cluster = integer("gpus", gpus, minimum=1, maximum=2**31)
     seed_ = integer("seed", seed, minimum=0)
     util = positive("utilization", utilization)
+    if util > 1.0:
+        raise ValueError(f"utilization must be in (0, 1] (a share of the GPUs), got {util!r}")
     sigma = positive("runtime_sigma", runtime_sigma)
     interval = positive("checkpoint_interval", checkpoint_interval)
     finite("days", days_)
