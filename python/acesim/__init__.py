@@ -53,6 +53,7 @@ from .repair import Repair, RepairStage
 from .scenario import Scenario, ScenarioError, dump_scenario, load_scenario
 from .simulation import (
     PURPOSES,
+    STREAM_VERSION,
     BatchResult,
     EventKind,
     FailureSource,
@@ -89,6 +90,7 @@ __all__ = [
     "MINUTE",
     "PURPOSES",
     "SECOND",
+    "STREAM_VERSION",
     "BatchResult",
     "BlockBootstrap",
     "Cause",

@@ -87,7 +87,7 @@ class ResultFileError(ValueError):
 
 
 #: The provenance entries a result computes itself (its version, seed, ...).
-_BASE_PROVENANCE = ("acesim_version", "format", "seed", "replicas", "job_names")
+_BASE_PROVENANCE = ("acesim_version", "format", "stream_version", "seed", "replicas", "job_names")
 
 
 def default_provenance(res: SimulationResult) -> dict[str, Any]:

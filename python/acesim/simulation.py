@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PURPOSES",
+    "STREAM_VERSION",
     "BatchResult",
     "JobStatus",
     "SimulationResult",
@@ -39,6 +40,12 @@ __all__ = [
 
 #: Random-stream purposes of a job (:ref:`model-random-streams`): draw ``i`` of
 #: ``job_stream(j, purpose)`` in replica ``r`` is what the simulator uses.
+#: The version of the random streams: the draws every (seed, replica, entity,
+#: purpose) gives. Recorded traces and results replay to the same numbers
+#: under the same version; a change that alters any draw bumps it (and the
+#: CHANGELOG says so). Every result's provenance carries it.
+STREAM_VERSION = 1
+
 PURPOSES = {
     "failure": 0,
     "init": 1,
@@ -199,7 +206,7 @@ class _Provenance:
     seed: int
     replicas: int
 
-    _BASE = ("acesim_version", "format", "seed", "replicas", "job_names")
+    _BASE = ("acesim_version", "format", "stream_version", "seed", "replicas", "job_names")
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -219,6 +226,7 @@ class _Provenance:
         out: dict[str, Any] = {
             "acesim_version": __version__,
             "format": FORMAT,
+            "stream_version": STREAM_VERSION,
             "seed": int(self.seed),
             "replicas": int(self.replicas),
             "job_names": list(getattr(self, "job_names", ())),
