@@ -149,11 +149,12 @@ ACESIM_HD bool begin_detection(Lifecycle& s, JobRecord& rec, double t, double de
 }
 
 /// The job's final checkpoint ended at t: it is done.
-ACESIM_HD void finish(Lifecycle& s, JobRecord& rec, FailureClock& clock, double t) {
+ACESIM_HD void finish(Lifecycle& s, JobRecord& rec, FailureClock& clock, double work, double t) {
     clock.unhold(t);
     s.phase = Phase::Done;
     rec.completed = true;
     rec.end = t;
+    exact_productive(rec, work);
 }
 
 /// A (re)start at t, before its draws: the first start ends the queue
@@ -242,7 +243,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
             if (s.phase == Phase::PersistWait) {
                 rec.ckpt_stall += t - s.phase_start;
                 if (L.durable >= spec.work) {  // the final checkpoint (else: its snapshot is next)
-                    finish(s, rec, clock, t);
+                    finish(s, rec, clock, spec.work, t);
                 } else {
                     levels_begin_write(s, t, save_draw());
                 }
@@ -267,7 +268,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
                                                : 0.0;
                     switch (levels_end_write(s, L, P, rec, spec.work, t, persist)) {
                         case WriteEnd::Done:
-                            finish(s, rec, clock, t);
+                            finish(s, rec, clock, spec.work, t);
                             break;
                         case WriteEnd::FinalPersist:
                             s.phase = Phase::PersistWait;
@@ -382,7 +383,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                     break;
                 case Phase::Saving:
                     if (end_save(s, rec, spec.work, t)) {
-                        finish(s, rec, clock, t);
+                        finish(s, rec, clock, spec.work, t);
                     } else {
                         begin_compute(s, spec.work, t);
                         // Routine cycles: whole compute + write segments that
@@ -400,7 +401,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                             if (++events > max_events) return kSingleJobMaxEvents;
                             t = s.phase_end;
                             if (end_save(s, rec, spec.work, t)) {
-                                finish(s, rec, clock, t);
+                                finish(s, rec, clock, spec.work, t);
                                 break;
                             }
                             begin_compute(s, spec.work, t);

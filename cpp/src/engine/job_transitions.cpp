@@ -256,6 +256,7 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     ++jobs_done_;
     job.rec->completed = true;
     job.rec->end = t;
+    exact_productive(*job.rec, in_.jobs[j].work);
     log(j, EventKind::Done, t);
     if (outside_.enabled) outside_.report({t, t, ModelEvent::JobDone, static_cast<std::int32_t>(j), -1, {}});
     if (pool_.enabled()) {
