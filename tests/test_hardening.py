@@ -236,3 +236,30 @@ def test_a_completed_jobs_productive_time_is_its_work_exactly() -> None:
     assert done.size > 60
     work = np.array([jobs[j].work for j in done["job"]])
     assert np.array_equal(done["productive"], work)
+
+
+def _raises(view: Any, user: Any) -> int:
+    raise RuntimeError("boom")
+
+
+def test_a_ctypes_policy_whose_python_body_raises_is_an_error() -> None:
+    """A ctypes callback around a Python function that raises returned 0
+    (SPARES) to the simulator at every failure: the run's numbers were the
+    wrong policy's. The call now raises, naming the exception."""
+    from acesim.compiled import FailurePolicyFn
+
+    callback = FailurePolicyFn(_raises)
+    policy = ace.Policy(on_failure=ace.CompiledPolicy.from_ctypes(callback))
+    fleet = ace.Fleet(4, spares=1, repair=3600.0, node_failures=ace.Exponential(20000.0))
+    with pytest.raises(ValueError, match=r"raised RuntimeError: boom \(\d+ time\(s\)\)") as info:
+        ace.simulate(ace.Job(16, ace.DAY, 3600.0), fleet=fleet, policy=policy, threads=1)
+    assert isinstance(info.value.__cause__, RuntimeError)
+    # A well-behaved one still runs.
+    fine = FailurePolicyFn(lambda view, user: 1)
+    res = ace.simulate(
+        ace.Job(16, ace.DAY, 3600.0),
+        fleet=fleet,
+        policy=ace.Policy(on_failure=ace.CompiledPolicy.from_ctypes(fine)),
+        threads=1,
+    )
+    assert res.jobs["failures"][0] > 0

@@ -4,11 +4,13 @@ one per failure in the trace)."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -518,6 +520,41 @@ def _run_options(
     return n_replicas, seed_, first, horizon_
 
 
+@contextlib.contextmanager
+def _python_callback_errors(policy: Policy | None) -> Iterator[None]:
+    """A CompiledPolicy made from a ctypes callback around a Python function:
+    an exception in it cannot reach the simulator (ctypes prints it and
+    returns 0, which reads as SPARES), so the run's decisions would be
+    garbage. Such exceptions are caught here (sys.unraisablehook) and the
+    call raises instead of returning its numbers."""
+    from .compiled import CompiledPolicy
+
+    on_failure = None if policy is None else policy.on_failure
+    objects = getattr(getattr(on_failure, "keepalive", None), "_objects", None) or {}
+    python_backed = isinstance(on_failure, CompiledPolicy) and any(
+        type(o).__name__ == "CThunkObject" for o in objects.values()
+    )
+    if not python_backed:
+        yield
+        return
+    caught: list[Any] = []
+    previous = sys.unraisablehook
+    sys.unraisablehook = caught.append
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+    if caught:
+        first = caught[0]
+        raise ValueError(
+            f"policy.on_failure: the Python function behind the ctypes callback raised "
+            f"{type(first.exc_value).__name__}: {first.exc_value} ({len(caught)} time(s)); "
+            "ctypes cannot pass it to the simulator and returned 0 (SPARES) instead, so the "
+            "results are not returned. Pass the Python function itself as Policy(on_failure=...) "
+            "to have its exceptions propagate"
+        ) from first.exc_value
+
+
 def _check_policy_without_fleet(policy: Policy) -> None:
     """Without a fleet every replacement is at hand: of a policy only its
     replacement_delay is used. Anything else it sets would be ignored."""
@@ -790,33 +827,34 @@ def simulate(
     fleet_spec = None if fleet is None else fleet._core_spec(index)
     policy_spec = None if policy is None else policy._core_spec(index)
 
-    raw = _core.simulate(
-        table.compiled,
-        gpus,
-        work,
-        interval,
-        rule,
-        init,
-        save,
-        load,
-        submit,
-        priority,
-        failure_index,
-        cause_spec,
-        fleet_spec,
-        policy_spec,
-        per_node,
-        n_replicas,
-        first,
-        seed_,
-        horizon_,
-        bool(record_events),
-        bool(check_invariants),
-        threads_,
-        max_events_,
-        time_limit=_time_limits(job_list),
-        checkpoint_levels=_checkpoint_levels(job_list, index),
-    )
+    with _python_callback_errors(policy):
+        raw = _core.simulate(
+            table.compiled,
+            gpus,
+            work,
+            interval,
+            rule,
+            init,
+            save,
+            load,
+            submit,
+            priority,
+            failure_index,
+            cause_spec,
+            fleet_spec,
+            policy_spec,
+            per_node,
+            n_replicas,
+            first,
+            seed_,
+            horizon_,
+            bool(record_events),
+            bool(check_invariants),
+            threads_,
+            max_events_,
+            time_limit=_time_limits(job_list),
+            checkpoint_levels=_checkpoint_levels(job_list, index),
+        )
     arguments = {
         "jobs": jobs,
         "failures": failures,
