@@ -524,8 +524,8 @@ def _run_options(
 def _python_callback_errors(policy: Policy | None) -> Iterator[None]:
     """A CompiledPolicy made from a ctypes callback around a Python function:
     an exception in it cannot reach the simulator (ctypes prints it and
-    returns 0, which reads as SPARES), so the run's decisions would be
-    garbage. Such exceptions are caught here (sys.unraisablehook) and the
+    returns an arbitrary value, 0 or SPARES on most builds), so the run's
+    decisions would be garbage. Such exceptions are caught here (sys.unraisablehook) and the
     call raises instead of returning its numbers."""
     from .compiled import CompiledPolicy
 
@@ -538,21 +538,30 @@ def _python_callback_errors(policy: Policy | None) -> Iterator[None]:
         yield
         return
     caught: list[Any] = []
+
+    def error() -> ValueError:
+        first = caught[0]
+        return ValueError(
+            f"policy.on_failure: the Python function behind the ctypes callback raised "
+            f"{type(first.exc_value).__name__}: {first.exc_value} ({len(caught)} time(s)); "
+            "ctypes cannot pass it to the simulator and returns an arbitrary decision instead "
+            "(0, SPARES, on most builds), so the results are not returned. Pass the Python "
+            "function itself as Policy(on_failure=...) to have its exceptions propagate"
+        )
+
     previous = sys.unraisablehook
     sys.unraisablehook = caught.append
     try:
         yield
+    except Exception:
+        # The core refused the arbitrary decision: the Python error is the cause.
+        if caught:
+            raise error() from caught[0].exc_value
+        raise
     finally:
         sys.unraisablehook = previous
     if caught:
-        first = caught[0]
-        raise ValueError(
-            f"policy.on_failure: the Python function behind the ctypes callback raised "
-            f"{type(first.exc_value).__name__}: {first.exc_value} ({len(caught)} time(s)); "
-            "ctypes cannot pass it to the simulator and returned 0 (SPARES) instead, so the "
-            "results are not returned. Pass the Python function itself as Policy(on_failure=...) "
-            "to have its exceptions propagate"
-        ) from first.exc_value
+        raise error() from caught[0].exc_value
 
 
 def _check_policy_without_fleet(policy: Policy) -> None:
