@@ -26,9 +26,10 @@ a law is, and converted exactly (:func:`from_scipy`).
 from __future__ import annotations
 
 import csv
+import difflib
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, overload
 
@@ -846,14 +847,26 @@ def _finite_array(name: str, values: npt.ArrayLike) -> npt.NDArray[np.float64]:
     return out
 
 
+def _did_you_mean(word: str, options: Sequence[str]) -> str:
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _read_csv_column(
-    path: str | os.PathLike[str], column: str | int, *, skip_missing: bool
+    path: str | os.PathLike[str],
+    column: str | int,
+    *,
+    skip_missing: bool,
+    where: Mapping[str, str] | None = None,
 ) -> list[float]:
+    """The numbers of one column of a CSV file with a header (only the rows
+    whose ``where`` columns hold those values); a ValueError names the line."""
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"path must be a path, got {type(path).__name__}")
     if not isinstance(column, str | int) or isinstance(column, bool):
         raise TypeError(f"column must be a column name or index, got {type(column).__name__}")
-    with open(path, newline="") as f:
+    where = dict(where or {})
+    with open(path, newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         try:
             header = next(reader)
@@ -861,14 +874,23 @@ def _read_csv_column(
             raise ValueError(f"path: {os.fspath(path)!r} is empty") from None
         if isinstance(column, str):
             if column not in header:
-                raise ValueError(f"column {column!r} not in {header}")
+                raise ValueError(
+                    f"no column {column!r}{_did_you_mean(column, header)}; columns: {header}"
+                )
             index = header.index(column)
         else:
             if not 0 <= column < len(header):
                 raise ValueError(f"column index {column} out of range for {len(header)} columns")
             index = column
+        filters = []
+        for name, wanted in where.items():
+            if name not in header:
+                raise ValueError(f"where: no column {name!r}{_did_you_mean(name, header)}")
+            filters.append((header.index(name), wanted))
         values: list[float] = []
         for line_no, row in enumerate(reader, start=2):
+            if any((row[i] if i < len(row) else "") != wanted for i, wanted in filters):
+                continue
             cell = row[index].strip() if index < len(row) else ""
             if cell == "":
                 if skip_missing:
@@ -881,5 +903,7 @@ def _read_csv_column(
                     f"column {column!r}: not a number on line {line_no}: {cell!r}"
                 ) from None
     if not values:
-        raise ValueError(f"column {column!r} holds no values")
+        raise ValueError(
+            f"column {column!r} holds no values" + (f" where {where}" if where else "")
+        )
     return values

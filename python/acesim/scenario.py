@@ -192,9 +192,7 @@ key the message names).
 from __future__ import annotations
 
 import copy
-import csv
 import datetime as _dt
-import difflib
 import importlib
 import inspect
 import itertools
@@ -223,7 +221,9 @@ from .distributions import (
     Replay,
     ScaleAware,
     Weibull,
+    _read_csv_column,
 )
+from .distributions import _did_you_mean as _suggest
 from .fleet import CAUSE_SCOPES, LLAMA3_CAUSES, NODE_CLOCKS, Cause, Fleet
 from .job import INTERVAL_RULES, CheckpointTier, Job, JobArray
 from .policy import BACKFILLS, Policy, Preemption, Quarantine, Replacement
@@ -366,11 +366,6 @@ def _kind(value: Any) -> str:
     if isinstance(value, _dt.date | _dt.time):
         return "a date or time"
     return type(value).__name__
-
-
-def _suggest(word: str, options: Sequence[str]) -> str:
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 _INF_WORDS = ("inf", "infinity", "never")
@@ -805,49 +800,9 @@ def _cell_text(value: Any) -> str:
 def _csv_column(
     path: Path, column: str | int, where: Mapping[str, str], skip_missing: bool
 ) -> list[float]:
-    """The numbers of one column of a CSV file with a header (the rows whose
-    ``where`` columns hold those values); a ValueError names the line."""
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.reader(handle)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise ValueError("the file is empty") from None
-        if isinstance(column, str):
-            if column not in header:
-                raise ValueError(
-                    f"no column {column!r}{_suggest(column, header)}; columns: {header}"
-                )
-            index = header.index(column)
-        else:
-            if not 0 <= column < len(header):
-                raise ValueError(f"column index {column} out of range for {len(header)} columns")
-            index = column
-        filters = []
-        for name, wanted in where.items():
-            if name not in header:
-                raise ValueError(f"where: no column {name!r}{_suggest(name, header)}")
-            filters.append((header.index(name), wanted))
-        values: list[float] = []
-        for line_no, row in enumerate(reader, start=2):
-            if any((row[i] if i < len(row) else "") != wanted for i, wanted in filters):
-                continue
-            cell = row[index].strip() if index < len(row) else ""
-            if cell == "":
-                if skip_missing:
-                    continue
-                raise ValueError(f"column {column!r}: empty cell on line {line_no}")
-            try:
-                values.append(float(cell))
-            except ValueError:
-                raise ValueError(
-                    f"column {column!r}: not a number on line {line_no}: {cell!r}"
-                ) from None
-    if not values:
-        raise ValueError(
-            f"column {column!r} holds no values" + (f" where {dict(where)}" if where else "")
-        )
-    return values
+    """The numbers of one column of a CSV file (the reader of
+    :meth:`acesim.Empirical.from_csv`, with its ``where`` filter)."""
+    return _read_csv_column(path, column, skip_missing=skip_missing, where=where)
 
 
 # ---------------------------------------------------------------------------

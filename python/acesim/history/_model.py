@@ -991,18 +991,10 @@ class History:
             if not idx:
                 row["queue_wait"] = span1 - submit
                 row["wall"] = span1 - submit
-                row["held"] = 0.0
-                row["recovery_wait"] = 0.0
-                for b in (
-                    "kept",
-                    "lost",
-                    "productive",
-                    "wasted",
-                    "ckpt_stall",
-                    "overhead",
-                    "detection",
-                ):
+                # Never started: every other time bucket is 0.
+                for b in _TIME_BUCKETS[3:]:
                     row[b] = 0.0
+                row["held"] = 0.0
                 continue
             sums = dict.fromkeys(
                 (
