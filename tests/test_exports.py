@@ -1410,3 +1410,25 @@ def test_restart_delay_is_checked(kw: dict[str, Any], match: str) -> None:
     jobs = [ace.Job(8, ace.HOUR, ace.HOUR)]
     with pytest.raises((ValueError, TypeError), match=match):
         ace.exports.replay_schedule([(0, [0], 0.0)], jobs, ace.Fleet(2), **kw)
+
+
+def test_restart_free_takes_the_node_longest_since_its_last_failure() -> None:
+    """Four nodes; the job (4 h of work, a checkpoint every hour, no
+    overheads) runs on 0 and 1. Idle node 2 fails at 0.5 h (back at 1.5 h);
+    node 0 fails at 2.5 h. Then 2 and 3 are free: the restart takes 3, never
+    seen failing, as the built-in re-placement would, not the lower 2. The
+    0.5 h since the 2 h checkpoint is wasted; done at 2.5 + 2 = 4.5 h."""
+    fleet = ace.Fleet(
+        4,
+        repair=ace.HOUR,
+        node_failures=ace.NodeTrace.from_times({2: [0.5 * ace.HOUR], 0: [2.5 * ace.HOUR]}, nodes=4),
+    )
+    jobs = [ace.Job(16, 4 * ace.HOUR, ace.HOUR, init=0.0, save=0.0, load=0.0)]
+    res = ace.exports.replay_schedule([(0, [0, 1], 0.0)], jobs, fleet, restart="free")
+    assert res.placements["node"].tolist() == [0, 1, 1, 3]
+    assert res.placements["time"].tolist() == [0.0, 0.0, 2.5 * ace.HOUR, 2.5 * ace.HOUR]
+    assert [float(res.jobs[b][0]) for b in ("end", "wasted", "recovery_wait")] == [
+        4.5 * ace.HOUR,
+        0.5 * ace.HOUR,
+        0.0,
+    ]
