@@ -263,3 +263,33 @@ def test_a_ctypes_policy_whose_python_body_raises_is_an_error() -> None:
         threads=1,
     )
     assert res.jobs["failures"][0] > 0
+
+
+def test_deeply_nested_mixtures_build_in_one_pass() -> None:
+    """A chain of 20,000 nested Mixtures builds (each level holds its children
+    by reference; the table is laid out once, without recursion), with the
+    closed-form mean and the table a flat build gives: one node per leaf and
+    per Mixture."""
+    levels = 20_000
+    law: ace.Distribution = ace.Exponential(3600.0)
+    for _ in range(levels):
+        law = ace.Mixture([(1.0, law), (1.0, ace.Exponential(7200.0))])
+    # mean_n = 7200 - 3600 / 2^n: 7200 to the last bit long before 20,000 levels.
+    assert law.mean() == 7200.0
+    assert law._compiled.node_count == 2 * levels + 1
+    draws = law.sample(1000, seed=3)
+    assert np.isfinite(draws).all() and (draws >= 0).all()
+    res = ace.simulate(ace.Job(8, 36_000.0, 600.0), law, replicas=20, seed=1)
+    assert (res.jobs["completed"]).all()
+
+
+def test_a_shared_component_is_laid_out_at_each_use() -> None:
+    """One law used twice in a Mixture, and again on its own: each use draws
+    as the law itself does, and using it in a Mixture leaves it unchanged."""
+    inner = ace.Mixture([(1.0, ace.Constant(10.0)), (1.0, ace.Constant(20.0))])
+    before = inner.sample(50, seed=5).tolist()
+    outer = ace.Mixture([(1.0, inner), (1.0, inner)])
+    assert outer._compiled.node_count == 7
+    assert set(outer.sample(200, seed=5).tolist()) == {10.0, 20.0}
+    assert inner.sample(50, seed=5).tolist() == before
+    assert outer.mean() == inner.mean() == 15.0

@@ -48,6 +48,35 @@ LAW_DRAWS = {
 }
 
 
+# Draws 0-3 of job 1's failure stream (seed 7, replica 0, 64 GPUs) of composite
+# laws, and their forward-recurrence means (recorded when each composite still
+# copied its children's tables; laid out lazily since, with the same table).
+COMPOSITE_DRAWS = {
+    "mixture": (
+        ace.Mixture([(0.3, ace.Weibull(0.7, 3600.0)), (0.7, ace.LogNormal(8.0, 1.2))]),
+        [10225.20453830553, 887.872020106284, 6571.7520877420375, 4443.582159533944],
+        11528.359990972118,
+    ),
+    "nested": (
+        ace.Mixture(
+            [
+                (1.0, ace.Mixture([(2.0, ace.Exponential(100.0)), (1.0, ace.Gamma(0.5, 800.0))])),
+                (0.5, ace.ScaleAware(ace.Empirical([5.0, 50.0, 500.0]), 1024, 0.8)),
+            ]
+        ),
+        [4594.793419988139, 52.018969387676385, 595.2290038311246, 41.343005443386346],
+        1774.9663169961398,
+    ),
+    "scale_aware": (
+        ace.ScaleAware(
+            ace.Mixture([(1.0, ace.Exponential(3600.0)), (1.0, ace.Constant(60.0))]), 512, 1.0
+        ),
+        [480.0, 480.0, 6139.981095610394, 480.0],
+        28331.803278688523,
+    ),
+}
+
+
 def test_the_version_is_the_recorded_one() -> None:
     assert ace.STREAM_VERSION == RECORDED_VERSION
     res = ace.simulate(ace.Job(8, 3600.0, 600.0))
@@ -66,6 +95,13 @@ def test_every_leaf_law_draws_as_recorded() -> None:
     stream = ace.job_stream(1, "failure")
     for name, (law, want) in LAW_DRAWS.items():
         assert law.sample(3, seed=7, stream=stream, replica=0).tolist() == want, name
+
+
+def test_every_composite_law_draws_as_recorded() -> None:
+    stream = ace.job_stream(1, "failure")
+    for name, (law, want, forward) in COMPOSITE_DRAWS.items():
+        assert law.sample(4, seed=7, stream=stream, replica=0, gpus=64).tolist() == want, name
+        assert law.forward_recurrence_mean(gpus=64) == forward, name
 
 
 def test_a_single_job_runs_as_recorded() -> None:

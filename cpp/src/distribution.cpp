@@ -32,22 +32,85 @@ void require_durations(const std::vector<double>& values, const char* name, bool
 
 Distribution Distribution::leaf(DistKind kind, double p0, double p1) {
     Distribution d;
-    d.nodes_.push_back({kind, 0, 0, p0, p1});
+    d.lazy_->table.nodes.push_back({kind, 0, 0, p0, p1});
     return d;
 }
 
 Distribution Distribution::with_data(DistKind kind, const std::vector<double>& values, double p0,
                                      bool running_sums) {
     Distribution d;
-    d.data_ = values;
+    Table& t = d.lazy_->table;
+    t.data = values;
     if (running_sums) {
         // data[b, 2b): the running sums the forward-recurrence draw searches.
         double sum = 0.0;
-        for (double v : values) d.data_.push_back(sum += v);
+        for (double v : values) t.data.push_back(sum += v);
     }
-    d.links_.assign(d.data_.size(), 0u);
-    d.nodes_.push_back({kind, 0, static_cast<std::uint32_t>(values.size()), p0, 0.0});
+    t.links.assign(t.data.size(), 0u);
+    t.nodes.push_back({kind, 0, static_cast<std::uint32_t>(values.size()), p0, 0.0});
     return d;
+}
+
+Distribution Distribution::composite(DistNode node, std::vector<double> payload,
+                                     std::vector<Distribution> children) {
+    Distribution d;
+    d.composite_ =
+        std::make_shared<const Composite>(Composite{node, std::move(payload), std::move(children)});
+    return d;
+}
+
+const Distribution::Table& Distribution::table() const {
+    if (composite_) std::call_once(lazy_->once, [this] { lay_out(lazy_->table); });
+    return lazy_->table;
+}
+
+void Distribution::lay_out(Table& out) const {
+    // Post-order over the composites, without recursion (a chain of nested
+    // Mixtures may be deeper than a thread's stack allows): a leaf's table is
+    // appended whole; a composite's payload and node follow its children's
+    // tables.
+    struct Frame {
+        const Distribution* d;
+        std::size_t next = 0;
+        std::vector<std::uint32_t> roots;
+    };
+    auto append = [&out](const Table& t) {
+        const auto node_offset = static_cast<std::uint32_t>(out.nodes.size());
+        const auto payload_offset = static_cast<std::uint32_t>(out.data.size());
+        for (DistNode n : t.nodes) {
+            n.a += payload_offset;
+            out.nodes.push_back(n);
+        }
+        out.data.insert(out.data.end(), t.data.begin(), t.data.end());
+        for (std::uint32_t l : t.links) out.links.push_back(l + node_offset);
+        return t.root + node_offset;
+    };
+    std::vector<Frame> stack;
+    stack.push_back({this});
+    std::uint32_t root = 0;
+    while (!stack.empty()) {
+        Frame& f = stack.back();
+        const Composite& c = *f.d->composite_;
+        if (f.next < c.children.size()) {
+            const Distribution& child = c.children[f.next++];
+            if (!child.composite_) {
+                f.roots.push_back(append(child.lazy_->table));
+            } else {
+                stack.push_back({&child});
+            }
+            continue;
+        }
+        const auto offset = static_cast<std::uint32_t>(out.data.size());
+        out.data.insert(out.data.end(), c.payload.begin(), c.payload.end());
+        out.links.insert(out.links.end(), f.roots.begin(), f.roots.end());
+        DistNode node = c.node;
+        node.a = offset;
+        root = static_cast<std::uint32_t>(out.nodes.size());
+        out.nodes.push_back(node);
+        stack.pop_back();
+        if (!stack.empty()) stack.back().roots.push_back(root);
+    }
+    out.root = root;
 }
 
 Distribution Distribution::constant(double value) {
@@ -69,9 +132,10 @@ Distribution Distribution::weibull(double shape, double scale) {
     // The mean rides in the table: the device has no portable tgamma, and the
     // forward-recurrence draw weighs Mixture components by their means.
     Distribution d = leaf(DistKind::Weibull, shape, scale);
-    d.data_.push_back(scale * std::tgamma(1.0 + 1.0 / shape));
-    d.links_.push_back(0u);
-    d.nodes_[0].b = 1;
+    Table& t = d.lazy_->table;
+    t.data.push_back(scale * std::tgamma(1.0 + 1.0 / shape));
+    t.links.push_back(0u);
+    t.nodes[0].b = 1;
     return d;
 }
 
@@ -108,20 +172,6 @@ Distribution Distribution::replay(const std::vector<double>& times) {
     return with_data(DistKind::Replay, times, 0.0, false);
 }
 
-std::uint32_t Distribution::append(const Distribution& other) {
-    // data_ and links_ always have the same length, so one offset `a` indexes
-    // a node's payload in both.
-    const auto node_offset = static_cast<std::uint32_t>(nodes_.size());
-    const auto payload_offset = static_cast<std::uint32_t>(data_.size());
-    for (DistNode n : other.nodes_) {
-        n.a += payload_offset;
-        nodes_.push_back(n);
-    }
-    data_.insert(data_.end(), other.data_.begin(), other.data_.end());
-    for (std::uint32_t l : other.links_) links_.push_back(l + node_offset);
-    return other.root_ + node_offset;
-}
-
 Distribution Distribution::mixture(const std::vector<double>& weights,
                                    const std::vector<Distribution>& components) {
     require(!components.empty(), "components must not be empty");
@@ -135,39 +185,31 @@ Distribution Distribution::mixture(const std::vector<double>& weights,
     // Normalise by the largest weight first so the total cannot overflow.
     double total = 0.0;
     for (double w : weights) total += w / largest;
-    Distribution d;
-    std::vector<std::uint32_t> roots;
-    for (const Distribution& c : components) roots.push_back(d.append(c));
     // Mixture payload: cumulative weights in data, children in links.
-    const auto offset = static_cast<std::uint32_t>(d.data_.size());
+    std::vector<double> cumulative_weights;
     double cumulative = 0.0;
     for (std::size_t i = 0; i < weights.size(); ++i) {
         cumulative += weights[i] / largest;
-        d.data_.push_back(i + 1 == weights.size() ? 1.0 : cumulative / total);
-        d.links_.push_back(roots[i]);
+        cumulative_weights.push_back(i + 1 == weights.size() ? 1.0 : cumulative / total);
     }
-    d.root_ = static_cast<std::uint32_t>(d.nodes_.size());
-    d.nodes_.push_back({DistKind::Mixture, offset, static_cast<std::uint32_t>(weights.size()), 0.0, 0.0});
-    return d;
+    return composite({DistKind::Mixture, 0, static_cast<std::uint32_t>(weights.size()), 0.0, 0.0},
+                     std::move(cumulative_weights), components);
 }
 
 Distribution Distribution::scale_aware(const Distribution& base, double ref_gpus, double exponent) {
     require_finite_positive(ref_gpus, "ref_gpus");
     require(std::isfinite(exponent), "exponent must be finite, got " + std::to_string(exponent));
-    Distribution d;
-    const std::uint32_t base_root = d.append(base);
-    const auto offset = static_cast<std::uint32_t>(d.links_.size());
-    d.links_.push_back(base_root);
-    d.data_.push_back(0.0);  // data and links stay the same length
-    d.root_ = static_cast<std::uint32_t>(d.nodes_.size());
-    d.nodes_.push_back({DistKind::ScaleAware, offset, 1, ref_gpus, exponent});
-    return d;
+    // One link (the base) and a 0 beside it: data and links stay the same length.
+    return composite({DistKind::ScaleAware, 0, 1, ref_gpus, exponent}, {0.0}, {base});
 }
 
-double Distribution::mean(double gpus) const { return mean_of(root_, gpus); }
+double Distribution::mean(double gpus) const { return mean_of(root(), gpus); }
 
 double Distribution::mean_of(std::uint32_t index, double gpus) const {
-    const DistNode& n = nodes_[index];
+    const Table& t = table();
+    const std::vector<double>& data_ = t.data;
+    const std::vector<std::uint32_t>& links_ = t.links;
+    const DistNode& n = t.nodes[index];
     switch (n.kind) {
         case DistKind::Constant:
         case DistKind::Exponential:
@@ -202,13 +244,16 @@ double Distribution::mean_of(std::uint32_t index, double gpus) const {
 }
 
 bool Distribution::has_replay() const {
-    for (const DistNode& n : nodes_)
+    for (const DistNode& n : nodes())
         if (n.kind == DistKind::Replay) return true;
     return false;
 }
 
 double Distribution::second_moment_of(std::uint32_t index, double gpus) const {
-    const DistNode& n = nodes_[index];
+    const Table& t = table();
+    const std::vector<double>& data_ = t.data;
+    const std::vector<std::uint32_t>& links_ = t.links;
+    const DistNode& n = t.nodes[index];
     switch (n.kind) {
         case DistKind::Constant:
             return n.p0 * n.p0;
@@ -248,11 +293,11 @@ double Distribution::forward_recurrence_mean(double gpus) const {
     if (has_replay()) return mean(gpus);  // the draws are the plain ones
     const double m = mean(gpus);
     if (!(m > 0.0)) return 0.0;  // all of the mass at 0
-    return second_moment_of(root_, gpus) / (2.0 * m);
+    return second_moment_of(root(), gpus) / (2.0 * m);
 }
 
 bool Distribution::scale_dependent() const {
-    for (const DistNode& n : nodes_)
+    for (const DistNode& n : nodes())
         if (n.kind == DistKind::ScaleAware) return true;
     return false;
 }

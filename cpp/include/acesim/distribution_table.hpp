@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,13 @@ namespace acesim {
 
 /// An owned, validated distribution tree. Construction throws
 /// std::invalid_argument naming the offending parameter.
+///
+/// A composite (Mixture, ScaleAware) holds its children by shared reference
+/// and lays out its flat table (post-order: the children's tables in turn,
+/// then its own payload and node) once, on first use, in one pass over the
+/// tree. So a chain of n nested Mixtures costs O(n) to build, not the O(n^2)
+/// of copying each child's table into its parent's at every level, and the
+/// table is the one that copying gave, node for node.
 class Distribution {
 public:
     static Distribution constant(double value);
@@ -39,27 +48,52 @@ public:
     /// Whether draws depend on the job size.
     bool scale_dependent() const;
     /// Kind of the root node.
-    DistKind kind() const { return nodes_[root_].kind; }
+    DistKind kind() const { return composite_ ? composite_->node.kind : table().nodes[0].kind; }
 
-    DistributionView view() const { return {nodes_.data(), data_.data(), links_.data(), root_}; }
+    DistributionView view() const {
+        const Table& t = table();
+        return {t.nodes.data(), t.data.data(), t.links.data(), t.root};
+    }
 
-    const std::vector<DistNode>& nodes() const { return nodes_; }
-    const std::vector<double>& data() const { return data_; }
-    const std::vector<std::uint32_t>& links() const { return links_; }
-    std::uint32_t root() const { return root_; }
+    const std::vector<DistNode>& nodes() const { return table().nodes; }
+    const std::vector<double>& data() const { return table().data; }
+    const std::vector<std::uint32_t>& links() const { return table().links; }
+    std::uint32_t root() const { return table().root; }
 
 private:
+    /// The flat table the samplers read (data and links of equal length, so
+    /// one offset indexes a node's payload in both).
+    struct Table {
+        std::vector<DistNode> nodes;
+        std::vector<double> data;
+        std::vector<std::uint32_t> links;
+        std::uint32_t root = 0;
+    };
+    /// A composite's own node (its payload offset a relative to `payload`)
+    /// and its children, in order.
+    struct Composite {
+        DistNode node;
+        std::vector<double> payload;
+        std::vector<Distribution> children;
+    };
+    /// The table, laid out once and shared by copies.
+    struct LazyTable {
+        std::once_flag once;
+        Table table;
+    };
+
+    const Table& table() const;
+    void lay_out(Table& out) const;  // appends this tree's table to `out`
     double mean_of(std::uint32_t node, double gpus) const;
     double second_moment_of(std::uint32_t node, double gpus) const;
-    std::uint32_t append(const Distribution& other);  // returns other's root in this table
     static Distribution leaf(DistKind kind, double p0, double p1);
     static Distribution with_data(DistKind kind, const std::vector<double>& values, double p0,
                                   bool running_sums);
+    static Distribution composite(DistNode node, std::vector<double> payload,
+                                  std::vector<Distribution> children);
 
-    std::vector<DistNode> nodes_;
-    std::vector<double> data_;
-    std::vector<std::uint32_t> links_;
-    std::uint32_t root_ = 0;
+    std::shared_ptr<const Composite> composite_;  // null for a leaf
+    std::shared_ptr<LazyTable> lazy_ = std::make_shared<LazyTable>();
 };
 
 }  // namespace acesim
