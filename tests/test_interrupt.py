@@ -7,54 +7,12 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 
 import pytest
+from interrupt_child import CHILD
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-
-CHILD = textwrap.dedent(
-    """
-    import sys, time
-    import numpy as np
-    import acesim as ace
-
-    what, threads = sys.argv[1], int(sys.argv[2])
-
-    def long_call():
-        # Each takes over five seconds when not interrupted, and holds at
-        # most about 2 GB.
-        if what == "simulate":
-            job = ace.Job(1024, 7 * ace.DAY, ace.HOUR)
-            return ace.simulate(job, replicas=2_000_000, threads=threads)
-        if what == "fleet":
-            fleet = ace.Fleet(16384, node_failures=ace.Weibull(0.8, 30 * ace.DAY),
-                              repair=4 * ace.HOUR, spares=16)
-            jobs = ace.workloads.meta_like(30, 16384 * 8, seed=1)
-            return ace.simulate(jobs, fleet=fleet, horizon=30 * ace.DAY, threads=threads)
-        if what == "batch":
-            jobs = [ace.Job(1024, 28 * ace.DAY, t) for t in np.linspace(600, 7200, 50)]
-            return ace.batch_simulate(jobs, replicas=100_000, threads=threads)
-        if what == "sample":
-            return ace.Gamma(0.7, 10.0).sample(200_000_000, threads=threads)
-        if what == "stationary":
-            return ace.Weibull(0.7, 10.0).sample(150_000_000, stationary=True, threads=threads)
-        if what == "sweep":
-            job = ace.Job(1024, 7 * ace.DAY, ace.HOUR)
-            return ace.sweep([{"jobs": job, "replicas": 500_000, "threads": threads}] * 8)
-        raise SystemExit(f"unknown call {what}")
-
-    print("ready", flush=True)
-    try:
-        long_call()
-        print("finished", flush=True)
-    except KeyboardInterrupt:
-        print(f"interrupted {time.monotonic():.6f}", flush=True)
-    res = ace.simulate(ace.Job(8, 3600.0, 600.0), replicas=3)
-    print("usable", res.jobs.size, flush=True)
-    """
-)
 
 CALLS = [
     ("simulate", 1),

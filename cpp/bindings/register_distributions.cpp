@@ -51,28 +51,27 @@ void register_distributions(py::module_& m) {
            const std::string& device) {
             if (static_cast<std::uint64_t>(first) + count > (1ull << 32))
                 throw std::invalid_argument("n: at most 2^32 draws per stream");
-            py::array_t<double> out(static_cast<py::ssize_t>(count));
-            double* data = out.mutable_data();
-            SampleRequest request{seed, replica, stream, first, gpus};
-            if (device == "cpu") {
-                // Safe without the GIL: the samplers touch only `dist` (kept
-                // alive by the caller's reference) and the output buffer.
-                CancelFlag cancel{false};
-                run_interruptible(cancel, count, [&] {
-                    sample_cpu(dist, request, data, count, threads, &cancel);
-                    return 0;
-                });
-            } else if (device == "cuda") {
-                std::string error;
-                {
-                    py::gil_scoped_release release;  // same: no Python objects touched
-                    error = sample_cuda(dist, request, data, count);
-                }
-                if (!error.empty()) throw std::runtime_error(error);
-            } else {
+            if (device != "cpu" && device != "cuda")
                 throw std::invalid_argument("device must be 'cpu' or 'cuda', got '" + device + "'");
-            }
-            return out;
+            const SampleRequest request{seed, replica, stream, first, gpus};
+            return fill_draws(count, [&](double* data) {
+                if (device == "cpu") {
+                    // Safe without the GIL: the samplers touch only `dist` (kept
+                    // alive by the caller's reference) and the output buffer.
+                    CancelFlag cancel{false};
+                    run_interruptible(cancel, count, [&] {
+                        sample_cpu(dist, request, data, count, threads, &cancel);
+                        return 0;
+                    });
+                } else {
+                    std::string error;
+                    {
+                        py::gil_scoped_release release;  // same: no Python objects touched
+                        error = sample_cuda(dist, request, data, count);
+                    }
+                    if (!error.empty()) throw std::runtime_error(error);
+                }
+            });
         },
         py::arg("dist"), py::arg("count"), py::arg("seed"), py::arg("stream"), py::arg("replica"),
         py::arg("first"), py::arg("gpus"), py::arg("threads"), py::arg("device"));
@@ -87,24 +86,24 @@ void register_distributions(py::module_& m) {
             if (device != "cpu")
                 throw std::invalid_argument("device: forward-recurrence draws run on 'cpu' only, got '" +
                                             device + "'");
-            py::array_t<double> out(static_cast<py::ssize_t>(count));
-            double* data = out.mutable_data();
-            CancelFlag cancel{false};
-            run_interruptible(cancel, count, [&] {  // touches only `dist` and the output buffer
-                const DistributionView view = dist.view();
-                const Stream s{key_from_seed(seed), stream, replica};
-                constexpr std::uint64_t kMinDrawsPerThread = 1024;
-                parallel_for(count, threads, kMinDrawsPerThread, [&](std::uint64_t begin, std::uint64_t end) {
-                    for (std::uint64_t i = begin; i < end; ++i) {
-                        if ((i & 0xFFFFu) == 0 && cancel_requested(&cancel)) return;
-                        data[i] =
-                            draw_forward_recurrence(view, s, static_cast<std::uint32_t>(first + i), gpus);
-                    }
+            return fill_draws(count, [&](double* data) {
+                CancelFlag cancel{false};
+                run_interruptible(cancel, count, [&] {  // touches only `dist` and the output buffer
+                    const DistributionView view = dist.view();
+                    const Stream s{key_from_seed(seed), stream, replica};
+                    constexpr std::uint64_t kMinDrawsPerThread = 1024;
+                    parallel_for(count, threads, kMinDrawsPerThread,
+                                 [&](std::uint64_t begin, std::uint64_t end) {
+                                     for (std::uint64_t i = begin; i < end; ++i) {
+                                         if ((i & 0xFFFFu) == 0 && cancel_requested(&cancel)) return;
+                                         data[i] = draw_forward_recurrence(
+                                             view, s, static_cast<std::uint32_t>(first + i), gpus);
+                                     }
+                                 });
+                    throw_if_cancelled(&cancel);
+                    return 0;
                 });
-                throw_if_cancelled(&cancel);
-                return 0;
             });
-            return out;
         },
         py::arg("dist"), py::arg("count"), py::arg("seed"), py::arg("stream"), py::arg("replica"),
         py::arg("first"), py::arg("gpus"), py::arg("threads"), py::arg("device"),

@@ -82,7 +82,8 @@ SimulationOutput simulate(const SimulationInput& in) {
             }
         }
     });
-    throw_if_cancelled(in.cancel);  // before any error a cancelled replica left
+    // Before any error a cancelled replica left:
+    throw_if_cancelled_releasing(in.cancel, out, per_replica);
     for (const std::exception_ptr& e : errors)
         if (e) std::rethrow_exception(e);
 
@@ -160,7 +161,7 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
                 out.jobs[i].job = static_cast<std::uint32_t>(j);
             }
         });
-        throw_if_cancelled(in.cancel);
+        throw_if_cancelled_releasing(in.cancel, out, status);
     }
     for (std::uint64_t i = 0; i < count; ++i) {
         if (status[i] == kSingleJobMaxEvents)
