@@ -217,10 +217,18 @@ def test_numpy_dtype_of_the_mirror() -> None:
 # ----------------------------------------------------------- CompiledPolicy
 
 
+def libc_function(name: str) -> int:
+    """The address of a libc function (code of a loaded image)."""
+    address = ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value
+    assert address
+    return address
+
+
 def test_compiled_policy_validates_address_and_user_data() -> None:
-    p = CompiledPolicy(0x1000)
-    assert (p.address, p.user_data, p.keepalive) == (0x1000, 0, None)
-    assert CompiledPolicy(np.uint64(0x2000), user_data=np.int64(5)) == CompiledPolicy(0x2000, 5)
+    code, other = libc_function("abs"), libc_function("labs")
+    p = CompiledPolicy(code)
+    assert (p.address, p.user_data, p.keepalive) == (code, 0, None)
+    assert CompiledPolicy(np.uint64(other), user_data=np.int64(5)) == CompiledPolicy(other, 5)
     assert ace.CompiledPolicy is CompiledPolicy
     for bad in (0, -1, 1 << 64):
         with pytest.raises(ValueError, match="address"):
@@ -229,19 +237,39 @@ def test_compiled_policy_validates_address_and_user_data() -> None:
         with pytest.raises(TypeError, match="address"):
             CompiledPolicy(bad_type)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="user_data"):
-        CompiledPolicy(0x1000, user_data=-1)
+        CompiledPolicy(code, user_data=-1)
     with pytest.raises(TypeError, match="user_data"):
-        CompiledPolicy(0x1000, user_data=2.0)  # type: ignore[arg-type]
+        CompiledPolicy(code, user_data=2.0)  # type: ignore[arg-type]
     with pytest.raises(AttributeError):
         p.address = 5  # type: ignore[misc]
     # keepalive does not take part in equality or hashing
     owner = [1, 2]
-    assert CompiledPolicy(0x1000, keepalive=owner) == p
-    assert hash(CompiledPolicy(0x1000, keepalive=owner)) == hash(p)
+    assert CompiledPolicy(code, keepalive=owner) == p
+    assert hash(CompiledPolicy(code, keepalive=owner)) == hash(p)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+def test_an_address_outside_code_is_refused() -> None:
+    """A data pointer (a Python object, a variable in libc's data), an address
+    nothing is mapped at: refused before any call, where calling it would
+    crash the process. Code a JIT maps (a ctypes callback's trampoline) passes."""
+    libc = ctypes.CDLL(None)
+    data_in_image = ctypes.addressof(ctypes.c_void_p.in_dll(libc, "environ"))
+    heap = ctypes.addressof(ctypes.c_int(3))
+    for address, why in [
+        (0x1000, "not in any memory mapped"),
+        (id(object()), "without execute permission"),
+        (heap, "without execute permission"),
+        (data_in_image, "without execute permission"),
+    ]:
+        with pytest.raises(ValueError, match=f"address {address:#x} is not a function: .*{why}"):
+            CompiledPolicy(address)
+    trampoline = FailurePolicyFn(lambda view, data: 0)
+    assert CompiledPolicy.from_ctypes(trampoline).address > 0
 
 
 def test_compiled_policy_is_process_local() -> None:
-    policy = CompiledPolicy(0x1000, keepalive=object())
+    policy = CompiledPolicy(libc_function("abs"), keepalive=object())
     assert copy.copy(policy) is policy
     assert copy.deepcopy(policy) is policy
     with pytest.raises(TypeError, match="pickled"):

@@ -3,6 +3,7 @@ again to the same numbers (acesim.provenance)."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import pickle
@@ -13,6 +14,9 @@ import numpy as np
 import pytest
 from acesim.provenance import describe, rebuild, reproduce
 from acesim.sweep import sweep
+
+#: A real function of a loaded image (a CompiledPolicy needs code).
+LIBC_ABS = ctypes.cast(ctypes.CDLL(None).abs, ctypes.c_void_p).value or 0
 
 HOUR = 3600.0
 DAY = 86400.0
@@ -143,7 +147,7 @@ def test_describe_and_rebuild_are_inverse() -> None:
 
 
 def test_what_cannot_be_described_is_named_and_refused() -> None:
-    policy = ace.Policy(on_failure=ace.CompiledPolicy(0x1000))
+    policy = ace.Policy(on_failure=ace.CompiledPolicy(LIBC_ABS))
     data = describe({"policy": policy, "f": lambda v: v})
     with pytest.raises(ValueError, match="not serialisable"):
         rebuild(data)

@@ -6,6 +6,7 @@ the model objects (``acesim._pickle``)."""
 from __future__ import annotations
 
 import copy
+import ctypes
 import inspect
 import multiprocessing
 import pickle
@@ -20,6 +21,9 @@ import numpy as np
 import pytest
 from acesim.sweep import Sweep, SweepResult, grid, sweep
 from workers import worker_path
+
+#: A real function of a loaded image (a CompiledPolicy needs code).
+LIBC_ABS = ctypes.cast(ctypes.CDLL(None).abs, ctypes.c_void_p).value or 0
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 ARRAYS = ("jobs", "fleet", "trace", "events", "placements", "node_events")
@@ -398,7 +402,7 @@ def test_unpicklable_policy_for_processes() -> None:
     with ProcessPoolExecutor(1) as pool:
         with pytest.raises(TypeError, match=r"scenarios\[1\]: policy cannot be sent.*module-level"):
             sweep(todo, pool)
-        compiled = ace.CompiledPolicy(0x1000)
+        compiled = ace.CompiledPolicy(LIBC_ABS)
         todo[1]["policy"] = ace.Policy(on_failure=compiled)
         with pytest.raises(
             TypeError, match=r"scenarios\[1\]: policy cannot be sent.*CompiledPolicy"
@@ -598,6 +602,6 @@ def test_node_trace_roundtrip() -> None:
 
 
 def test_compiled_policy_refuses() -> None:
-    policy = ace.Policy(on_failure=ace.CompiledPolicy(0x1000))
+    policy = ace.Policy(on_failure=ace.CompiledPolicy(LIBC_ABS))
     with pytest.raises(TypeError, match="cannot be pickled"):
         pickle.dumps(policy)

@@ -122,6 +122,36 @@ def _pointer_int(value: object, name: str, *, minimum: int) -> int:
     return number
 
 
+_PROC_MAPS = "/proc/self/maps"
+
+
+def _not_code(address: int) -> str | None:
+    """Why ``address`` cannot be a function of this process, where the
+    platform can tell; None where it is in executable memory (a loaded
+    image's text, or code a JIT such as Numba's or libffi's trampolines
+    mapped executable) or where the platform cannot tell.
+
+    Linux lists every mapping with its permissions (``/proc/self/maps``), so
+    a data pointer, even one into a loaded image's data, is told apart from
+    code. Elsewhere ``dladdr`` could only name the image holding an address,
+    which leaves JIT code (Numba's, libffi's trampolines) unknown and an
+    image's data accepted: no check there."""
+    try:
+        with open(_PROC_MAPS, encoding="ascii", errors="replace") as maps:
+            lines = maps.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split(maxsplit=5)
+        start, _, end = fields[0].partition("-")
+        if int(start, 16) <= address < int(end, 16):
+            if "x" in fields[1]:
+                return None
+            where = fields[5].strip() if len(fields) > 5 else "anonymous memory"
+            return f"it is in memory mapped without execute permission ({where}), not code"
+    return "it is not in any memory mapped in this process"
+
+
 def _capsule_pointer(capsule: object) -> int | None:
     """The pointer a PyCapsule holds, whatever its name (NULL names included)."""
     api = ctypes.pythonapi
@@ -147,7 +177,10 @@ class CompiledPolicy:
     and ``user_data`` only.
 
     The simulator calls the function without the GIL, possibly from several
-    threads; acesim cannot check the signature, so a wrong address crashes the
+    threads. An address outside executable memory (a data pointer, a freed or
+    unmapped one) is refused with a ``ValueError`` where the platform can
+    tell (Linux: always); acesim cannot check the signature, or that the
+    address is the start of a function, so a wrong function crashes the
     process.
     """
 
@@ -156,7 +189,11 @@ class CompiledPolicy:
     keepalive: object | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "address", _pointer_int(self.address, "address", minimum=1))
+        address = _pointer_int(self.address, "address", minimum=1)
+        why = _not_code(address)
+        if why is not None:
+            raise ValueError(f"address {address:#x} is not a function: {why}")
+        object.__setattr__(self, "address", address)
         object.__setattr__(self, "user_data", _pointer_int(self.user_data, "user_data", minimum=0))
 
     @classmethod
