@@ -1,14 +1,14 @@
 """Ctrl-C latency of every long call, with one and two threads: a child
-process (tests/interrupt_child.py) starts the call, receives SIGINT a second
-in, and prints when ``KeyboardInterrupt`` reached it; the latency is that
+process (tests/interrupt_child.py) starts the call, receives SIGINT 0.3,
+0.9 or 1.5 s in (during set-up, early and late in the run), and prints when
+``KeyboardInterrupt`` reached it; the latency is that
 moment less the moment the signal was sent (one clock, ``time.monotonic``,
 shared by both processes). The single-job ``simulate`` runs 5,000,000
 replicas (the figure the hardening issue measured at 24 s to Ctrl-C).
 
 Run: ``python -m pytest bench/test_bench_interrupt.py -q``; the figures are in
 the terminal summary and ``benchmark.extra_info``. Goal: under 100 ms for
-every call and thread count (the best of two tries, as one try can land on a
-scheduler hiccup of the shared machine)."""
+every call, thread count and moment (the worst of the three is asserted)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,10 @@ CALLS = ["simulate", "fleet", "batch", "sample", "stationary", "sweep"]
 GOAL_S = 0.100
 
 
-def latency(what: str, threads: int) -> float:
+DELAYS_S = (0.3, 0.9, 1.5)
+
+
+def latency(what: str, threads: int, delay: float) -> float:
     """Seconds from SIGINT to the child's KeyboardInterrupt."""
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, what, str(threads), "2.5"],
@@ -40,7 +43,7 @@ def latency(what: str, threads: int) -> float:
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
-        time.sleep(1.0)
+        time.sleep(delay)
         sent = time.monotonic()
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=120)
@@ -56,11 +59,14 @@ def latency(what: str, threads: int) -> float:
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("what", CALLS)
 def test_ctrl_c_latency(benchmark: Any, what: str, threads: int) -> None:
-    tries = benchmark.pedantic(lambda: [latency(what, threads) for _ in range(2)], rounds=1)
-    best = min(tries)
-    benchmark.extra_info.update(latency_ms=[round(t * 1000, 1) for t in tries])
-    REPORT.append(
-        f"Ctrl-C {what}, {threads} thread(s): {best * 1000:.0f} ms "
-        f"(tries {', '.join(f'{t * 1000:.0f}' for t in tries)} ms; goal < 100 ms)"
+    tries = benchmark.pedantic(
+        lambda: [latency(what, threads, delay) for delay in DELAYS_S], rounds=1
     )
-    assert best < GOAL_S, f"{what} with {threads} threads: {best * 1000:.0f} ms"
+    worst = max(tries)
+    benchmark.extra_info.update(latency_ms=[round(t * 1000, 1) for t in tries])
+    moments = ", ".join(f"{d} s: {t * 1000:.0f}" for d, t in zip(DELAYS_S, tries, strict=True))
+    REPORT.append(
+        f"Ctrl-C {what}, {threads} thread(s): worst {worst * 1000:.0f} ms "
+        f"(at {moments} ms; goal < 100 ms)"
+    )
+    assert worst < GOAL_S, f"{what} with {threads} threads: {worst * 1000:.0f} ms"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 from typing import Any
 
@@ -165,6 +166,54 @@ def test_a_replay_that_runs_out_names_its_role(run: Any, message: str) -> None:
         run()
 
 
+_JOB = (8, 36000.0, 600.0)
+_FAILS = ace.Exponential(3600.0)
+_RUN_OUT = [
+    (dict(save=ace.Replay([5.0, 6.0])), {}, "the save law of job 0 has no draw 2"),
+    (dict(init=ace.Replay([5.0])), {}, "the init law of job 0 has no draw 1"),
+    (dict(load=ace.Replay([5.0])), {}, "the load law of job 0 has no draw 1"),
+    (
+        {},
+        dict(causes=[ace.Cause("x", 1.0, detect=ace.Replay([10.0]))]),
+        "the detection law of job 0",
+    ),
+    (dict(persist=ace.Replay([30.0])), {}, "the persist law of job 0 has no draw 1"),
+    (
+        dict(tiers=[ace.CheckpointTier(300.0, save=ace.Replay([2.0]), load=1.0)]),
+        {},
+        "the tier save law of job 0 has no draw 1",
+    ),
+    (
+        dict(tiers=[ace.CheckpointTier(300.0, save=2.0, load=ace.Replay([1.0]))]),
+        dict(causes=[ace.Cause("soft", 1.0, node_down=False)]),
+        "the tier load law of job 0 has no draw 1",
+    ),
+]
+
+
+@pytest.mark.parametrize("path", ["simulate", "batch_simulate"])
+@pytest.mark.parametrize(
+    ("job_args", "run_args", "message"),
+    _RUN_OUT,
+    ids=["save", "init", "load", "detect", "persist", "tier-save", "tier-load"],
+)
+def test_both_paths_name_a_replay_that_runs_out(
+    path: str, job_args: dict[str, Any], run_args: dict[str, Any], message: str
+) -> None:
+    """The event heap and the batch path (which gave wall=inf for a
+    detection law, and blamed the failure law for the others) raise the same
+    error, naming the law's role, its job and the missing draw. The batch
+    path, whose kernels cannot throw, hands the replica to the event heap
+    for the message."""
+    job = ace.Job(*_JOB, **job_args)
+    run = getattr(ace, path)
+    if path == "simulate":  # the second of two jobs
+        message = message.replace("job 0", "job 1")
+    with pytest.raises(ValueError, match=message):
+        run([ace.Job(8, 3600.0, 600.0), job] if path == "simulate" else [job], _FAILS,
+            replicas=3, seed=4, **run_args)  # fmt: skip
+
+
 def test_a_replay_of_failures_that_runs_out_means_no_more_failures() -> None:
     """As a failure law, a Replay's end is the end of the failures."""
     res = ace.simulate(ace.Job(8, 36000.0, 3600.0, init=0.0, save=0.0, load=0.0),
@@ -293,3 +342,34 @@ def test_a_shared_component_is_laid_out_at_each_use() -> None:
     assert set(outer.sample(200, seed=5).tolist()) == {10.0, 20.0}
     assert inner.sample(50, seed=5).tolist() == before
     assert outer.mean() == inner.mean() == 15.0
+
+
+def test_a_run_whose_clock_passes_1e13_s_names_the_fleet_state() -> None:
+    """Two nodes, each failure quarantining its node for 1e11 s: a job on
+    both nodes waits out quarantine after quarantine. It completed at
+    1.6e17 s (where a double resolves 32 s, coarser than its checkpoints),
+    or ran 33M failures to an error blaming the failure law; the clock now
+    stops at 1e13 s with the fleet's state."""
+    fleet = ace.Fleet(2, node_failures=ace.Exponential(3600.0), repair=60.0)
+    policy = ace.Policy(quarantine=ace.Quarantine(failures=1, window=1e9, duration=1e11))
+    job = ace.Job(16, 30 * ace.DAY, 600.0)
+    with pytest.raises(
+        RuntimeError,
+        match=r"simulated clock passed 1e13 s .* in replica 0 with 1 of 1 jobs unfinished; at "
+        r"that moment 1 of 2 nodes were quarantined and 1 under repair\. .* set a finite horizon",
+    ):
+        ace.simulate(job, fleet=fleet, policy=policy, horizon=math.inf)
+    # A horizon measures a window of the same run.
+    res = ace.simulate(job, fleet=fleet, policy=policy, horizon=ace.DAY * 365)
+    assert not res.jobs["completed"][0] and res.jobs["wall"][0] == ace.DAY * 365
+
+
+@pytest.mark.parametrize("path", ["simulate", "batch_simulate"])
+def test_a_single_job_past_1e13_s_stops_on_both_paths(path: str) -> None:
+    """A failure each hour, each detected 1e11 s later: the job cannot
+    finish before 1e13 s; both paths stop with the error (naming the
+    replica and the job)."""
+    job = ace.Job(8, 30 * ace.DAY, 600.0)
+    causes = [ace.Cause("slow to see", 1.0, detect=ace.Constant(1e11))]
+    with pytest.raises(RuntimeError, match=r"simulated clock passed 1e13 s .* in replica 0 with"):
+        getattr(ace, path)(job, ace.Constant(3600.0), causes=causes, replicas=2, seed=1)

@@ -90,6 +90,9 @@ SimulationInput job_input(const std::vector<Distribution>& distributions, const 
     const auto pr = column(priority, n, "priority");
     in.jobs.resize(n);
     for (std::size_t j = 0; j < n; ++j) {
+        // Millions of jobs take a while to copy, with the GIL held: let
+        // Ctrl-C in (its KeyboardInterrupt propagates).
+        if (j % kPollJobs == 0 && PyErr_CheckSignals() != 0) throw py::error_already_set();
         if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
         in.jobs[j] =
             JobSpec{g[j], w[j], ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j], ld[j], sb[j], pr[j]};

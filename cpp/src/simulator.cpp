@@ -66,8 +66,9 @@ SimulationOutput simulate(const SimulationInput& in) {
     const Plans plans = make_plans(in);
 
     SimulationOutput out;
-    out.jobs.resize(in.jobs.size() * static_cast<std::size_t>(in.replicas));
-    std::vector<SimulationOutput> per_replica(in.replicas);
+    resize_interruptibly(out.jobs, in.jobs.size() * static_cast<std::size_t>(in.replicas), in.cancel);
+    std::vector<SimulationOutput> per_replica;
+    resize_interruptibly(per_replica, in.replicas, in.cancel);
     std::vector<std::exception_ptr> errors(in.replicas);
     parallel_for(in.replicas, in.threads, 1, [&](std::uint64_t begin, std::uint64_t end) {
         for (std::uint64_t r = begin; r < end; ++r) {
@@ -139,7 +140,7 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
     const Key key = key_from_seed(in.seed);
     const std::uint64_t count = static_cast<std::uint64_t>(in.jobs.size()) * in.replicas;
     SimulationOutput out;
-    out.jobs.resize(count);
+    resize_interruptibly(out.jobs, count, in.cancel);
     std::vector<std::uint32_t> status(count, kSingleJobOk);
     if (cuda) {
         const BatchRequest request{
@@ -168,6 +169,26 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
             throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events) +
                                      " in replica " + std::to_string(out.jobs[i].replica) +
                                      "; a job may never finish under this failure model: set a horizon");
+        if (status[i] == kSingleJobNoDraw) {
+            // The event-heap engine makes the same draws and names the law,
+            // its job and the draw that is missing: run the replica there.
+            const std::uint64_t job = i / in.replicas;
+            const std::uint32_t replica = in.first_replica + static_cast<std::uint32_t>(i % in.replicas);
+            SimulationInput again = in;
+            again.first_replica = replica;
+            again.replicas = 1;
+            again.threads = 1;
+            again.cancel = nullptr;
+            simulate(again);
+            throw std::invalid_argument("a duration law of job " + std::to_string(job) +
+                                        " ran out of draws in replica " + std::to_string(replica) +
+                                        " (a Replay of its values ran out: give it more values, or resample "
+                                        "them with Empirical)");
+        }
+        if (status[i] == kSingleJobPastLatestTime)
+            throw std::runtime_error(past_latest_time(
+                "replica " + std::to_string(in.first_replica + static_cast<std::uint32_t>(i % in.replicas)) +
+                " with job " + std::to_string(i / in.replicas) + " unfinished"));
         if (status[i] == kSingleJobTooManyFailures)
             throw std::runtime_error("simulation recorded more than " +
                                      std::to_string(kSingleJobMaxFailures) + " failures in replica " +

@@ -5,7 +5,9 @@
 // returned.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -47,6 +49,23 @@ void throw_if_cancelled_releasing(const CancelFlag* flag, Buffers&... buffers) {
     if (!cancel_requested(flag)) return;
     release_in_background(std::move(buffers)...);
     throw Cancelled();
+}
+
+/// Polls every this many jobs in per-job set-up loops (about a millisecond).
+constexpr std::size_t kPollJobs = std::size_t{1} << 14;
+
+/// Resizes `rows` to `n` value-initialised elements a chunk at a time,
+/// polling `flag` between chunks: a fleet of 1.7M jobs zeroes about a
+/// gigabyte of rows and job state before its first event (the kernel's page
+/// clearing), which Ctrl-C would otherwise wait out.
+template <class Rows>
+void resize_interruptibly(Rows& rows, std::size_t n, const CancelFlag* flag) {
+    constexpr std::size_t kChunk = std::size_t{1} << 16;
+    rows.reserve(n);
+    while (rows.size() < n) {
+        rows.resize(std::min(n, rows.size() + kChunk));
+        throw_if_cancelled(flag);
+    }
 }
 
 }  // namespace acesim

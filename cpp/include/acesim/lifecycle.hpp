@@ -14,6 +14,14 @@
 
 namespace acesim {
 
+/// The latest simulated time a run may reach, in seconds (about 317,000
+/// years): ten times the largest input time or duration the Python layer
+/// accepts (1e12 s), where a double still resolves 2 ms. A run whose clock
+/// passes it cannot finish its jobs (quarantines or repairs that outlast
+/// them, failures faster than progress) and stops with an error naming the
+/// fleet's state; a finite horizon measures a window of it instead.
+constexpr double kLatestTime = 1e13;
+
 /// Where a job is in its lifecycle.
 enum class Phase : std::uint8_t {
     Pending,    ///< not yet submitted

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -256,6 +257,15 @@ struct SimulationInput {
 /// A run that processes more events than this in one replica stops with an
 /// error instead of hanging (a job that can never finish needs a horizon).
 constexpr std::uint64_t kDefaultMaxEvents = 1ull << 30;
+/// The error of a run whose clock passed kLatestTime (lifecycle.hpp);
+/// `where` says which replica and which jobs were left, and what the fleet
+/// looked like then.
+inline std::string past_latest_time(const std::string& where) {
+    return "the simulated clock passed 1e13 s (about 317,000 years) in " + where +
+           ". Under this model they cannot finish (quarantines or repairs that outlast them, a fleet too "
+           "small for them, failures faster than their progress): set a finite horizon to measure a window "
+           "of the run";
+}
 
 /// An allocator that leaves elements default-initialized on resize: result
 /// rows are written in full by the simulator, so zeroing them first would

@@ -56,7 +56,9 @@ struct CauseTable {
 enum SingleJobStatus : std::uint32_t {
     kSingleJobOk = 0,
     kSingleJobMaxEvents = 1,
-    kSingleJobTooManyFailures = 2
+    kSingleJobTooManyFailures = 2,
+    kSingleJobNoDraw = 3,         ///< a duration law (a Replay) ran out of draws
+    kSingleJobPastLatestTime = 4  ///< the clock passed kLatestTime (simulator.hpp)
 };
 
 /// Failures one replica may record before the run is declared hopeless
@@ -212,24 +214,34 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
     bool started = false;
     std::uint64_t failures_recorded = 0;
     events = 0;
+    // A duration law's draw of +inf: a Replay ran out (every other law draws
+    // finite durations). The host names the law (simulate_batch).
+    bool ran_out = false;
+    auto duration = [&](double x) {
+        ran_out = ran_out || x == kInfinity;
+        return x;
+    };
     auto write_latency = [&]() {
-        return L.writing == 0 ? save_draw()
-                              : draw(dists[P.tier[L.writing - 1].save], s_tier_save, n_tier_save++, gpus);
+        return duration(L.writing == 0
+                            ? save_draw()
+                            : draw(dists[P.tier[L.writing - 1].save], s_tier_save, n_tier_save++, gpus));
     };
 
     for (;;) {
+        if (ran_out) return kSingleJobNoDraw;
         // At equal times: the persist's end, then the phase's; a failure
         // strikes only strictly before both.
         const double due = L.persist_end < s.phase_end ? L.persist_end : s.phase_end;
         const double next = clock.next(due);
         if (s.phase == Phase::Done || next > horizon || next == kInfinity) break;
+        if (next > kLatestTime) return kSingleJobPastLatestTime;
         if (++events > max_events) return kSingleJobMaxEvents;
         double t;
         bool restart = false;
         if (clock.strikes_before(due)) {
             t = clock.fail_at;
             const std::int32_t cause = draw_cause(causes, s_cause, n_cause);
-            const double detect = draw_detection(causes, dists, cause, s_detect, n_detect, gpus);
+            const double detect = duration(draw_detection(causes, dists, cause, s_detect, n_detect, gpus));
             if (++failures_recorded > kSingleJobMaxFailures) return kSingleJobTooManyFailures;
             const std::uint32_t width = cause >= 0 ? causes.width[cause] : 1u;
             levels_roll_back(s, L, P, rec, t, width < spec.nodes ? width : spec.nodes);
@@ -245,7 +257,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
                 if (L.durable >= spec.work) {  // the final checkpoint (else: its snapshot is next)
                     finish(s, rec, clock, spec.work, t);
                 } else {
-                    levels_begin_write(s, t, save_draw());
+                    levels_begin_write(s, t, duration(save_draw()));
                 }
             }
         } else {
@@ -263,9 +275,10 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
                     if (levels_reach_boundary(s, L, rec, t)) levels_begin_write(s, t, write_latency());
                     break;
                 case Phase::Saving: {
-                    const double persist = L.writing == 0 && P.persist != kNoLevelLaw
-                                               ? draw(dists[P.persist], s_persist, n_persist++, gpus)
-                                               : 0.0;
+                    const double persist =
+                        L.writing == 0 && P.persist != kNoLevelLaw
+                            ? duration(draw(dists[P.persist], s_persist, n_persist++, gpus))
+                            : 0.0;
                     switch (levels_end_write(s, L, P, rec, spec.work, t, persist)) {
                         case WriteEnd::Done:
                             finish(s, rec, clock, spec.work, t);
@@ -291,10 +304,10 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
         }
         if (restart) {
             count_start(s, rec, started, t, spec, clock);
-            const double init = init_draw();
-            const double load =
+            const double init = duration(init_draw());
+            const double load = duration(
                 L.restore == 0 ? load_draw()
-                               : draw(dists[P.tier[L.restore - 1].load], s_tier_load, n_tier_load++, gpus);
+                               : draw(dists[P.tier[L.restore - 1].load], s_tier_load, n_tier_load++, gpus));
             L.restore = 0;
             begin_start(s, t, init, load);
             clock.hold(t);
@@ -346,10 +359,18 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
     bool started = false;
     std::uint64_t failures_recorded = 0;
     events = 0;
+    // As in run_single_job_levels: a duration draw of +inf is a Replay run out.
+    bool ran_out = false;
+    auto duration = [&](double x) {
+        ran_out = ran_out || x == kInfinity;
+        return x;
+    };
 
     for (;;) {
+        if (ran_out) return kSingleJobNoDraw;
         const double next = clock.next(s.phase_end);
         if (s.phase == Phase::Done || next > horizon || next == kInfinity) break;
+        if (next > kLatestTime) return kSingleJobPastLatestTime;
         if (++events > max_events) return kSingleJobMaxEvents;
         double t;
         bool restart = false;
@@ -360,7 +381,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
             // The blamed node only names a trace row, which the batch path does not
             // keep; its stream is separate, so skipping it changes no other draw.
             const std::int32_t cause = draw_cause(causes, s_cause, n_cause);
-            const double detect = draw_detection(causes, dists, cause, s_detect, n_detect, gpus);
+            const double detect = duration(draw_detection(causes, dists, cause, s_detect, n_detect, gpus));
             if (++failures_recorded > kSingleJobMaxFailures) return kSingleJobTooManyFailures;
             interrupt(s, rec, t);
             clock.unhold(t);
@@ -379,7 +400,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                     begin_compute(s, spec.work, t);
                     break;
                 case Phase::Computing:
-                    begin_save(s, t, save_draw());
+                    begin_save(s, t, duration(save_draw()));
                     break;
                 case Phase::Saving:
                     if (end_save(s, rec, spec.work, t)) {
@@ -394,7 +415,8 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
                                s.phase_end != kInfinity) {
                             if (++events > max_events) return kSingleJobMaxEvents;
                             t = s.phase_end;
-                            begin_save(s, t, save_draw());
+                            begin_save(s, t, duration(save_draw()));
+                            if (ran_out) return kSingleJobNoDraw;
                             if (clock.fail_at < s.phase_end || s.phase_end > horizon ||
                                 s.phase_end == kInfinity)
                                 break;
@@ -418,8 +440,8 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
         }
         if (restart) {
             count_start(s, rec, started, t, spec, clock);
-            const double init = init_draw();
-            const double load = load_draw();
+            const double init = duration(init_draw());
+            const double load = duration(load_draw());
             begin_start(s, t, init, load);
             clock.hold(t);
         }

@@ -28,24 +28,23 @@ struct DueEvent {
 
 class EventKernel {
 public:
-    EventKernel(const std::vector<JobSpec>& jobs, std::uint32_t nodes, double horizon,
-                std::uint64_t max_events, std::uint32_t replica, bool checking)
+    /// `arrivals`: the job indices in submission order (Plans::arrivals),
+    /// which must outlive the kernel.
+    EventKernel(const std::vector<JobSpec>& jobs, const std::vector<std::uint32_t>& arrivals,
+                std::uint32_t nodes, double horizon, std::uint64_t max_events, std::uint32_t replica,
+                bool checking)
         : jobs_(jobs),
+          arrivals_(arrivals),
           horizon_(horizon),
           max_events_(max_events),
           replica_(replica),
           checking_(checking),
           job_version_(jobs.size(), 0),
           node_version_(nodes, 0) {
-        heap_.reserve(nodes + 1024);
-        // Submissions wait in a sorted list, not in the heap, so the heap only
+        // Submissions wait in that list, not in the heap, so the heap only
         // holds what is running (it stays small and in cache). At equal
         // times a submission comes first, then by job index.
-        const auto n = static_cast<std::uint32_t>(jobs.size());
-        arrivals_.resize(n);
-        for (std::uint32_t j = 0; j < n; ++j) arrivals_[j] = j;
-        std::stable_sort(arrivals_.begin(), arrivals_.end(),
-                         [&](std::uint32_t a, std::uint32_t b) { return jobs[a].submit < jobs[b].submit; });
+        heap_.reserve(nodes + 1024);
     }
 
     /// Job j's next event is at `time`; its earlier entries are void.
@@ -145,12 +144,12 @@ private:
     static constexpr std::uint32_t kNodeBit = 0x80000000u;
 
     const std::vector<JobSpec>& jobs_;
+    const std::vector<std::uint32_t>& arrivals_;
     double horizon_;
     std::uint64_t max_events_;
     std::uint32_t replica_;
     bool checking_;
     EventHeap heap_;
-    std::vector<std::uint32_t> arrivals_;
     std::size_t next_arrival_ = 0;
     std::vector<double> planned_;
     std::size_t next_planned_ = 0;

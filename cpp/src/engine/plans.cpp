@@ -137,7 +137,10 @@ void validate_job(const SimulationInput& in, std::size_t j) {
 void validate(const SimulationInput& in) {
     require(!in.jobs.empty(), "jobs must not be empty");
     validate_setup(in);
-    for (std::size_t j = 0; j < in.jobs.size(); ++j) validate_job(in, j);
+    for (std::size_t j = 0; j < in.jobs.size(); ++j) {
+        if (j % kPollJobs == 0) throw_if_cancelled(in.cancel);
+        validate_job(in, j);
+    }
 }
 
 void validate_setup(const SimulationInput& in) {
@@ -369,9 +372,10 @@ void add_plan(Plans& plans, const SimulationInput& in, std::size_t j) {
 
 Plans make_plans(const SimulationInput& in) {
     Plans plans;
-    plans.jobs.resize(in.jobs.size());
+    resize_interruptibly(plans.jobs, in.jobs.size(), in.cancel);
     std::unordered_map<ProfileKey, std::uint32_t, ProfileKeyHash> index;
     for (std::size_t j = 0; j < in.jobs.size(); ++j) {
+        if (j % kPollJobs == 0) throw_if_cancelled(in.cancel);
         const JobSpec& s = in.jobs[j];
         const ProfileKey key{s.gpus, s.save, s.init, s.load, job_failure_law(in, j), storage_transfer(in, j)};
         auto [it, inserted] = index.try_emplace(key, static_cast<std::uint32_t>(plans.profiles.size()));
@@ -386,6 +390,13 @@ Plans make_plans(const SimulationInput& in) {
                                              in.gpus_per_node);
         p.gpus_per_node = s.gpus < in.gpus_per_node ? s.gpus : in.gpus_per_node;
     }
+    // Submission order: most workloads arrive sorted, which one pass tells.
+    const auto n = static_cast<std::uint32_t>(in.jobs.size());
+    resize_interruptibly(plans.arrivals, n, in.cancel);
+    for (std::uint32_t j = 0; j < n; ++j) plans.arrivals[j] = j;
+    auto earlier = [&](std::uint32_t a, std::uint32_t b) { return in.jobs[a].submit < in.jobs[b].submit; };
+    if (!std::is_sorted(plans.arrivals.begin(), plans.arrivals.end(), earlier))
+        std::stable_sort(plans.arrivals.begin(), plans.arrivals.end(), earlier);
     if (uses_levels(in)) {
         plans.levels.resize(in.jobs.size());
         for (std::size_t j = 0; j < in.jobs.size(); ++j)

@@ -35,6 +35,9 @@ struct Plans {
     /// Per job, when some job checkpoints asynchronously or in tiers or a
     /// cause is a slow failure (else empty: the synchronous transitions).
     std::vector<LevelPlan> levels;
+    /// Job indices in submission order (ties by index), shared by every
+    /// replica: the event kernel releases submissions from it.
+    std::vector<std::uint32_t> arrivals;
     const JobProfile& of(std::size_t j) const { return profiles[jobs[j].profile]; }
 };
 

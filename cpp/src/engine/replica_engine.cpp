@@ -25,7 +25,8 @@ ReplicaState::ReplicaState(const SimulationInput& in, const Plans& plans,
       rows_(rows),
       checking_(kAlwaysCheck || in.check_invariants),
       draws_(in.seed, replica, views, in.causes),
-      kernel_(in.jobs, in.fleet.enabled ? in.fleet.nodes : 0, in.horizon, max_events, replica, checking_),
+      kernel_(in.jobs, plans.arrivals, in.fleet.enabled ? in.fleet.nodes : 0, in.horizon, max_events, replica,
+              checking_),
       pool_(in.fleet, in.policy.quarantine, in.gpus_per_node, plans.jobs),
       scheduler_(in.jobs, in.policy.backfill),
       policy_(in.policy, in.jobs, plans, in.gpus_per_node),
@@ -55,10 +56,13 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
 void ReplicaEngine::run() {
     begin();
     const std::size_t n = in_.jobs.size();
-    jobs_.resize(n);
+    resize_interruptibly(jobs_, n, in_.cancel);
     if (!plans_.levels.empty()) levels_.assign(n, Levels{});
     if (limits_) limit_at_.assign(n, std::numeric_limits<double>::infinity());
-    for (std::uint32_t j = 0; j < n; ++j) open_job(j);
+    for (std::uint32_t j = 0; j < n; ++j) {
+        if (j % kPollJobs == 0) throw_if_cancelled(in_.cancel);
+        open_job(j);
+    }
     // Node failure processes never end: the run ends when every job is done
     // (or closed as unplaceable).
     DueEvent e;
@@ -100,6 +104,19 @@ void ReplicaEngine::open_job(std::uint32_t j) {
 }
 
 void ReplicaEngine::handle(const DueEvent& e) {
+    if (e.time > kLatestTime) {
+        std::string where = "replica " + std::to_string(replica_) + " with " +
+                            std::to_string(in_.jobs.size() - jobs_done_) + " of " +
+                            std::to_string(in_.jobs.size()) + " jobs unfinished";
+        if (in_.fleet.enabled) {
+            std::uint32_t down = 0, quarantined = 0;
+            pool_.count_out_of_service(e.time, down, quarantined);
+            where += "; at that moment " + std::to_string(quarantined) + " of " +
+                     std::to_string(in_.fleet.nodes) + " nodes were quarantined and " + std::to_string(down) +
+                     " under repair";
+        }
+        throw std::runtime_error(past_latest_time(where));
+    }
     pool_.set_now(e.time);
     if (e.planned) {
         failures_.begin_maintenance(e.id, e.time);
