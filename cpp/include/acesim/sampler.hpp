@@ -43,8 +43,10 @@ void draw_range(const DistributionView& dist, const Stream& stream, std::uint32_
 void philox_blocks(std::uint64_t seed, std::uint32_t replica, std::uint32_t stream, std::uint32_t first,
                    std::uint32_t* out, std::uint64_t count);
 
-/// Runs body(begin, end) over [0, count) split into contiguous parts, one per
-/// thread, with at least `min_items_per_thread` items each.
+/// Runs body(begin, end) over contiguous chunks of [0, count), on up to
+/// `threads` threads (the caller's among them; at least
+/// `min_items_per_thread` items per thread), each taking the next chunk when
+/// it finishes one. Items must not depend on which thread or chunk runs them.
 template <class Body>
 void parallel_for(std::uint64_t count, unsigned threads, std::uint64_t min_items_per_thread, Body body);
 
@@ -53,6 +55,7 @@ unsigned resolve_threads(unsigned threads, std::uint64_t work_items, std::uint64
 
 }  // namespace acesim
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -64,13 +67,25 @@ void parallel_for(std::uint64_t count, unsigned threads, std::uint64_t min_items
         body(std::uint64_t{0}, count);
         return;
     }
+    // Threads take chunks as they finish the last (about 32 each), so items
+    // of unequal cost (grid points, a job that fails a lot) leave no core
+    // idle while another works through a long static share.
+    const std::uint64_t per_thread_chunks = 32;
+    std::uint64_t chunk = count / (static_cast<std::uint64_t>(threads) * per_thread_chunks);
+    if (chunk < min_items_per_thread / 4) chunk = min_items_per_thread / 4;
+    if (chunk == 0) chunk = 1;
+    std::atomic<std::uint64_t> next{0};
+    auto work = [&] {
+        for (;;) {
+            const std::uint64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+            if (begin >= count) return;
+            body(begin, count - begin < chunk ? count : begin + chunk);
+        }
+    };
     std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t) {
-        const std::uint64_t begin = count * t / threads;
-        const std::uint64_t end = count * (t + 1) / threads;
-        pool.emplace_back([=, &body] { body(begin, end); });
-    }
+    pool.reserve(threads - 1);
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();  // the calling thread takes chunks too
     for (auto& th : pool) th.join();
 }
 }  // namespace acesim
