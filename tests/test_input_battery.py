@@ -1316,6 +1316,10 @@ def _policies() -> None:
         add(f"place-{label}", lambda c, f=fn: place(f), expect, finding=finding)
 
     # compiled policies
+    def libc_abs() -> int:
+        """A function of a loaded image (CompiledPolicy refuses non-code)."""
+        return ctypes.cast(ctypes.CDLL(None).abs, ctypes.c_void_p).value or 0
+
     def compiled(fn: Any) -> Any:
         return ace.Policy(on_failure=ace.CompiledPolicy.from_ctypes(FailurePolicyFn(fn)))
 
@@ -1327,13 +1331,17 @@ def _policies() -> None:
         ("address-string", lambda: ace.CompiledPolicy("0x1234"), raises(TypeError, "address")),
         ("address-bool", lambda: ace.CompiledPolicy(True), raises(TypeError, "address")),
         ("address-none", lambda: ace.CompiledPolicy(None), raises(TypeError, "address")),
-        ("address-np.int64", lambda: ace.CompiledPolicy(np.int64(12345)),
-         accepted(check(lambda p: p.address == 12345))),
-        ("user_data-negative", lambda: ace.CompiledPolicy(1234, user_data=-1),
+        ("address-np.int64", lambda: ace.CompiledPolicy(np.int64(libc_abs())),
+         accepted(check(lambda p: p.address == libc_abs()))),
+        ("address-unmapped", lambda: ace.CompiledPolicy(12345),
+         raises(ValueError, "address")),
+        ("address-data", lambda: ace.CompiledPolicy(id(object())),
+         raises(ValueError, "address")),
+        ("user_data-negative", lambda: ace.CompiledPolicy(libc_abs(), user_data=-1),
          raises(ValueError, "user_data")),
-        ("user_data-2**64", lambda: ace.CompiledPolicy(1234, user_data=2**64),
+        ("user_data-2**64", lambda: ace.CompiledPolicy(libc_abs(), user_data=2**64),
          raises(ValueError, "user_data")),
-        ("user_data-string", lambda: ace.CompiledPolicy(1234, user_data="x"),
+        ("user_data-string", lambda: ace.CompiledPolicy(libc_abs(), user_data="x"),
          raises(TypeError, "user_data")),
         ("from_capsule-int", lambda: ace.CompiledPolicy.from_capsule(5),
          raises(TypeError, "capsule")),
