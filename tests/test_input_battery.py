@@ -1454,12 +1454,6 @@ def _simulate() -> None:
         ("replicas-positional-string", dict(replicas="2"), raises(TypeError, "replicas")),
     ]:  # fmt: skip
         finding = None
-        if label == "target_se":
-            finding = (
-                "simulate(..., target_se=...) (DESIGN section 9: 'replicas is then the "
-                "cap') is not implemented: TypeError 'unexpected keyword argument "
-                "target_se'"
-            )
 
         def build(c: Any, kw: dict[str, Any] = kw) -> Any:
             kw = dict(kw)
@@ -1545,19 +1539,8 @@ def _simulate() -> None:
          raises(BAD, "failures")),
     ]:  # fmt: skip
         finding = None
-        if label == "work-subnormal":
-            finding = (
-                "a completed job of work 5e-324 s reports productive 0.0, not its work "
-                "(a completed row's productive is meant to be its work exactly)"
-            )
         if label == "init-far":
             finding = FAR_LAW_FINDING
-        if label == "repair-replay-inf":
-            finding = (
-                "Fleet(repair=Replay([inf])): simulate raises 'the repair law of node 0 "
-                "has no draw 0 (a Replay of its values ran out...)', though the replay "
-                "has a draw 0 (inf): the message should say the repair never ends"
-            )
         if label == "quarantine-far":
             finding = QUARANTINE_FINDING
         if label == "first_replica-last-id":
@@ -1566,13 +1549,6 @@ def _simulate() -> None:
                 "'first_replica + replicas must not exceed 2**32' and then fails with "
                 "'replicas: replica ids must fit in 32 bits' (the id 2**32 - 1 does); "
                 "the bound is 2**32 - 1 (FleetModel says replica <= 4294967294)"
-            )
-        if label == "failure-law-tiny":
-            finding = (
-                "simulate(J, Constant(1e-300)) runs to the event cap: RuntimeError "
-                "'exceeded max_events' (without max_events, after 6 s: 'more than "
-                "33554432 failures'); Constant(0.0) is refused at once with a ValueError "
-                "naming failures"
             )
         add(f"simulate-{label}", lambda c, b=build: b(), expect, finding=finding)
 

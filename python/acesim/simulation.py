@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._validation import integer, real, seconds
+from ._validation import finite, integer, real, seconds
 from .analytic import meta_scale_model
 from .distributions import Distribution, scipy_to_law
 from .fleet import Fleet, _cause_list
@@ -775,6 +775,7 @@ def simulate(
     first_replica: int = 0,
     max_events: int | None = None,
     check_invariants: bool = False,
+    target_se: float | None = None,
 ) -> SimulationResult:
     """Simulate the fail-stop/checkpoint lifecycle of ``jobs``.
 
@@ -796,12 +797,25 @@ def simulate(
     policy. ``check_invariants`` verifies the fleet's bookkeeping after every
     event (slow; for tests).
 
+    ``target_se`` runs replicas until the standard error of the pooled ETTR
+    (:meth:`SimulationResult.ettr`'s) is at most ``target_se``, ``replicas``
+    being then the most it runs: 32 first (fewer if ``replicas`` is
+    smaller), then as many again each round (64, 128, ...). The result is
+    exactly the first N replicas of a run of N replicas with the same seed,
+    and its provenance records N.
+
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=2 * ace.DAY, checkpoint_interval=ace.HOUR)
     >>> res = ace.simulate(job, replicas=100, seed=1)
     >>> bool(0.8 < res.pooled_ettr() < 1.0)
     True
     """
+    if target_se is not None:
+        arguments = dict(jobs=jobs, failures=failures, fleet=fleet, policy=policy, seed=seed,
+                         horizon=horizon, record_events=record_events, threads=threads,
+                         causes=causes, gpus_per_node=gpus_per_node, max_events=max_events,
+                         check_invariants=check_invariants)  # fmt: skip
+        return _until_precise(simulate, arguments, replicas, first_replica, target_se)
     job_list = _job_input(jobs)
     if fleet is not None and not isinstance(fleet, Fleet):
         raise TypeError(f"fleet must be a Fleet or None, got {type(fleet).__name__}")
@@ -884,6 +898,73 @@ def simulate(
     )
 
 
+#: Replicas of the first round of a precision-driven run (``target_se``).
+FIRST_ROUND = 32
+
+
+def _until_precise(
+    run: Any, arguments: dict[str, Any], replicas: Any, first_replica: Any, target_se: Any
+) -> Any:
+    """``run`` (simulate or batch_simulate) in rounds of replicas until the
+    pooled ETTR's standard error (every point's, for a batch) is at most
+    ``target_se`` or ``replicas`` ran: FIRST_ROUND, then doubling the total.
+    Rounds continue the replica ids, so the result is that of one run of as
+    many replicas."""
+    target = finite("target_se", target_se)
+    if target <= 0:
+        raise ValueError(f"target_se must be > 0, got {target!r}")
+    cap, _, first, _ = _run_options(replicas, 0, first_replica, 1.0)
+    parts: list[Any] = []
+    done = 0
+    size = min(cap, FIRST_ROUND)
+    while True:
+        parts.append(run(**arguments, replicas=size, first_replica=first + done))
+        done += size
+        joined = _join_rounds(parts)
+        se = _precision(joined)
+        if done >= cap or (done >= 2 and bool(np.all(se <= target))):
+            return joined
+        size = min(cap - done, done)
+
+
+def _precision(result: Any) -> npt.NDArray[np.float64]:
+    """The standard error that ``target_se`` bounds: the pooled ETTR's, of the
+    whole result or of each point of a batch."""
+    from .stats import _ratio
+
+    if isinstance(result, BatchResult):
+        from .stats import _ratio_se
+
+        g = result.field("gpus").astype(np.float64)
+        return _ratio_se(g * result.field("productive"), g * result.field("wall"))
+    return np.array([_ratio(result, "productive", None).se])
+
+
+def _join_rounds(parts: list[Any]) -> Any:
+    """Rounds of one precision-driven run as one result."""
+    if len(parts) == 1:
+        return parts[0]
+    if isinstance(parts[0], BatchResult):
+        from .sweep import _concat
+
+        # Rows are point-major: each point's replicas, round after round.
+        points = parts[0].points
+        per_point = [_concat([p.rows(k) for p in parts]) for k in range(points)]
+        replicas = sum(p.replicas for p in parts)
+        origin = parts[0]._described_origin()
+        if "arguments" in origin:
+            origin["arguments"]["dict"]["replicas"] = replicas
+        return dataclasses.replace(
+            parts[0],
+            jobs=_concat(per_point),
+            replicas=replicas,
+            _origin={**origin, "described": True},
+        )
+    from .sweep import _join
+
+    return _join(parts)
+
+
 def _rebuild_result(cls: type[Any], state: dict[str, Any]) -> Any:
     return cls(**state)
 
@@ -937,6 +1018,7 @@ def batch_simulate(
     gpus_per_node: int = 8,
     max_events: int | None = None,
     device: str = "cpu",
+    target_se: float | None = None,
 ) -> BatchResult:
     """Batch Monte Carlo of the single-job model over a grid of jobs.
 
@@ -948,7 +1030,10 @@ def batch_simulate(
     for bit those of ``simulate(jobs[p], failures[p], replicas=..., seed=...)``.
     This is what interval sweeps and :func:`acesim.optimal_interval` run on.
     ``device="cuda"`` runs one CUDA thread per (point, replica) with the same
-    code and streams (see :func:`acesim.cuda_available`).
+    code and streams (see :func:`acesim.cuda_available`). ``target_se``:
+    rounds of replicas as in :func:`simulate`, until every point's pooled
+    ETTR has at most that standard error (every point runs the same
+    replicas).
 
     >>> import acesim as ace
     >>> grid = [ace.Job(512, work=ace.DAY, checkpoint_interval=tau * ace.MINUTE)
@@ -957,6 +1042,11 @@ def batch_simulate(
     >>> res.pooled_ettr().shape
     (3,)
     """
+    if target_se is not None:
+        arguments = dict(jobs=jobs, failures=failures, seed=seed, horizon=horizon, causes=causes,
+                         threads=threads, gpus_per_node=gpus_per_node, max_events=max_events,
+                         device=device)  # fmt: skip
+        return _until_precise(batch_simulate, arguments, replicas, first_replica, target_se)
     job_list = _job_input(jobs)
     cause_list = _cause_list(causes)
     if failures is None:

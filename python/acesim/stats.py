@@ -267,13 +267,39 @@ def _ratio(result: SimulationResult, field: str, job: int | None) -> _Ratio:
     n = int(ids.size)
     num = np.bincount(inverse, weights=num_rows, minlength=n)
     den = np.bincount(inverse, weights=den_rows, minlength=n)
-    mean_den = float(np.mean(den)) if n else math.nan
-    if math.isnan(value) or not mean_den > 0:
-        influence = np.full(n, math.nan)
-    else:
-        influence = (num - value * den) / mean_den
+    influence = _influence(num, den, value)
     se = math.sqrt(float(np.sum(influence**2)) / (n * (n - 1))) if n > 1 else math.nan
     return _Ratio(value, se, n, influence, ids)
+
+
+def _influence(
+    num: npt.NDArray[np.float64], den: npt.NDArray[np.float64], value: Any
+) -> npt.NDArray[np.float64]:
+    """The delta method's linearized values of a pooled ratio ``value`` from
+    per-replica numerators and denominators along the last axis (NaN where
+    the ratio or the mean denominator is not defined)."""
+    mean_den = np.mean(den, axis=-1, keepdims=True) if den.shape[-1] else np.full(den.shape, np.nan)
+    value = np.asarray(value, dtype=np.float64)[..., None] if np.ndim(value) else value
+    ok = np.isfinite(value) & (mean_den > 0)
+    out = np.full(np.broadcast_shapes(num.shape, np.shape(mean_den)), math.nan)
+    np.divide(num - value * den, mean_den, out=out, where=ok)
+    return out
+
+
+def _ratio_se(
+    num: npt.NDArray[np.float64], den: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """Per row of (points, replicas) arrays: the delta-method standard error
+    of sum(num) / sum(den) over the replicas (NaN below two replicas)."""
+    n = num.shape[-1]
+    total = np.sum(den, axis=-1)
+    value = np.full(total.shape, math.nan)
+    np.divide(np.sum(num, axis=-1), total, out=value, where=total > 0)
+    if n < 2:
+        return np.full(value.shape, math.nan)
+    influence = _influence(num, den, value)
+    out: npt.NDArray[np.float64] = np.sqrt(np.sum(influence**2, axis=-1) / (n * (n - 1)))
+    return out
 
 
 def _half_width(se: float, n: int, level: float, two_sided: bool) -> float:

@@ -46,7 +46,7 @@ public:
                double gpus) const {
         const std::uint32_t n = counter++;
         const double x = draw(views_[dist], stream(kind, id, purpose), n, gpus);
-        if (purpose != Purpose::Failure && !std::isfinite(x)) no_value(kind, id, purpose, n);
+        if (purpose != Purpose::Failure && !std::isfinite(x)) no_value(kind, id, purpose, n, views_[dist]);
         return x;
     }
     /// The next value of a recorded column (a replayed trace's), inf once it ends.
@@ -95,7 +95,8 @@ public:
     std::uint32_t replica() const { return replica_; }
 
 private:
-    [[noreturn]] static void no_value(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t n) {
+    [[noreturn]] static void no_value(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t n,
+                                      const DistributionView& law) {
         static const char* const kRoles[] = {"failure",   "init",           "save",       "load",
                                              "blame",     "cause",          "detection",  "repair",
                                              "lemon",     "repair outcome", "replace",    "persist",
@@ -105,8 +106,13 @@ private:
         const char* entity = kind == EntityKind::Node  ? "node "
                              : kind == EntityKind::Job ? "job "
                                                        : "entity ";
-        throw std::invalid_argument(std::string("the ") + role + " law of " + entity + std::to_string(id) +
-                                    " has no draw " + std::to_string(n) +
+        const std::string which = std::string("the ") + role + " law of " + entity + std::to_string(id);
+        const DistNode& root = law.nodes[law.root];
+        if (root.kind == DistKind::Replay && n < root.b)
+            throw std::invalid_argument(which + " drew inf (value " + std::to_string(n) +
+                                        " of its Replay): a duration must be finite (a repair that "
+                                        "never ends is a retirement: quarantine with duration=inf)");
+        throw std::invalid_argument(which + " has no draw " + std::to_string(n) +
                                     " (a Replay of its values ran out: give it more values, or resample "
                                     "them with Empirical)");
     }

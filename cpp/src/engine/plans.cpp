@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,16 @@ void require(bool ok, const std::string& message) {
 template <class Message>
 void require_that(bool ok, Message message) {
     if (!ok) throw std::invalid_argument(message());
+}
+
+/// The shortest mean time between failures a failure law may have (seconds).
+constexpr double kShortestMeanBetweenFailures = 1e-3;
+
+/// A number of seconds as %g prints it (1e-300, not 0.000000).
+std::string format_seconds(double x) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%g", x);
+    return buffer;
 }
 
 std::string job_field(std::size_t j, const char* field) { return "jobs[" + std::to_string(j) + "]." + field; }
@@ -159,10 +170,15 @@ void validate_setup(const SimulationInput& in) {
     auto check_law = [&](std::uint32_t law) {
         require(law == kNoDistribution || law < nd, "failures: bad distribution index");
         if (law == kNoDistribution) return;
-        // A law whose draws are all zero never lets time advance. (ScaleAware
-        // factors are positive, so the sign of the mean does not depend on size.)
+        // A law whose draws are all zero never lets time advance, and one far
+        // below a millisecond (1e-300 s) only after billions of failures: no
+        // fleet fails that often, so it is a mistake of units (times are in
+        // seconds). (ScaleAware factors are positive: the sign of the mean
+        // does not depend on size; the floor is checked at one GPU.)
         const double mean = in.distributions[law].mean(1.0);
         require(mean > 0.0, "failures must have a mean > 0 (got " + std::to_string(mean) + ")");
+        require(mean >= kShortestMeanBetweenFailures, "failures must have a mean of at least 1 ms (got " +
+                                                          format_seconds(mean) + " s; times are in seconds)");
     };
     check_law(in.job_failures);
     for (std::uint32_t law : in.job_failure_laws) check_law(law);
@@ -195,9 +211,13 @@ void validate_setup(const SimulationInput& in) {
             require(law == kNoDistribution || law < nd, "fleet.node_failures: bad distribution index");
         for (std::uint32_t law : f.node_failure_laws)
             require(law == kNoDistribution || law < nd, "fleet.node_failures: bad distribution index");
-        if (f.node_failures != kNoDistribution)
-            require(in.distributions[f.node_failures].mean(1.0) > 0.0,
-                    "fleet.node_failures must have a mean > 0");
+        if (f.node_failures != kNoDistribution) {
+            const double mean = in.distributions[f.node_failures].mean(1.0);
+            require(mean > 0.0, "fleet.node_failures must have a mean > 0");
+            require(mean >= kShortestMeanBetweenFailures,
+                    "fleet.node_failures must have a mean of at least 1 ms (got " + format_seconds(mean) +
+                        " s; times are in seconds)");
+        }
         require(std::isfinite(f.lemon_fraction) && f.lemon_fraction >= 0.0 && f.lemon_fraction <= 1.0,
                 "fleet.lemon_fraction must be in [0, 1]");
         require(std::isfinite(f.lemon_factor) && f.lemon_factor > 0.0, "fleet.lemon_factor must be > 0");
