@@ -815,7 +815,10 @@ def simulate(
                          horizon=horizon, record_events=record_events, threads=threads,
                          causes=causes, gpus_per_node=gpus_per_node, max_events=max_events,
                          check_invariants=check_invariants)  # fmt: skip
-        return _until_precise(simulate, arguments, replicas, first_replica, target_se)
+        result: SimulationResult = _until_precise(
+            simulate, arguments, replicas, first_replica, target_se
+        )
+        return result
     job_list = _job_input(jobs)
     if fleet is not None and not isinstance(fleet, Fleet):
         raise TypeError(f"fleet must be a Fleet or None, got {type(fleet).__name__}")
@@ -1046,7 +1049,10 @@ def batch_simulate(
         arguments = dict(jobs=jobs, failures=failures, seed=seed, horizon=horizon, causes=causes,
                          threads=threads, gpus_per_node=gpus_per_node, max_events=max_events,
                          device=device)  # fmt: skip
-        return _until_precise(batch_simulate, arguments, replicas, first_replica, target_se)
+        batch: BatchResult = _until_precise(
+            batch_simulate, arguments, replicas, first_replica, target_se
+        )
+        return batch
     job_list = _job_input(jobs)
     cause_list = _cause_list(causes)
     if failures is None:

@@ -272,9 +272,7 @@ def _ratio(result: SimulationResult, field: str, job: int | None) -> _Ratio:
     return _Ratio(value, se, n, influence, ids)
 
 
-def _influence(
-    num: npt.NDArray[np.float64], den: npt.NDArray[np.float64], value: Any
-) -> npt.NDArray[np.float64]:
+def _influence(num: npt.NDArray[Any], den: npt.NDArray[Any], value: Any) -> npt.NDArray[np.float64]:
     """The delta method's linearized values of a pooled ratio ``value`` from
     per-replica numerators and denominators along the last axis (NaN where
     the ratio or the mean denominator is not defined)."""
