@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from .. import _special
 from .. import fit as _fit
+from .._validation import finite, integer, seconds
 from ..distributions import Distribution, Exponential, Gamma, LogNormal, Weibull
 
 if TYPE_CHECKING:
@@ -384,6 +385,7 @@ def fit_samples(
     unknown = [f for f in families if f not in FAMILIES]
     if unknown or not families:
         raise ValueError(f"families must be some of {tuple(FAMILIES)}, got {tuple(families)!r}")
+    level = finite("level", level)
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
     keep = t_all > 0.0
@@ -525,6 +527,7 @@ class Burstiness:
 
 def burstiness(h: History, by: str | None = None, max_lag: int = 50) -> Burstiness:
     """:meth:`History.burstiness`."""
+    max_lag = integer("max_lag", max_lag, minimum=1)
     if by is None:
         have = h.available_intervals
         by = "system" if "system" in have else default_by(h)
@@ -609,6 +612,7 @@ class Lemons:
 
 def lemons(h: History, alpha: float = 0.01) -> Lemons:
     """:meth:`History.lemons`."""
+    alpha = finite("alpha", alpha)
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     iv = h.intervals("node")
@@ -723,6 +727,13 @@ def to_model(
     """:meth:`History.to_model`."""
     from ..fleet import Cause, Fleet
 
+    if family is not None:
+        if not isinstance(family, str):
+            raise TypeError(
+                f"family must be one of {tuple(FAMILIES)} or None, got {type(family).__name__}"
+            )
+        if family not in FAMILIES:
+            raise ValueError(f"family must be one of {tuple(FAMILIES)} or None, got {family!r}")
     by_ = default_by(h) if by is None else by
     if by_ not in ("node", "job"):
         raise ValueError(f"to_model: by must be 'node' or 'job', got {by_!r}")
@@ -941,7 +952,24 @@ def backtest(
     """:meth:`History.backtest`."""
     from ..distributions import Empirical
     from ..exports import replay_schedule
+    from ..fleet import Fleet
 
+    replicas = integer("replicas", replicas, minimum=1)
+    level = finite("level", level)
+    if not 0.0 < level <= 1.0:
+        raise ValueError(f"level must be in (0, 1], got {level!r}")
+    seed = integer("seed", seed, minimum=0, maximum=2**64 - 1)
+    checkpoint_interval = seconds("checkpoint_interval", checkpoint_interval, positive=True)
+    if model is not None:
+        if not isinstance(model, Mapping):
+            raise TypeError(
+                "model must be a dict of simulate keyword arguments (as to_model() gives) "
+                f"or None, got {type(model).__name__}"
+            )
+        if "fleet" not in model:
+            raise ValueError("model must hold the Fleet under 'fleet' (as to_model() gives)")
+        if not isinstance(model["fleet"], Fleet):
+            raise TypeError(f"model['fleet'] must be a Fleet, got {type(model['fleet']).__name__}")
     if model is None:
         model = to_model(h)
     fleet = model["fleet"]

@@ -101,7 +101,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import HistoryFormatError
-from ._io import PathArg, csv_rows, read_lines
+from ._io import PathArg, check_path, csv_rows, read_lines
 from ._model import DEFAULT_FAILURE_STATES, History, RunState, TableBuilder, posix_origin
 from ._nodelist import MAX_TOTAL_NODES, NodeListError, compress_nodelist, expand_nodelist
 from ._result import cause_namer, node_namer, result_log
@@ -309,6 +309,7 @@ def read_events(
     non-failure state after a job_failure, a node that goes down twice,
     events after log_end, a garbled node list.
     """
+    check_path("path", path)
     states = {s.upper() for s in failure_states}
     for s in states:
         if s not in RunState.__members__:
@@ -590,6 +591,7 @@ def write_events(
     ``node_names[i]`` (default ``node000``...); ``causes`` (the Cause list
     given to simulate, or names) names the causes (default ``cause0``...).
     """
+    check_path("path", path)
     csv_form = _format(path, format)
     log = result_log(res, replica, nodes)
     node = node_namer(log.nodes, node_names)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ._errors import HistoryFormatError
 
-__all__ = ["PathArg", "csv_rows", "read_lines"]
+__all__ = ["PathArg", "check_path", "csv_rows", "read_lines"]
 
 PathArg = str | os.PathLike[str]
 
@@ -18,11 +18,27 @@ PathArg = str | os.PathLike[str]
 MAX_LINE = 1 << 20
 
 
-def read_lines(path: PathArg) -> list[tuple[int, str]]:
+def check_path(name: str, value: object) -> PathArg:
+    """``value`` if it is a file path (a str or an :class:`os.PathLike` of
+    one); else a TypeError naming the parameter ``name``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        try:
+            text = os.fspath(value)
+        except TypeError:
+            text = None
+        if isinstance(text, str):
+            return value
+    raise TypeError(f"{name} must be a path (a str or os.PathLike), got {type(value).__name__}")
+
+
+def read_lines(path: PathArg, name: str = "path") -> list[tuple[int, str]]:
     """The file's non-blank lines as (1-based line number, text without the
-    line end). OSError when it cannot be opened; HistoryFormatError when it is
+    line end). TypeError (naming the parameter ``name``) when ``path`` is not
+    a path; OSError when it cannot be opened; HistoryFormatError when it is
     not UTF-8 text, is empty or has an absurdly long line."""
-    data = Path(path).read_bytes()
+    data = Path(check_path(name, path)).read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -43,11 +59,12 @@ def read_lines(path: PathArg) -> list[tuple[int, str]]:
 
 
 def csv_rows(
-    path: PathArg, required: Sequence[str]
+    path: PathArg, required: Sequence[str], name: str = "path"
 ) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]]]:
     """A CSV file with a header: (header, rows as (line number, {column: text})).
-    Every column in ``required`` must be in the header."""
-    lines = read_lines(path)
+    Every column in ``required`` must be in the header; ``name``: the
+    parameter that gave ``path``, for the error when it is not a path."""
+    lines = read_lines(path, name)
     header_line, header_text = lines[0]
     try:
         header = next(csv.reader([header_text]))

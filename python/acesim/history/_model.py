@@ -314,8 +314,19 @@ class Intervals:
         return float(np.sum(self.samples))
 
     def select(self, mask: npt.ArrayLike) -> Intervals:
-        """The samples where ``mask`` is True (same labels and notes)."""
-        m = np.asarray(mask, dtype=bool)
+        """The samples where ``mask`` is True (same labels and notes):
+        ``mask`` holds one boolean per sample."""
+        try:
+            m = np.asarray(mask)
+        except Exception as exc:  # ragged or otherwise unconvertible
+            raise TypeError("mask must be an array of booleans, one per sample") from exc
+        n = len(self)
+        if m.shape != (n,):
+            raise ValueError(f"mask must hold one boolean per sample ({n}), got shape {m.shape}")
+        if m.dtype != np.bool_:
+            if m.size:
+                raise TypeError(f"mask must be an array of booleans, got dtype {m.dtype}")
+            m = m.astype(bool)
         return Intervals(
             by=self.by,
             clock=self.clock,
@@ -1239,7 +1250,11 @@ class History:
         ``failures`` and ``restarts`` counts; where it cannot split the held
         time (no fault or setup times) ``kept`` and ``lost`` instead, the
         simulated ``lost`` being ``wasted + detection`` (exact when the jobs'
-        init and load are 0)."""
+        init and load are 0).
+
+        ``replicas`` is an integer >= 1, ``level`` in (0, 1],
+        ``checkpoint_interval`` seconds > 0; a bad argument raises a
+        TypeError or ValueError naming it."""
         from . import _analysis
 
         return _analysis.backtest(

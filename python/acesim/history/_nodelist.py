@@ -137,16 +137,27 @@ def compress_nodelist(names: Iterable[str]) -> str:
     'gpu[001-003,007]'
     >>> compress_nodelist(["b3", "a1", "a2"])
     'a[1-2],b3'
+
+    ``names`` is an iterable of names: a single string is refused
+    (TypeError) rather than read as one-letter names; a host list string
+    goes through :func:`expand_nodelist` first.
     """
-    unique = sorted(set(names))
+    if isinstance(names, str | bytes) or not isinstance(names, Iterable):
+        raise TypeError(
+            "names must be an iterable of node names, "
+            f"got {'a string' if isinstance(names, str | bytes) else type(names).__name__}"
+        )
+    given = list(names)
+    for name in given:
+        if not isinstance(name, str) or not _NAME_CHARS.fullmatch(name):
+            raise NodeListError(f"{name!r} is not a node name Slurm can list")
+    unique = sorted(set(given))
     if not unique:
         raise NodeListError("no node names to compress")
     literal: list[str] = []
     # (prefix, width): width 0 holds the numbers written without zero padding
     groups: dict[tuple[str, int], set[int]] = {}
     for name in unique:
-        if not isinstance(name, str) or not _NAME_CHARS.fullmatch(name):
-            raise NodeListError(f"{name!r} is not a node name Slurm can list")
         m = _TRAILING_DIGITS.match(name)
         if m is None:
             literal.append(name)

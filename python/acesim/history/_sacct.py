@@ -24,8 +24,9 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .._validation import finite, integer
 from ._errors import HistoryFormatError
-from ._io import PathArg, count, read_lines
+from ._io import PathArg, check_path, count, read_lines
 from ._model import (
     CHECKPOINT_DTYPE,
     DEFAULT_FAILURE_STATES,
@@ -170,8 +171,119 @@ def _origin_seconds(value: Any, name: str) -> float | None:
     if isinstance(value, _dt.datetime):
         return to_posix(value)
     if isinstance(value, str):
-        return parse_timestamp(value)
-    raise TypeError(f"{name} must be a datetime, an ISO time string or None")
+        try:
+            return parse_timestamp(value)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+    raise TypeError(
+        f"{name} must be a datetime, an ISO time string or None, got {type(value).__name__}"
+    )
+
+
+def _span_seconds(span: Any) -> tuple[float | None, float | None]:
+    """``span`` as POSIX seconds (None: the file's own bound)."""
+    if span is None:
+        return None, None
+    if isinstance(span, str | bytes) or not isinstance(span, Sequence) or len(span) != 2:
+        raise TypeError(
+            "span must be a (start, end) pair of datetimes, ISO time strings or None, "
+            f"got {type(span).__name__}"
+        )
+    lo = _origin_seconds(span[0], "span[0]")
+    hi = _origin_seconds(span[1], "span[1]")
+    if lo is not None and hi is not None and hi < lo:
+        raise ValueError("span ends before it starts")
+    return lo, hi
+
+
+def _columns(columns: Any) -> list[str]:
+    """The field names of ``--noheader`` output, in order."""
+    if isinstance(columns, str | bytes):
+        raise TypeError(
+            "columns must be a sequence of field names in the order of sacct's --format, "
+            "such as ['JobID', 'State', 'Start', 'End'], not a string "
+            "(split one with 'JobID,State,Start,End'.split(','))"
+        )
+    try:
+        names = list(columns)
+    except TypeError:
+        raise TypeError(
+            f"columns must be a sequence of field names, got {type(columns).__name__}"
+        ) from None
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise TypeError(f"columns[{i}] must be a str, got {type(name).__name__}")
+    return names
+
+
+def _fleet_nodes(nodes: Any) -> list[str] | None:
+    """The fleet's node names from ``nodes`` (names or a Slurm host list)."""
+    if nodes is None:
+        return None
+    if isinstance(nodes, str):
+        try:
+            return expand_nodelist(nodes)
+        except NodeListError as exc:
+            raise NodeListError(f"nodes: {exc}") from None
+    if isinstance(nodes, bytes) or not isinstance(nodes, Iterable):
+        raise TypeError(
+            "nodes must be a Slurm host list string or an iterable of node names, "
+            f"got {type(nodes).__name__}"
+        )
+    names = list(nodes)
+    for i, name in enumerate(names):
+        if not isinstance(name, str):
+            raise TypeError(f"nodes[{i}] must be a node name (a str), got {type(name).__name__}")
+    return names
+
+
+#: What ``checkpoints`` holds once checked: a History, an event log's path,
+#: or (job name, time) pairs (a time in seconds from the origin, or a datetime).
+_Checkpoints = History | PathArg | list[tuple[str, float | _dt.datetime]]
+
+
+def _checkpoint_source(checkpoints: Any) -> _Checkpoints | None:
+    """``checkpoints`` checked: TypeError/ValueError naming it when it is not
+    a History, an event log's path or (job name, time) pairs."""
+    if checkpoints is None or isinstance(checkpoints, History):
+        return checkpoints
+    if isinstance(checkpoints, str) or hasattr(checkpoints, "__fspath__"):
+        return check_path("checkpoints", checkpoints)
+    shape = "a History, an event log's path or (job name, time) pairs"
+    if isinstance(checkpoints, bytes) or not isinstance(checkpoints, Iterable):
+        raise TypeError(f"checkpoints must be {shape}, got {type(checkpoints).__name__}")
+    pairs: list[tuple[str, float | _dt.datetime]] = []
+    for i, item in enumerate(checkpoints):
+        if isinstance(item, str | bytes):
+            raise TypeError(f"checkpoints[{i}] must be a (job name, time) pair, got {item!r}")
+        try:
+            name, t = item
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"checkpoints[{i}] must be a (job name, time) pair, got {type(item).__name__}"
+            ) from None
+        if isinstance(t, _dt.datetime):
+            pairs.append((str(name), t))
+            continue
+        if isinstance(t, str):
+            try:
+                seconds = float(t)
+            except ValueError:
+                raise ValueError(
+                    f"checkpoints[{i}]: time {t!r} is neither seconds from the origin "
+                    "nor a datetime"
+                ) from None
+            seconds = finite(f"checkpoints[{i}] time", seconds)
+        else:
+            try:
+                seconds = finite(f"checkpoints[{i}] time", t)
+            except TypeError:
+                raise TypeError(
+                    f"checkpoints[{i}]: the time must be seconds from the origin or a "
+                    f"datetime, got {type(t).__name__}"
+                ) from None
+        pairs.append((str(name), seconds))
+    return pairs
 
 
 def read_sacct(
@@ -202,7 +314,11 @@ def read_sacct(
     ``Unknown``: it ends at Start + Elapsed when that field is there, else at
     the end of the record.
 
-    ``columns``: the field names of a file printed with ``--noheader``.
+    ``columns``: the field names of a file printed with ``--noheader``, in
+    the order of its ``--format``, as a sequence of strings (``SACCT_FIELDS``
+    for a file printed with it); a single string is refused (TypeError), as
+    it could be the comma-separated ``--format`` argument or a ``|``-joined
+    header line: split it (``"JobID,State,Start,End".split(",")``).
     ``origin``: the time that becomes 0 (default: the earliest time in the
     file); times are Slurm's local wall clock, read without a time zone.
     ``span``: the observed window ``(start, end)`` (datetimes or ISO
@@ -215,6 +331,12 @@ def read_sacct(
     (its checkpoint table, by job name), or (job name, time) pairs with
     times as datetimes or seconds from the origin.
 
+    Raises TypeError or ValueError naming the argument for a bad argument:
+    ``path`` not a str or os.PathLike, ``span`` not a (start, end) pair, a
+    time of ``origin`` or ``span`` that is not a datetime or ISO time,
+    ``nodes`` neither a host list nor node names, ``gpus_per_node`` not an
+    integer >= 1, ``checkpoints`` none of the forms above.
+
     Raises :class:`HistoryFormatError` (a ValueError) naming the file, line
     and field for: an empty file, a missing header or required column, a
     line with the wrong number of fields, an unknown state, a bad time, an
@@ -223,13 +345,20 @@ def read_sacct(
     NNodes, a FailedNode that is not one of the run's nodes, runs of one
     job that overlap.
     """
+    check_path("path", path)
+    names_given = None if columns is None else _columns(columns)
+    origin_arg = _origin_seconds(origin, "origin")
+    span_s = _span_seconds(span)
+    fleet_nodes = _fleet_nodes(nodes)
+    gpn = None if gpus_per_node is None else integer("gpus_per_node", gpus_per_node, minimum=1)
+    ckpt_source = _checkpoint_source(checkpoints)
     states = {s.upper() for s in failure_states}
     for s in states:
         if s not in RunState.__members__:
             raise ValueError(f"failure_states: {s!r} is not a RunState name")
     failure_codes = {RunState[s] for s in states}
     lines = read_lines(path)
-    if columns is None:
+    if names_given is None:
         header_line, header_text = lines[0]
         header = [h.strip() for h in header_text.split("|")]
         if header and header[-1] == "":
@@ -244,7 +373,7 @@ def read_sacct(
             )
     else:
         header_line = 0
-        header = [str(c) for c in columns]
+        header = names_given
         body = lines
     lower = {h.lower(): i for i, h in enumerate(header)}
     if len(lower) != len(header):
@@ -379,16 +508,13 @@ def read_sacct(
             ngpus = get(fields, "NGPUS")
             if ngpus is not None and ngpus.strip():
                 gpus = count(path, number, "NGPUS", ngpus)
-        if gpus is None and gpus_per_node is not None and nnodes is not None:
-            gpus = int(gpus_per_node) * nnodes
+        if gpus is None and gpn is not None and nnodes is not None:
+            gpus = gpn * nnodes
         parsed.append((key, number, submit, start, end, state, node_list, nnodes, failed, gpus))
 
     if not parsed and not pending:
         raise HistoryFormatError(path, None, None, "no job lines (only steps or a header)")
-    origin_s = _origin_seconds(origin, "origin")
-    span_s: tuple[float | None, float | None] = (None, None)
-    if span is not None:
-        span_s = (_origin_seconds(span[0], "span[0]"), _origin_seconds(span[1], "span[1]"))
+    origin_s = origin_arg
     if origin_s is None:
         origin_s = min(times) if times else 0.0
     lo = span_s[0] if span_s[0] is not None else (min(times) if times else origin_s)
@@ -397,9 +523,8 @@ def read_sacct(
         raise ValueError("span ends before it starts")
 
     b = TableBuilder()
-    if nodes is not None:
-        names = expand_nodelist(nodes) if isinstance(nodes, str) else [str(n) for n in nodes]
-        for n in names:
+    if fleet_nodes is not None:
+        for n in fleet_nodes:
             b.node(n)
     order = sorted(range(len(parsed)), key=lambda i: (parsed[i][0], parsed[i][3], parsed[i][1]))
     by_key: dict[str, list[int]] = {}
@@ -472,7 +597,7 @@ def read_sacct(
             prev_end, prev_line = (hi if end is None else end), number
             run_id += 1
     knows = ["failed_nodes"] if lower.get("failednode") is not None else []
-    if nodes is not None:
+    if fleet_nodes is not None:
         knows.append("node_census")
     history = b.history(
         source=str(path),
@@ -481,12 +606,12 @@ def read_sacct(
         origin=posix_origin(origin_s),
         knows=knows,
     )
-    if checkpoints is not None:
-        history = _with_checkpoints(history, checkpoints, origin_s)
+    if ckpt_source is not None:
+        history = _with_checkpoints(history, ckpt_source, origin_s)
     return history
 
 
-def _with_checkpoints(history: History, checkpoints: Any, origin_s: float) -> History:
+def _with_checkpoints(history: History, checkpoints: _Checkpoints, origin_s: float) -> History:
     """The history with checkpoint rows added, each in the run of its job that
     holds its time (within a second, sacct's resolution; checkpoints outside
     every run are dropped)."""
@@ -495,17 +620,16 @@ def _with_checkpoints(history: History, checkpoints: Any, origin_s: float) -> Hi
     from ._events import read_events
 
     pairs: list[tuple[str, float, float]] = []  # (job, durable time, state taken)
+    src: History | None
     if isinstance(checkpoints, History):
         src = checkpoints
-    elif isinstance(checkpoints, str) or hasattr(checkpoints, "__fspath__"):
-        src = read_events(checkpoints)
-    else:
+    elif isinstance(checkpoints, list):
         src = None
-        for item in checkpoints:
-            name, t = item
-            if isinstance(t, _dt.datetime):
-                t = to_posix(t) - origin_s
-            pairs.append((str(name), float(t), float(t)))
+        for name, when in checkpoints:
+            t = to_posix(when) - origin_s if isinstance(when, _dt.datetime) else when
+            pairs.append((name, t, t))
+    else:
+        src = read_events(checkpoints)
     if src is not None:
         shift = 0.0
         if src.origin is not None:
@@ -592,6 +716,7 @@ def write_sacct(
     fleet's size when some nodes never appear in the result. sacct records
     no cause: :func:`write_events` keeps them.
     """
+    check_path("path", path)
     log = result_log(res, replica, nodes)
     name = node_namer(log.nodes, node_names)
     base = to_posix(epoch)

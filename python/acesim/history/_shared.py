@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._errors import HistoryFormatError
-from ._io import PathArg, count, csv_rows, number
+from ._io import PathArg, check_path, count, csv_rows, number
 from ._model import History, Intervals, RunState, TableBuilder, _make_intervals, posix_origin
 from ._nodelist import MAX_NODES
 from ._times import parse_timestamp
@@ -307,6 +307,8 @@ def read_philly(path: PathArg, *, passed: PathArg | None = None) -> History:
     one. Without the passed jobs only the interrupted attempts are known:
     preset samples, ``partial``. Only jobs that finally passed are in these
     files."""
+    if passed is not None:
+        check_path("passed", passed)
     _, rows = csv_rows(path, ("job_id", "num_gpus", "attempt", "attempt_runtime_s"))
     has_gap: bool | None = None
     labels: list[str] = []
@@ -342,7 +344,9 @@ def read_philly(path: PathArg, *, passed: PathArg | None = None) -> History:
     if not has_gap and attempts:
         raise HistoryFormatError(path, 1, "restart_gap_s", "missing: the timeline needs the gaps")
     _, prow = csv_rows(
-        passed, ("job_id", "submitted_time", "num_gpus", "n_attempts", "wall_s", "sum_attempt_s")
+        passed,
+        ("job_id", "submitted_time", "num_gpus", "n_attempts", "wall_s", "sum_attempt_s"),
+        "passed",
     )
     b = TableBuilder()
     seen: set[str] = set()
@@ -622,7 +626,9 @@ SHARED_DATA: dict[str, tuple[str, Callable[[PathArg], Any]]] = {
 def read_shared(name: str, directory: PathArg) -> Any:
     """Read the shared history ``name`` (a key of :data:`SHARED_DATA`) from
     ``directory`` (the ``shared/data`` folder)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (a key of SHARED_DATA), got {type(name).__name__}")
     if name not in SHARED_DATA:
         raise ValueError(f"name must be one of {sorted(SHARED_DATA)}, got {name!r}")
     filename, reader = SHARED_DATA[name]
-    return reader(Path(directory) / filename)
+    return reader(Path(check_path("directory", directory)) / filename)
