@@ -262,16 +262,11 @@ def _constructors() -> None:
         "Empirical-mean-of-huge-values",
         lambda c: ace.Empirical([1e308, 1e308]).mean(),
         accepted(equals(1e308)),
-        finding="Empirical([1e308, 1e308]).mean() is inf: the sum overflows (the mean of "
-        "values is never above the largest)",
     )
     add(
         "Empirical-int-2**70",
         lambda c: ace.Empirical([1, 2**70]),
         accepted(law_ok((1 + 2**70) / 2)),
-        finding="a Python int beyond int64 (2**70, a valid float) is refused as 'not a "
-        "number': Empirical([1, 2**70]) raises TypeError 'samples must hold real numbers, "
-        "got dtype object'; Exponential(2**70) is accepted",
     )
     add(
         "Empirical-pandas-series",
@@ -393,8 +388,6 @@ def _from_csv() -> None:
         "from_csv-binary-garbage",
         csv(GARBAGE),
         raises(ValueError, "path"),
-        finding="Empirical.from_csv on a binary (non-UTF-8) file raises UnicodeDecodeError "
-        "('utf-8' codec can't decode byte ...) naming neither the file nor the line",
     )
     add("from_csv-header-only", csv("gap\n", column="gap"), raises(ValueError, "column 'gap'"))
     add("from_csv-no-such-column", csv("gap\n1\n", column="gaps"), raises(ValueError, "gaps"))
@@ -410,16 +403,11 @@ def _from_csv() -> None:
         "from_csv-nan-cell",
         csv("gap\n1\nnan\n", column="gap"),
         raises(ValueError, "line 3"),
-        finding="Empirical.from_csv reads a 'nan' cell as a number and then fails with "
-        "'samples must not contain NaN', naming neither the column nor the line "
-        "(an 'abc' cell gets \"column 'gap': not a number on line 3\")",
     )
     add(
         "from_csv-negative-cell",
         csv("gap\n1\n-5\n", column="gap"),
         raises(ValueError, "line 3"),
-        finding="Empirical.from_csv with a negative cell fails with 'samples must hold "
-        "durations >= 0, found -5.0', naming neither the column nor the line",
     )
     add("from_csv-empty-cell-kept", csv("gap\n1\n\n2\n,\n", column="gap"), accepted(law_ok(1.5)))
     add(
@@ -431,16 +419,11 @@ def _from_csv() -> None:
         "from_csv-skip_missing-string",
         csv("gap\n1\n,\n", column="gap", skip_missing="no"),
         raises(TypeError, "skip_missing"),
-        finding="Empirical.from_csv(skip_missing='no') is taken as true (any truthy value is "
-        "accepted); a non-bool should raise TypeError naming skip_missing as simulate's flags do",
     )
     add(
         "from_csv-utf8-bom",
         csv("\ufeffgap,other\n1,2\n3,4\n", column="gap"),
         accepted(law_ok(2.0)),
-        finding="Empirical.from_csv on a CSV saved with a UTF-8 byte-order mark (Excel) does not "
-        "find its first column: \"no column 'gap' (did you mean '\\ufeffgap'?)\"; the history "
-        "readers strip the mark",
     )
     add("from_csv-crlf", csv("gap\r\n1\r\n3\r\n", column="gap"), accepted(law_ok(2.0)))
     add(
@@ -550,8 +533,6 @@ def _sampling() -> None:
         "forward_recurrence-overflow",
         lambda c: ace.Empirical([1e308]).forward_recurrence_mean(),
         accepted(check(lambda m: m == INF or math.isclose(m, 0.5e308))),
-        finding="Empirical([1e308]).forward_recurrence_mean() is NaN; its documentation says "
-        "inf where E[X^2] overflows (and 0.5e308 is the exact value)",
     )
     add(
         "forward_recurrence-gpus-string",
@@ -585,16 +566,11 @@ def _evaluation() -> None:
         "cdf-int-2**70",
         lambda c: e.cdf(2**70),
         accepted(equals(1.0)),
-        finding="Distribution.cdf(2**70) raises TypeError 'x must be a number or an array of "
-        "numbers, got int': a Python int beyond int64 is not taken as a number",
     )
     add(
         "cdf-int-10**400",
         lambda c: e.cdf(10**400),
         raises(ValueError, "x"),
-        finding="Distribution.cdf(10**400) raises TypeError 'x must be a number or an array of "
-        "numbers, got int' (it is a number); Constant(10**400) gets the ValueError 'too large "
-        "for a float'",
     )
     add(
         "cdf-float32",
@@ -1164,20 +1140,7 @@ def _fleets() -> None:
         ("from_gaps-scalar", lambda: ace.NodeTrace.from_gaps({0: 5.0}, 1),
          accepted(check(lambda t: t.laws[0].times.tolist() == [5.0]))),
     ]:  # fmt: skip
-        finding = None
-        if label == "from_times-inf":
-            finding = (
-                "NodeTrace.from_times({0: [inf]}, nodes=2) (a time >= 0, as validated) "
-                "raises 'mean must be finite, got inf' from the default model it builds, "
-                "naming a parameter the caller never passed"
-            )
-        if label in ("from_times-strings", "from_times-ragged"):
-            finding = (
-                "NodeTrace.from_times({0: ['a']}, nodes=2) (or a ragged list) raises "
-                "numpy's ValueError ('could not convert string to float', 'setting an "
-                "array element with a sequence'), naming neither times nor the node"
-            )
-        add(f"NodeTrace-{label}", lambda c, b=build: b(), expect, finding=finding)
+        add(f"NodeTrace-{label}", lambda c, b=build: b(), expect)
 
 
 QUARANTINE_FINDING = (
@@ -1384,11 +1347,6 @@ def _policies() -> None:
 # =========================================================================== simulate
 
 
-INT64_FINDING = (
-    "a Python int beyond int64 (2**70, a valid float) is refused as 'not a number': "
-    "Empirical([1, 2**70]) raises TypeError 'samples must hold real numbers, got dtype "
-    "object'; Exponential(2**70) is accepted"
-)
 FAR_LAW_FINDING = (
     "a law whose draws are beyond 1e12 s is accepted (Job(save=2**70), Job(init=1e13)), "
     "though such times are refused for work, submit and horizon; simulate then fails "
@@ -1752,16 +1710,7 @@ def _workloads_fit_analytic() -> None:
         ("lognormal_mle-string", lambda: fit.lognormal_mle(["1", "2"]),
          raises(TypeError, "samples")),
     ]:  # fmt: skip
-        finding = None
-        if label in ("weibull-extreme-spread", "lognormal-extreme-spread"):
-            finding = (
-                "fit_weibull([1e-300, 1e300]) / fit_lognormal(...) raise 'shape is too "
-                "small' / 'mu and sigma are too large' from the law's constructor, "
-                "naming parameters the caller never passed instead of samples"
-            )
-        if label == "weibull-int-2**70":
-            finding = INT64_FINDING
-        add(f"fit-{label}", lambda c, b=build: b(), expect, finding=finding)
+        add(f"fit-{label}", lambda c, b=build: b(), expect)
 
     # closed forms and the small helpers
     for label, build, expect in [
@@ -1839,26 +1788,7 @@ def _workloads_fit_analytic() -> None:
         ("parse_duration-composite", lambda: parse_duration("1d2h3min4s"),
          accepted(equals(86400 + 7200 + 180 + 4.0))),
     ]:  # fmt: skip
-        finding = None
-        if label == "meta-ettr-out-of-range":
-            finding = (
-                "meta_expected_ettr(131072, 1.0, 3600, 86400, 60) returns -8867.5: the "
-                "first-order estimate is returned far outside [0, 1] where it breaks down "
-                "(it should be clipped at 0 or refused)"
-            )
-        if label == "young-2**70":
-            finding = INT64_FINDING
-        if label == "optimal_interval-strings":
-            finding = (
-                "optimal_interval(job, intervals=['a']) raises numpy's ValueError 'could "
-                "not convert string to float', naming no parameter"
-            )
-        if label == "parse_duration-np.int64":
-            finding = (
-                "units.parse_duration(np.int64(5)) raises TypeError 'duration must be a "
-                "number of seconds ... got int64'; numpy integers are numbers"
-            )
-        add(f"analytic-{label}", lambda c, b=build: b(), expect, finding=finding)
+        add(f"analytic-{label}", lambda c, b=build: b(), expect)
 
 
 # =========================================================================== history
@@ -2437,9 +2367,6 @@ def _scenarios() -> None:
             "count-submit-far": "[[jobs]] count = 3, submit_every = 6e11: the third copy's submit "
             "(1.2e12 s) raises a plain ValueError 'submit must be at most 1e+12 s', not a "
             "ScenarioError naming jobs[0].submit_every",
-            "law-csv-nan-cell": "a scenario law {law = 'empirical', csv = ...} whose CSV holds "
-            "'nan' fails with 'samples must not contain NaN', naming neither the column nor "
-            "the line (the from_csv finding, through a scenario)",
             "workload-days-far": "[workload] meta_like with days = 1e8: MemoryError 'Unable to "
             "allocate 5.24 TiB', not a ScenarioError naming workload.days",
             "with_values-int-key": "Scenario.with_values({5: 1}) raises \"'int' object is not "

@@ -15,6 +15,12 @@ def real(name: str, value: Any) -> float:
     """``value`` as a float; TypeError unless it is a real number (bools are not)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    return _to_float(name, value)
+
+
+def _to_float(name: str, value: Any) -> float:
+    """``float(value)`` for a real number; a ValueError naming ``name`` for an
+    integer too large for a float (``10**400``)."""
     try:
         return float(value)
     except OverflowError:
@@ -71,6 +77,14 @@ def check_seconds(name: str, arr: npt.NDArray[Any]) -> None:
         raise ValueError(f"{name} must be at most {MAX_SECONDS:g} s (about 31,700 years)")
 
 
+def boolean(name: str, value: Any) -> bool:
+    """A flag: a bool (or numpy bool); a TypeError naming ``name`` for
+    anything else (``"no"`` and ``1`` included)."""
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
 def integer(name: str, value: Any, *, minimum: int = 0, maximum: int | None = None) -> int:
     """An integer in [minimum, maximum]; TypeError for non-integers (bools included)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
@@ -87,17 +101,12 @@ def durations(name: str, values: Any, *, allow_inf: bool = False) -> npt.NDArray
     """A non-empty 1-D float64 array of durations >= 0 (finite unless allow_inf)."""
     if isinstance(values, str | bytes) or values is None:
         raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
-    try:
-        arr = np.asarray(values)
-    except Exception as exc:  # ragged or otherwise unconvertible input
-        raise TypeError(f"{name} must be a sequence of numbers") from exc
-    if arr.ndim == 0:
+    found = real_array(name, values)
+    if found is None:
+        raise TypeError(f"{name} must hold real numbers{described(values)}")
+    if found.ndim == 0:
         raise TypeError(f"{name} must be a sequence of numbers, got a scalar")
-    if arr.dtype == np.bool_ or not (
-        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
-    ):
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    arr = np.ascontiguousarray(found, dtype=np.float64)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
     if arr.size == 0:
@@ -144,17 +153,52 @@ def windows_of(name: str, values: Any, shape: str) -> Sequence[Any]:
     return values
 
 
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
+
+
+def real_array(name: str, value: Any) -> npt.NDArray[Any] | None:
+    """``value`` (a real number, or a sequence or array of them) as a numpy
+    array of an integer or floating dtype; None when it is not one (a
+    string, a bool, None, complex numbers, a ragged list, an object array).
+
+    Python ints beyond int64 (``[1, 2**70]``, which numpy holds as objects)
+    are real numbers: such a number or list comes out as float64, and an
+    integer too large for a float (``10**400``) is a ValueError naming
+    ``name``. An array that is already of dtype object is refused as it is."""
+    if isinstance(value, str | bytes | bool | np.bool_) or value is None:
+        return None
+    try:
+        arr = np.asarray(value)
+    except Exception:  # ragged or otherwise unconvertible input
+        return None
+    if arr.dtype == np.object_ and not isinstance(value, np.ndarray):
+        items = arr.ravel()
+        if not all(_is_real(x) for x in items):
+            return None
+        out = np.fromiter((_to_float(name, x) for x in items), np.float64, count=items.size)
+        return out.reshape(arr.shape)
+    if arr.dtype == np.bool_ or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        return None
+    return arr
+
+
+def described(value: Any) -> str:
+    """What ``value`` is, for an error message (``", got dtype <U1"``)."""
+    try:
+        return f", got dtype {np.asarray(value).dtype}"
+    except Exception:
+        return f", got {type(value).__name__}"
+
+
 def is_numeric(value: Any) -> bool:
     """``value`` is a real number or an array of them (not a bool or a string)."""
-    if isinstance(value, str | bytes | bool | np.bool_) or value is None:
-        return False
     try:
-        a = np.asarray(value)
-    except Exception:
-        return False
-    return a.dtype != np.bool_ and (
-        np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)
-    )
+        return real_array("value", value) is not None
+    except ValueError:  # an integer too large for a float is still a number
+        return True
 
 
 def number_array(
@@ -162,9 +206,10 @@ def number_array(
 ) -> npt.NDArray[np.float64]:
     """``value`` as a float64 array of numbers > 0 (>= 0 with ``allow_zero``),
     finite unless ``allow_inf``; a TypeError/ValueError naming ``name``."""
-    if not is_numeric(value):
+    found = real_array(name, value)
+    if found is None:
         raise TypeError(f"{name} must be a number or an array of numbers")
-    arr = np.asarray(value, dtype=np.float64)
+    arr = np.asarray(found, dtype=np.float64)
     if np.isnan(arr).any():
         raise ValueError(f"{name} must not be NaN")
     if not allow_inf and np.isinf(arr).any():

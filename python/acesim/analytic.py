@@ -42,7 +42,7 @@ Number = float | npt.NDArray[np.float64]
 
 def _array(name: str, value: Any, *, allow_inf: bool = False, allow_zero: bool = False) -> Any:
     arr = number_array(name, value, allow_inf=allow_inf, allow_zero=allow_zero)
-    return value if np.ndim(value) == 0 else arr
+    return float(arr) if arr.ndim == 0 else arr
 
 
 def _out(x: Any) -> Number:
@@ -123,11 +123,16 @@ def meta_expected_ettr(
     """Meta's first-order estimate (RSC, HPCA 2025):
     E[ETTR] ~ (1 - N r_f (u0 + dt/2)) / (1 + w/dt) with N = gpus / gpus_per_node
     nodes, r_f failures per node-second, u0 the restart overhead, dt the
-    checkpoint interval and w the blocking write time."""
+    checkpoint interval and w the blocking write time.
+
+    The estimate is first order in the failure rate: it holds while a job
+    fails rarely within ``u0 + dt/2`` (``N r_f (u0 + dt/2)`` well below 1).
+    Beyond, the formula goes below 0; the value is clipped to [0, 1] (0: no
+    progress expected), elementwise."""
     per_node = integer("gpus_per_node", gpus_per_node, minimum=1)
     nodes = np.asarray(_array("gpus", gpus), dtype=np.float64) / per_node
     rate = np.asarray(_array("failures_per_node_day", failures_per_node_day, allow_zero=True)) / DAY
-    return _call(
+    ettr = _call(
         _core.meta_expected_ettr,
         gpus=nodes,
         failures_per_node_day=rate,
@@ -135,6 +140,7 @@ def meta_expected_ettr(
         checkpoint_interval=_array("checkpoint_interval", checkpoint_interval),
         checkpoint_write=_array("checkpoint_write", checkpoint_write, allow_zero=True),
     )
+    return _out(np.clip(ettr, 0.0, 1.0))
 
 
 def meta_scale_model(mttf_1024: float = META_MTTF_1024_GPUS, exponent: float = 1.0) -> ScaleAware:

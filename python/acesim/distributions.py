@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import io
 import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -37,7 +38,16 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core, _special
-from ._validation import durations, finite, integer, is_numeric, positive, real
+from ._validation import (
+    boolean,
+    described,
+    durations,
+    finite,
+    integer,
+    positive,
+    real,
+    real_array,
+)
 
 __all__ = [
     "BlockBootstrap",
@@ -78,7 +88,10 @@ class Distribution:
         half the value for a constant, larger than the mean for a law more
         variable than the exponential (Weibull shape < 1). 0 for a law with
         all of its mass at 0; ``mean()`` for a law holding a :class:`Replay`
-        (replays stay exact); ``inf`` where ``E[X^2]`` overflows.
+        (replays stay exact); ``inf`` where ``E[X^2]`` overflows (never for
+        :class:`Empirical` and :class:`BlockBootstrap`, whose moments are
+        taken again on scaled values when their sums overflow: the value is
+        at most half the largest sample).
 
         >>> import acesim as ace
         >>> ace.Weibull(shape=0.5, scale=1.0).forward_recurrence_mean()
@@ -114,8 +127,7 @@ class Distribution:
         plain draw ``i``. A law holding a :class:`Replay` gives its plain
         draws (replays stay exact). CPU only.
         """
-        if not isinstance(stationary, bool | np.bool_):
-            raise TypeError(f"stationary must be a bool, got {type(stationary).__name__}")
+        boolean("stationary", stationary)
         count = integer("n", n, minimum=0, maximum=_MAX_DRAWS)
         seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
         stream_ = integer("stream", stream, minimum=0, maximum=2**32 - 1)
@@ -274,9 +286,10 @@ class Distribution:
 
 def _points(name: str, x: Any) -> tuple[FloatArray, bool]:
     """``x`` as a float64 array (and whether it was a single number)."""
-    if not is_numeric(x):
+    found = real_array(name, x)
+    if found is None:
         raise TypeError(f"{name} must be a number or an array of numbers, got {type(x).__name__}")
-    arr = np.asarray(x, dtype=np.float64)
+    arr = np.asarray(found, dtype=np.float64)
     if np.isnan(arr).any():
         raise ValueError(f"{name} must not be NaN")
     return arr, arr.ndim == 0
@@ -518,6 +531,31 @@ class _SampleLaw(Distribution):
     def _values(self) -> FloatArray:
         raise NotImplementedError  # pragma: no cover
 
+    # The core sums the values as they are, so that a sum beyond the largest
+    # double is inf (and then E[X^2] / (2 E[X]) NaN) though the values are
+    # finite. Only then are the moments taken again here, on the values
+    # scaled by the largest: the result is the core's whenever it is finite.
+
+    def mean(self, gpus: float | None = None) -> float:
+        m = super().mean(gpus)
+        if math.isinf(m):
+            v = self._values()
+            if np.isfinite(v).all():
+                top = float(v.max())
+                return float(np.mean(v / top)) * top
+        return m
+
+    def forward_recurrence_mean(self, gpus: float | None = None) -> float:
+        r = super().forward_recurrence_mean(gpus)
+        if math.isfinite(r):
+            return r
+        v = self._values()
+        if not np.isfinite(v).all():
+            return r
+        top = float(v.max())
+        y = v / top
+        return float(np.mean(y * y) / (2.0 * np.mean(y))) * top
+
     @cached_property
     def _sorted(self) -> FloatArray:
         return np.sort(self._values())
@@ -571,9 +609,11 @@ class Empirical(_SampleLaw):
     def from_csv(
         cls, path: str | os.PathLike[str], column: str | int = 0, *, skip_missing: bool = True
     ) -> Empirical:
-        """Samples from one column of a CSV file with a header row (by name or
-        index). Empty cells are skipped when ``skip_missing``."""
-        values = _read_csv_column(path, column, skip_missing=skip_missing)
+        """Samples from one column of a UTF-8 CSV file with a header row (by
+        name or index; a byte-order mark is skipped). Empty cells are skipped
+        when ``skip_missing`` (a bool). A cell that is not a finite number
+        >= 0 is a ValueError naming the column and the line."""
+        values = _read_csv_column(path, column, skip_missing=skip_missing, allow_inf=False)
         return cls(values)
 
     @classmethod
@@ -629,6 +669,9 @@ class Replay(_SampleLaw):
 
     def _values(self) -> FloatArray:
         return self.times
+
+    def forward_recurrence_mean(self, gpus: float | None = None) -> float:
+        return self.mean(gpus)  # the draws are the plain ones
 
     def _repr_args(self) -> str:
         return f"<{self.times.size} times>"
@@ -834,11 +877,9 @@ def _finite_array(name: str, values: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """A non-empty 1-D float64 array of finite numbers (any sign)."""
     if isinstance(values, str | bytes) or values is None:
         raise TypeError(f"{name} must be a sequence of numbers, got {type(values).__name__}")
-    arr = np.asarray(values)
-    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.number):
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must hold real numbers")
+    arr = real_array(name, values)
+    if arr is None:
+        raise TypeError(f"{name} must hold real numbers{described(values)}")
     out = np.ascontiguousarray(arr, dtype=np.float64)
     if out.ndim != 1 or out.size == 0:
         raise ValueError(f"{name} must be a non-empty one-dimensional sequence")
@@ -858,16 +899,27 @@ def _read_csv_column(
     *,
     skip_missing: bool,
     where: Mapping[str, str] | None = None,
+    allow_inf: bool = True,
 ) -> list[float]:
-    """The numbers of one column of a CSV file with a header (only the rows
-    whose ``where`` columns hold those values); a ValueError names the line."""
+    """The durations (numbers >= 0; ``inf`` only with ``allow_inf``) of one
+    column of a UTF-8 CSV file with a header (a byte-order mark is skipped),
+    only the rows whose ``where`` columns hold those values; a ValueError
+    names the file, or the column and the line."""
     if not isinstance(path, str | os.PathLike):
         raise TypeError(f"path must be a path, got {type(path).__name__}")
     if not isinstance(column, str | int) or isinstance(column, bool):
         raise TypeError(f"column must be a column name or index, got {type(column).__name__}")
+    skip_missing = boolean("skip_missing", skip_missing)
     where = dict(where or {})
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.reader(f)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"path: {os.fspath(path)!r} is not UTF-8 text (line {line})") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
         try:
             header = next(reader)
         except StopIteration:
@@ -897,13 +949,27 @@ def _read_csv_column(
                     continue
                 raise ValueError(f"column {column!r}: empty cell on line {line_no}")
             try:
-                values.append(float(cell))
+                value = float(cell)
             except ValueError:
+                value = math.nan
+            if math.isnan(value):
+                raise ValueError(f"column {column!r}: not a number on line {line_no}: {cell!r}")
+            if value < 0.0:
                 raise ValueError(
-                    f"column {column!r}: not a number on line {line_no}: {cell!r}"
-                ) from None
-    if not values:
+                    f"column {column!r}: a negative duration on line {line_no}: {cell!r} "
+                    "(samples are durations >= 0)"
+                )
+            if not allow_inf and math.isinf(value):
+                raise ValueError(
+                    f"column {column!r}: not a finite number on line {line_no}: {cell!r}"
+                )
+            values.append(value)
+        if not values:
+            raise ValueError(
+                f"column {column!r} holds no values" + (f" where {where}" if where else "")
+            )
+    except csv.Error as exc:
         raise ValueError(
-            f"column {column!r} holds no values" + (f" where {where}" if where else "")
-        )
+            f"path: {os.fspath(path)!r} is not a readable CSV file (line {reader.line_num}): {exc}"
+        ) from None
     return values

@@ -30,10 +30,13 @@ involve ``log t``).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
+from ._validation import described, real_array
 
 if TYPE_CHECKING:
     from acesim.distributions import Exponential, LogNormal, Weibull
@@ -61,12 +64,9 @@ _LOG_2PI = math.log(2.0 * math.pi)
 
 def _as_samples(samples: npt.ArrayLike, *, positive: bool) -> FloatArray:
     """Return ``samples`` as a finite 1-D float64 array, or raise."""
-    try:
-        arr = np.asarray(samples)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"samples must be a 1-D sequence of numbers: {exc}") from exc
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"samples must be real numbers, got array of dtype {arr.dtype}")
+    arr = real_array("samples", samples)
+    if arr is None:
+        raise TypeError(f"samples must be a 1-D sequence of real numbers{described(samples)}")
     if arr.ndim != 1:
         raise ValueError(f"samples must be 1-D, got shape {arr.shape}")
     if arr.size == 0:
@@ -103,6 +103,23 @@ def _as_censored(censored: npt.ArrayLike | None, n: int) -> BoolArray:
     if np.all(mask):
         raise ValueError("censored: at least one uncensored observation (a failure) is needed")
     return mask
+
+
+L = TypeVar("L")
+
+
+def _law(make: Callable[..., L], family: str, **params: float) -> L:
+    """``make(**params)``, the fitted law; a ValueError naming ``samples`` when
+    the law cannot hold the fitted parameters (samples spread over more
+    orders of magnitude than the law can represent: its mean overflows)."""
+    try:
+        return make(**params)
+    except ValueError as exc:
+        fitted = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        raise ValueError(
+            f"samples: their spread is beyond what a {family} law can represent "
+            f"(the fit gives {fitted}: {exc})"
+        ) from None
 
 
 def _check_spread(y: FloatArray, cens: BoolArray, what: str) -> None:
@@ -165,7 +182,7 @@ def fit_exponential(samples: npt.ArrayLike, censored: npt.ArrayLike | None = Non
     """
     from acesim.distributions import Exponential
 
-    return Exponential(mean=exponential_mle(samples, censored))
+    return _law(Exponential, "exponential", mean=exponential_mle(samples, censored))
 
 
 # --------------------------------------------------------------------------
@@ -293,7 +310,7 @@ def fit_weibull(samples: npt.ArrayLike, censored: npt.ArrayLike | None = None) -
     from acesim.distributions import Weibull
 
     shape, scale = weibull_mle(samples, censored)
-    return Weibull(shape=shape, scale=scale)
+    return _law(Weibull, "Weibull", shape=shape, scale=scale)
 
 
 # --------------------------------------------------------------------------
@@ -459,4 +476,4 @@ def fit_lognormal(samples: npt.ArrayLike, censored: npt.ArrayLike | None = None)
     from acesim.distributions import LogNormal
 
     mu, sigma = lognormal_mle(samples, censored)
-    return LogNormal(mu=mu, sigma=sigma)
+    return _law(LogNormal, "log-normal", mu=mu, sigma=sigma)

@@ -25,6 +25,7 @@ from ._validation import (
     integer,
     positive,
     real,
+    real_array,
     seconds,
     sequence_of,
     triple,
@@ -239,7 +240,10 @@ class NodeTrace:
         gaps_all = []
         for n in range(nodes):
             values = np.asarray(series.get(n, ()), dtype=np.float64)
-            gaps = np.diff(values, prepend=0.0) if exact_times else values
+            with np.errstate(invalid="ignore"):
+                gaps = np.diff(values, prepend=0.0) if exact_times else values
+            # A time at inf: the node fails no more (inf - inf is a gap of inf).
+            gaps = np.where(np.isnan(gaps), math.inf, gaps)
             if draws is not None:
                 gaps = np.asarray(draws.get(n, ()), dtype=np.float64)
             gaps_all.append(gaps)
@@ -251,6 +255,7 @@ class NodeTrace:
             raise TypeError(f"model must be a Distribution or None, got {type(model).__name__}")
         if model is None:
             gaps = np.concatenate(gaps_all) if gaps_all else np.empty(0)
+            gaps = gaps[np.isfinite(gaps)]  # an inf gap: a node that fails no more
             model = Exponential(float(gaps.mean())) if gaps.size and gaps.mean() > 0 else None
         self.model: Distribution | None = model
 
@@ -264,8 +269,9 @@ class NodeTrace:
         out = {}
         for node, node_values in values.items():
             n = integer(f"{what} node", node, minimum=0, maximum=nodes_ - 1)
-            arr = np.atleast_1d(np.asarray(node_values, dtype=np.float64))
-            if arr.ndim != 1 or not np.all(arr >= 0) or np.any(np.isnan(arr)):
+            found = real_array(f"{what}[{n}]", node_values)
+            arr = None if found is None else np.atleast_1d(np.asarray(found, dtype=np.float64))
+            if arr is None or arr.ndim != 1 or not np.all(arr >= 0) or np.any(np.isnan(arr)):
                 raise ValueError(f"{what}[{n}] must be a sequence of numbers >= 0")
             out[n] = arr
         return nodes_, out
@@ -278,7 +284,9 @@ class NodeTrace:
         model: Distribution | None = None,
     ) -> NodeTrace:
         """Failures placed by hand at wall-clock times: ``times[n]`` lists
-        node ``n``'s failure times (ascending); nodes not named never fail.
+        node ``n``'s failure times (ascending; ``math.inf``: no failure
+        from there on); nodes not named never fail. The default ``model`` is
+        exponential with the mean of the finite gaps between the times.
 
         >>> trace = NodeTrace.from_times({1: [3600.0, 9000.0]}, nodes=2)
         >>> [law is None for law in trace.laws]
@@ -286,7 +294,9 @@ class NodeTrace:
         """
         nodes_, series = cls._by_node("times", times, nodes)
         for n, t in series.items():
-            if np.any(np.diff(t) < 0):
+            with np.errstate(invalid="ignore"):  # inf - inf: two times at inf, ascending
+                descending = np.any(np.diff(t) < 0)
+            if descending:
                 raise ValueError(f"times[{n}] must be ascending")
         trace = cls.__new__(cls)
         trace.replica = 0

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import integer, positive
+from ._validation import described, integer, positive, real_array
 from .analytic import daly_interval, meta_scale_model, young_interval
 from .distributions import Distribution, scipy_to_law
 from .job import Job
@@ -111,7 +111,10 @@ def optimal_interval(
         floor = max((t.interval for t in job.tiers), default=0.0)
         grid = np.unique(np.clip(grid, floor, job.work))
     else:
-        grid = np.asarray(intervals, dtype=np.float64)
+        found = real_array("intervals", intervals)
+        if found is None:
+            raise TypeError(f"intervals must be a sequence of numbers{described(intervals)}")
+        grid = np.asarray(found, dtype=np.float64)
         if grid.ndim != 1 or grid.size == 0:
             raise ValueError("intervals must be a non-empty one-dimensional sequence")
         for i, tau in enumerate(grid):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import re
 
+from ._validation import real
+
 __all__ = ["DAY", "DURATION_UNITS", "HOUR", "MINUTE", "SECOND", "WEEK", "parse_duration"]
 
 SECOND: float = 1.0
@@ -32,9 +34,9 @@ _PART = re.compile(r"[ \t]*((?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
 
 
 def parse_duration(text: str | float, name: str = "duration") -> float:
-    """Seconds in ``text``: a number of seconds (``3600``, ``"3600"``) or one
-    or more numbers each followed by a unit (``"7.9h"``, ``"30 min"``,
-    ``"2d"``, ``"1h30min"``); units are those of :data:`DURATION_UNITS`
+    """Seconds in ``text``: a number of seconds (``3600``, ``"3600"``, a
+    numpy number) or one or more numbers each followed by a unit (``"7.9h"``,
+    ``"30 min"``, ``"2d"``, ``"1h30min"``); units are those of :data:`DURATION_UNITS`
     (lower case; ``m`` is minutes). Raises ``ValueError`` naming ``name`` for anything
     else, a negative number included.
 
@@ -43,13 +45,14 @@ def parse_duration(text: str | float, name: str = "duration") -> float:
     >>> parse_duration("7.9h")
     28440.0
     """
-    if isinstance(text, bool) or not isinstance(text, str | int | float):
-        raise TypeError(
-            f"{name} must be a number of seconds or a string such as '30min', "
-            f"got {type(text).__name__}"
-        )
     if not isinstance(text, str):
-        value = float(text)
+        try:
+            value = real(name, text)
+        except TypeError:
+            raise TypeError(
+                f"{name} must be a number of seconds or a string such as '30min', "
+                f"got {type(text).__name__}"
+            ) from None
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"{name} must be a finite number of seconds >= 0, got {text!r}")
         return value
