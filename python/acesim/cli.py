@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import __version__, cuda_available, cuda_built
+from ._validation import non_negative
 from .analytic import (
     daly_interval,
     expected_ettr_exponential,
@@ -487,6 +488,8 @@ def run_info() -> int:
 
 
 def run_interval(checkpoint_cost: float, mtbf: float, work: float | None, restart: float) -> int:
+    # --restart is used only with --work, but is checked either way.
+    non_negative("--restart", restart)
     young = float(young_interval(checkpoint_cost, mtbf))
     daly = float(daly_interval(checkpoint_cost, mtbf))
     print(

@@ -18,14 +18,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from . import _core
-from ._validation import integer, seconds
+from ._validation import integer, real, seconds
 from .analytic import meta_scale_model
 from .distributions import Distribution, scipy_to_law
 from .fleet import Cause, Fleet, _cause_list
 from .job import RULE_CODES, Job
 from .policy import Policy
-from .simulation import SimulationResult, _check_cause_widths, _DistributionTable
+from .simulation import SimulationResult, _check_cause_widths, _DistributionTable, _horizon
 
 __all__ = ["EVENT_KINDS", "Event", "FleetModel"]
 
@@ -157,15 +159,12 @@ class FleetModel:
         if policy is not None and policy.replacement_delay is not None:
             raise ValueError("policy.replacement_delay: re-placement is the outside scheduler's")
         for name, flag in (("checkpoints", checkpoints), ("check_invariants", check_invariants)):
-            if not isinstance(flag, bool):
+            if not isinstance(flag, bool | np.bool_):
                 raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
+        checkpoints, check_invariants = bool(checkpoints), bool(check_invariants)
         seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
         replica_ = integer("replica", replica, minimum=0, maximum=2**32 - 2)
-        horizon_ = float(horizon) if isinstance(horizon, int | float) else horizon
-        if not isinstance(horizon_, float) or math.isnan(horizon_) or horizon_ <= 0:
-            raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon!r}")
-        if math.isfinite(horizon_):
-            seconds("horizon", horizon_)
+        horizon_ = _horizon(horizon)
         self._args: dict[str, Any] = dict(
             fleet=fleet,
             failures=failures,
@@ -326,7 +325,8 @@ class FleetModel:
         what it reports (several events at one time come one call at a time;
         an empty list means the clock reached ``until``, or the horizon; with
         ``until`` infinite and nothing left to happen, the clock stays)."""
-        t = seconds("until", until) if until != math.inf else math.inf
+        t = real("until", until)
+        t = math.inf if t == math.inf else seconds("until", t)
         raw = self._core.advance(t)
         self._log.append(("advance", (t,)))
         out = []
@@ -348,7 +348,8 @@ class FleetModel:
 
     def peek(self) -> float:
         """The time of the next event (``math.inf``: none before the horizon)."""
-        return float(self._core.peek())
+        t = float(self._core.peek())
+        return math.inf if t > self._args["horizon"] else t
 
     def free_nodes(self) -> list[int]:
         """Nodes in service that hold no job (hot spares included)."""
@@ -420,6 +421,7 @@ class FleetModel:
         )
 
     def _job_id(self, name: str, job: Any) -> int:
+        jid = integer(name, job, minimum=0)  # the type first
         if not self._jobs:
             raise ValueError(f"{name}: no job was submitted yet")
-        return integer(name, job, minimum=0, maximum=len(self._jobs) - 1)
+        return integer(name, jid, minimum=0, maximum=len(self._jobs) - 1)

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Callable, Sequence
+import numbers
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from . import _core
 from ._validation import finite, integer, non_negative
@@ -256,8 +259,9 @@ class Policy:
         ``index`` maps a distribution to its index in the run's table (-1 for
         None), as for the fleet's laws."""
         q = self.quarantine
-        compiled = self.on_failure if isinstance(self.on_failure, CompiledPolicy) else None
-        python = None if compiled is not None else self.on_failure
+        fn = self.on_failure
+        compiled = fn if isinstance(fn, CompiledPolicy) else None
+        python = None if fn is None or isinstance(fn, CompiledPolicy) else _decision(fn)
         return (
             int(self.replacement),
             int(self.preemption),
@@ -266,15 +270,55 @@ class Policy:
             python,
             0 if compiled is None else compiled.address,
             0 if compiled is None else compiled.user_data,
-            self.place,
+            None if self.place is None else _placement(self.place),
             index(self.replacement_delay),
             BACKFILL_CODES[self.backfill],
         )
 
 
+def _decision(fn: FailurePolicy) -> Callable[[FailureView], Any]:
+    """``fn`` as the core calls it: a numpy integer it returns is taken as
+    the int it holds (the core checks the range and refuses other types)."""
+
+    def decide(view: FailureView) -> Any:
+        choice = fn(view)
+        if isinstance(choice, np.integer):
+            return int(choice)
+        return choice
+
+    return decide
+
+
+def _placement(fn: PlacementPolicy) -> Callable[[PlacementView, Any], Any]:
+    """``fn`` as the core calls it: node ids that are bools are refused
+    (the core would take True and False as nodes 1 and 0)."""
+
+    def place(view: PlacementView, candidates: Any) -> Any:
+        nodes = fn(view, candidates)
+        if nodes is None or isinstance(nodes, str | bytes):
+            return nodes  # None: the built-in choice; a string: the core refuses it
+        if isinstance(nodes, np.ndarray):
+            if nodes.dtype == np.bool_:
+                raise TypeError("place must return node ids, got an array of bools")
+            return nodes
+        if not isinstance(nodes, Iterable):
+            return nodes  # the core refuses it
+        ids = list(nodes)
+        for k, n in enumerate(ids):
+            if isinstance(n, bool | np.bool_):
+                raise TypeError(f"place must return node ids, got a bool at [{k}]: {n!r}")
+        return ids
+
+    return place
+
+
 def _enum(name: str, kind: type[enum.IntEnum], value: Any) -> Any:
     if isinstance(value, kind):
         return value
+    if isinstance(value, enum.Enum):
+        raise TypeError(
+            f"{name} must be a {kind.__name__}, got {type(value).__name__}.{value.name}"
+        )
     if isinstance(value, str):
         try:
             return kind[value.upper()]
@@ -282,9 +326,9 @@ def _enum(name: str, kind: type[enum.IntEnum], value: Any) -> Any:
             raise ValueError(
                 f"{name} must be one of {[m.name for m in kind]}, got {value!r}"
             ) from None
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_):
         try:
-            return kind(value)
+            return kind(int(value))
         except ValueError:
             raise ValueError(
                 f"{name} must be one of {[m.name for m in kind]}, got {value!r}"

@@ -207,6 +207,7 @@ from typing import Any, TypeVar
 
 from . import _toml, workloads
 from ._toml import KeyPath, Locator, format_path
+from ._validation import MAX_SECONDS
 from .analytic import meta_scale_model, node_rate_model
 from .compiled import CompiledPolicy
 from .distributions import (
@@ -229,7 +230,7 @@ from .job import INTERVAL_RULES, CheckpointTier, Job, JobArray
 from .policy import BACKFILLS, Policy, Preemption, Quarantine, Replacement
 from .regimes import gang
 from .repair import Repair, RepairStage
-from .simulation import SimulationResult, _run_options, _threads, simulate
+from .simulation import MAX_JOBS, SimulationResult, _run_options, _threads, simulate
 from .units import parse_duration
 
 __all__ = [
@@ -986,15 +987,17 @@ class _ScenarioBuilder(_Builder):
         entries: list[tuple[str, int]] = []
         failures: list[Distribution | str | None] = []
         for i, item in enumerate(items):
-            made, label, law = self._job((*path, i), item, i)
+            made, label, law = self._job((*path, i), item, i, MAX_JOBS - len(jobs))
             jobs.extend(made)
             entries.append((label, len(made)))
             failures.extend([law] * len(made))
         return jobs, entries, failures
 
     def _job(
-        self, path: KeyPath, value: dict[str, Any], index: int
+        self, path: KeyPath, value: dict[str, Any], index: int, room: int = MAX_JOBS
     ) -> tuple[list[Job], str, Distribution | str | None]:
+        """The jobs of one [[jobs]] table; ``room``: how many more jobs the
+        scenario may hold (simulate's limit less the tables before)."""
         job = self.table(
             path,
             value,
@@ -1030,6 +1033,13 @@ class _ScenarioBuilder(_Builder):
             count = self.integer((*path, "count"), job["count"])
             if count < 1:
                 raise self.error((*path, "count"), f"count must be >= 1, got {count}")
+            if count > room:
+                before = f" with the {MAX_JOBS - room:,} before it" if room < MAX_JOBS else ""
+                raise self.error(
+                    (*path, "count"),
+                    f"count must be at most {room:,}: a simulation holds at most "
+                    f"{MAX_JOBS:,} (2**24) jobs{before}, got {count:,}",
+                )
         every = (
             self.duration((*path, "submit_every"), job["submit_every"])
             if "submit_every" in job
@@ -1040,6 +1050,13 @@ class _ScenarioBuilder(_Builder):
             law = self._failures((*path, "failures"), job["failures"])
         first: Job = self.call(path, Job, **kwargs)
         made = [first]
+        last = first.submit + (count - 1) * every
+        if count > 1 and last > MAX_SECONDS:
+            raise self.error(
+                (*path, "submit_every"),
+                f"the last of the {count:,} jobs would be submitted at {last:g} s, beyond "
+                f"the {MAX_SECONDS:g} s limit on times; use a smaller submit_every or count",
+            )
         if count > 1:
             made = []
             for k in range(count):
@@ -1394,6 +1411,22 @@ def parse_key(text: str) -> KeyPath:
     return tuple(out)
 
 
+def _key_path(key: Any) -> KeyPath:
+    """A key of :meth:`Scenario.with_values`: a dotted path or a tuple of
+    table keys (str) and array indices (int)."""
+    if isinstance(key, str):
+        return parse_key(key)
+    if isinstance(key, tuple) and all(
+        isinstance(part, str) or (isinstance(part, int) and not isinstance(part, bool))
+        for part in key
+    ):
+        return key
+    raise TypeError(
+        "a key must be a dotted path such as 'jobs[0].work' or a tuple of table keys "
+        f"and indices, got {key!r}"
+    )
+
+
 def _set(doc: dict[str, Any], path: KeyPath, value: Any) -> None:
     """Set (or, for None, remove) ``path`` in ``doc``, making tables on the
     way; a ValueError names what is in the way."""
@@ -1571,9 +1604,11 @@ class Scenario:
         tuples) replaced (``None`` removes a key), validated again. Errors
         in those values name ``origin`` (default: this scenario's file)."""
         source = None if origin is None else _Source(origin, None, Path.cwd())
+        if not isinstance(values, Mapping):
+            raise TypeError(f"values must be a mapping of keys to values, got {_kind(values)}")
         todo = []
         for key, value in values.items():
-            path = parse_key(key) if isinstance(key, str) else tuple(key)
+            path = _key_path(key)
             todo.append((path, value, None if source is None else _Override(path, source, path)))
         return self._with(todo)
 
@@ -1692,7 +1727,8 @@ class Scenario:
 
 def _read_text(path: Path, what: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        # utf-8-sig: a byte-order mark (as some editors save) is not text
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ScenarioError(f"no such {what} file", file=os.fspath(path)) from None
     except IsADirectoryError:

@@ -65,6 +65,9 @@ PURPOSES = {
 }
 _JOB_KIND = 1
 
+#: The most jobs one simulation (or FleetModel result) holds.
+MAX_JOBS = 2**24
+
 JobsArg = Job | Sequence[Job] | JobArray | Any
 
 
@@ -75,7 +78,7 @@ def job_stream(job: int, purpose: str) -> int:
     if purpose not in PURPOSES:
         raise ValueError(f"purpose must be one of {sorted(PURPOSES)}, got {purpose!r}")
     return int(
-        _core.stream_id(_JOB_KIND, integer("job", job, maximum=2**24 - 1), PURPOSES[purpose])
+        _core.stream_id(_JOB_KIND, integer("job", job, maximum=MAX_JOBS - 1), PURPOSES[purpose])
     )
 
 
@@ -350,8 +353,13 @@ class SimulationResult(_Provenance):
         """Total productive time / total wall over replicas (for one job, or all
         jobs GPU-weighted). For completed jobs this is work / mean wall. Rows
         of jobs that never ran (``NOT_SUBMITTED``: no wall-clock) add
-        nothing; NaN, without a warning, when nothing ran at all."""
-        rows = self.jobs if job is None else self.jobs[self.jobs["job"] == job]
+        nothing; NaN, without a warning, when nothing ran at all. A
+        ValueError for a ``job`` not in the result (a TypeError for one that
+        is not an integer), as for :meth:`ettr`."""
+        from .stats import _job_index
+
+        j = _job_index(self, job)
+        rows = self.jobs if j is None else self.jobs[self.jobs["job"] == j]
         g = rows["gpus"].astype(np.float64)
         wall = float(np.sum(g * rows["wall"]))
         return float(np.sum(g * rows["productive"]) / wall) if wall > 0 else math.nan
@@ -466,7 +474,7 @@ class SimulationResult(_Provenance):
 
 def _job_input(jobs: Any) -> list[Job] | JobArray:
     if isinstance(jobs, JobArray):
-        if len(jobs) > 2**24:
+        if len(jobs) > MAX_JOBS:
             raise ValueError("jobs: at most 2**24 jobs per simulation")
         return jobs
     if isinstance(jobs, np.ndarray) and jobs.dtype.names is not None:
@@ -485,7 +493,7 @@ def _job_input(jobs: Any) -> list[Job] | JobArray:
     for i, job in enumerate(out):
         if not isinstance(job, Job):
             raise TypeError(f"jobs[{i}] must be a Job, got {type(job).__name__}")
-    if len(out) > 2**24:
+    if len(out) > MAX_JOBS:
         raise ValueError("jobs: at most 2**24 jobs per simulation")
     return out
 
@@ -512,12 +520,18 @@ def _run_options(
     first = integer("first_replica", first_replica, minimum=0, maximum=2**32 - 1)
     if first + n_replicas > 2**32:
         raise ValueError("first_replica + replicas must not exceed 2**32")
+    return n_replicas, seed_, first, _horizon(horizon)
+
+
+def _horizon(horizon: Any) -> float:
+    """A run's horizon, validated: seconds > 0, at most MAX_SECONDS, or
+    ``math.inf`` for none (simulate's, batch_simulate's and FleetModel's)."""
     horizon_ = real("horizon", horizon)
     if math.isnan(horizon_) or horizon_ <= 0:
         raise ValueError(f"horizon must be > 0 (math.inf for none), got {horizon_!r}")
     if math.isfinite(horizon_):
         seconds("horizon", horizon_)
-    return n_replicas, seed_, first, horizon_
+    return horizon_
 
 
 @contextlib.contextmanager

@@ -20,9 +20,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import finite, integer, positive
+from ._validation import MAX_SECONDS, integer, positive
 from .distributions import Distribution
 from .job import JobArray
+from .simulation import MAX_JOBS
 from .units import DAY, HOUR, MINUTE
 
 __all__ = ["META_SIZE_CLASSES", "meta_like", "offered_load"]
@@ -88,7 +89,6 @@ def meta_like(
         raise ValueError(f"utilization must be in (0, 1] (a share of the GPUs), got {util!r}")
     sigma = positive("runtime_sigma", runtime_sigma)
     interval = positive("checkpoint_interval", checkpoint_interval)
-    finite("days", days_)
 
     classes = [c for c in META_SIZE_CLASSES if c[0] <= cluster]
     sizes = np.array([c[0] for c in classes], dtype=np.float64)
@@ -97,10 +97,18 @@ def meta_like(
     job_share /= job_share.sum()
     time_share /= time_share.sum()
 
-    rng = np.random.Generator(np.random.Philox(seed_))
     rate = META_SUBMISSIONS_PER_GPU_DAY * cluster  # submissions a day
+    # Refuse a span that cannot be simulated before allocating its jobs.
+    _check_job_count("days", rate * days_, days_, cluster)
+    if days_ * DAY > MAX_SECONDS:
+        raise ValueError(
+            f"days must be at most {MAX_SECONDS / DAY:,.0f} (the {MAX_SECONDS:g} s limit on "
+            f"times), got {days_!r}"
+        )
+    rng = np.random.Generator(np.random.Philox(seed_))
     n = int(rng.poisson(rate * days_))
     n = max(n, 1)
+    _check_job_count("days", n, days_, cluster)
     submit = np.sort(rng.uniform(0.0, days_ * DAY, n))
     cls = rng.choice(len(classes), size=n, p=job_share)
     # Mean run length per class so that class GPU-time = share x offered load.
@@ -122,7 +130,21 @@ def meta_like(
     )
 
 
+def _check_job_count(name: str, count: float, days: float, gpus: int) -> None:
+    """A ValueError naming ``name`` when ``count`` jobs (an estimate or a
+    draw) are more than one simulation holds."""
+    if count > MAX_JOBS:
+        raise ValueError(
+            f"{name}: {days:g} days on {gpus:,} GPUs make about {count:,.0f} jobs, more than "
+            f"the {MAX_JOBS:,} (2**24) one simulation holds; use fewer days or GPUs"
+        )
+
+
 def offered_load(jobs: JobArray, gpus: int, days: float) -> float:
     """GPU-time the jobs ask for, as a fraction of ``gpus`` x ``days``."""
+    if not isinstance(jobs, JobArray):
+        raise TypeError(f"jobs must be a JobArray, got {type(jobs).__name__}")
+    gpus = integer("gpus", gpus, minimum=1)
+    days = positive("days", days)
     demand: npt.NDArray[np.float64] = jobs.gpus.astype(np.float64) * jobs.work
     return float(demand.sum() / (gpus * days * DAY))
