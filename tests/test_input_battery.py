@@ -724,9 +724,6 @@ def _jobs() -> None:
         "Job-save-2**70",
         mk(save=2**70),
         raises(ValueError, "save"),
-        finding="Job(save=2**70) (and init, load, persist, any law's draws) is accepted though "
-        "times beyond 1e12 s are refused for work, submit and horizon; such a draw loses the "
-        "precision the accounting needs",
     )
     add(
         "Job-priority-np.int32",
@@ -1007,14 +1004,7 @@ def _fleets() -> None:
                 expect,
             )
             continue
-        finding = None
-        if label == "repair-far":
-            finding = (
-                "a law whose draws are beyond 1e12 s is accepted (Fleet(repair=1e20)); "
-                "simulate then runs for 11 s and raises RuntimeError 'more than 33554432 "
-                "failures ... the failure law's draws are too short', blaming the failure law"
-            )
-        add(f"Fleet-{label}", fl(**kw), expect, finding=finding)
+        add(f"Fleet-{label}", fl(**kw), expect)
     add("Fleet-missing-nodes", lambda c: ace.Fleet(), raises(TypeError, "nodes"))
 
     # Cause
@@ -1068,10 +1058,7 @@ def _fleets() -> None:
         ("window-far", dict(window=1e15), raises(ValueError, "window")),
         ("unknown-keyword", dict(k=3), raises(TypeError, "k")),
     ]:  # fmt: skip
-        finding = None
-        if label in ("duration-far", "window-far"):
-            finding = QUARANTINE_FINDING
-        add(f"Quarantine-{label}", lambda c, k=kw: ace.Quarantine(**k), expect, finding=finding)
+        add(f"Quarantine-{label}", lambda c, k=kw: ace.Quarantine(**k), expect)
 
     # Repair, RepairStage
     for label, build, expect in [
@@ -1141,13 +1128,6 @@ def _fleets() -> None:
          accepted(check(lambda t: t.laws[0].times.tolist() == [5.0]))),
     ]:  # fmt: skip
         add(f"NodeTrace-{label}", lambda c, b=build: b(), expect)
-
-
-QUARANTINE_FINDING = (
-    "Quarantine(window=1e15, duration=1e15) is accepted though times beyond 1e12 s are "
-    "refused elsewhere (math.inf is the way to retire a node); a run with it ends at a wall "
-    "of 1e15-6e15 s, where the buckets no longer add up to wall (off by 1.0 s in one run)"
-)
 
 
 # =========================================================================== policies
@@ -1327,15 +1307,6 @@ def _policies() -> None:
 # =========================================================================== simulate
 
 
-FAR_LAW_FINDING = (
-    "a law whose draws are beyond 1e12 s is accepted (Job(save=2**70), Job(init=1e13)), "
-    "though such times are refused for work, submit and horizon; simulate then fails "
-    "with RuntimeError 'exceeded max_events ... under this failure model' (or, without "
-    "max_events, after seconds with 'the failure law's draws are too short'), blaming the "
-    "failure law"
-)
-
-
 def _simulate() -> None:
     one = sim_ok(1)
     two = sim_ok(2)
@@ -1469,7 +1440,7 @@ def _simulate() -> None:
         ("quarantine-far", lambda: ace.simulate(
             BIG, fleet=fleet(), replicas=2, threads=1,
             policy=ace.Policy(quarantine=ace.Quarantine(1, window=1e15, duration=1e15))),
-         raises(ValueError, "duration")),
+         raises(ValueError, "window")),
         ("first_replica-last-id", lambda: ace.simulate(J, EXP, first_replica=2**32 - 1, threads=1),
          raises(ValueError, "first_replica")),
         ("failure-law-tiny", lambda: ace.simulate(J, ace.Constant(1e-300), horizon=1e3,
@@ -1477,17 +1448,6 @@ def _simulate() -> None:
          raises(BAD, "failures")),
     ]:  # fmt: skip
         finding = None
-        if label == "init-far":
-            finding = FAR_LAW_FINDING
-        if label == "quarantine-far":
-            finding = QUARANTINE_FINDING
-        if label == "first_replica-last-id":
-            finding = (
-                "simulate(..., first_replica=2**32 - 1, replicas=1) passes the check "
-                "'first_replica + replicas must not exceed 2**32' and then fails with "
-                "'replicas: replica ids must fit in 32 bits' (the id 2**32 - 1 does); "
-                "the bound is 2**32 - 1 (FleetModel says replica <= 4294967294)"
-            )
         add(f"simulate-{label}", lambda c, b=build: b(), expect, finding=finding)
 
 

@@ -217,3 +217,17 @@ def number_array(
     if (arr < 0).any() or (not allow_zero and (arr == 0).any()):
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}")
     return arr
+
+
+#: The largest replica id (ids are 32-bit; the core keeps 2**32 - 1 free).
+MAX_REPLICA_ID = 2**32 - 2
+
+
+def check_replica_ids(first_replica: int, replicas: int) -> None:
+    """Replicas ``first_replica .. first_replica + replicas - 1`` all have ids
+    of at most :data:`MAX_REPLICA_ID`."""
+    if first_replica + replicas - 1 > MAX_REPLICA_ID:
+        raise ValueError(
+            f"first_replica + replicas must be at most 2**32 - 1 (replica ids run to "
+            f"2**32 - 2), got {first_replica} + {replicas}"
+        )

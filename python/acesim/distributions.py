@@ -47,6 +47,7 @@ from ._validation import (
     positive,
     real,
     real_array,
+    seconds,
 )
 
 __all__ = [
@@ -867,10 +868,7 @@ def as_distribution(name: str, value: Any) -> Distribution:
             f"{name} must be a Distribution, a frozen scipy distribution ({_ACCEPTED}) "
             f"or a number of seconds, got {type(value).__name__}"
         ) from None
-    x = finite(name, value)
-    if x < 0:
-        raise ValueError(f"{name} must be >= 0 seconds, got {x!r}")
-    return Constant(x)
+    return Constant(seconds(name, value))
 
 
 def _finite_array(name: str, values: npt.ArrayLike) -> npt.NDArray[np.float64]:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import _core
-from ._validation import finite, integer, non_negative
+from ._validation import finite, integer, seconds
 from .compiled import CompiledPolicy
 from .distributions import Distribution, as_distribution
 from .units import DAY
@@ -92,9 +92,9 @@ class Quarantine:
         object.__setattr__(
             self, "failures", integer("failures", failures, minimum=1, maximum=2**31)
         )
-        w = float("inf") if window == float("inf") else non_negative("window", window)
+        w = float("inf") if window == float("inf") else seconds("window", window)
         object.__setattr__(self, "window", w)
-        d = float("inf") if duration == float("inf") else non_negative("duration", duration)
+        d = float("inf") if duration == float("inf") else seconds("duration", duration)
         object.__setattr__(self, "duration", d)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._validation import finite, integer, real, seconds
+from ._validation import check_replica_ids, finite, integer, real, seconds
 from .analytic import meta_scale_model
 from .distributions import Distribution, scipy_to_law
 from .fleet import Fleet, _cause_list
@@ -518,8 +518,7 @@ def _run_options(
     n_replicas = integer("replicas", replicas, minimum=1, maximum=2**32 - 1)
     seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
     first = integer("first_replica", first_replica, minimum=0, maximum=2**32 - 1)
-    if first + n_replicas > 2**32:
-        raise ValueError("first_replica + replicas must not exceed 2**32")
+    check_replica_ids(first, n_replicas)
     return n_replicas, seed_, first, _horizon(horizon)
 
 

@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _pickle  # noqa: F401  (registers the reducers process executors need)
-from ._validation import integer
+from ._validation import check_replica_ids, integer
 from .simulation import SimulationResult, simulate
 
 __all__ = ["Sweep", "SweepResult", "grid", "sweep"]
@@ -411,8 +411,7 @@ def _check_scenario(kwargs: dict[str, Any]) -> None:
         raise ValueError("'jobs' is required")
     replicas = integer("replicas", kwargs.get("replicas", 1), minimum=1, maximum=_MAX_REPLICA - 1)
     first = integer("first_replica", kwargs.get("first_replica", 0), maximum=_MAX_REPLICA - 1)
-    if first + replicas > _MAX_REPLICA:
-        raise ValueError("first_replica + replicas must not exceed 2**32")
+    check_replica_ids(first, replicas)
 
 
 def _check_picklable(todo: list[dict[str, Any]]) -> None:
