@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import functools
 import math
 import os
 import sys
@@ -608,8 +609,10 @@ def _check_cause_widths(causes: Sequence[Any], fleet: Fleet | None) -> None:
             )
 
 
+@functools.cache
 def _memory_bytes() -> float:
-    """This machine's physical memory (inf when it cannot tell)."""
+    """This machine's physical memory (inf when it cannot tell); asked once
+    (a sysconf call each time cost more than a small simulation)."""
     try:
         return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
@@ -633,8 +636,14 @@ def _check_result_size(replicas: int, jobs: int, *, per_replica: bool = True) ->
 def _threads(threads: Any) -> int:
     """None: one thread per core."""
     if threads is None:
-        return os.cpu_count() or 1
+        return _cores()
     return integer("threads", threads, minimum=1, maximum=4096)
+
+
+@functools.cache
+def _cores() -> int:
+    """The machine's cores, asked once."""
+    return os.cpu_count() or 1
 
 
 class _DistributionTable:
