@@ -203,44 +203,64 @@ Distribution Distribution::scale_aware(const Distribution& base, double ref_gpus
     return composite({DistKind::ScaleAware, 0, 1, ref_gpus, exponent}, {0.0}, {base});
 }
 
-double Distribution::mean(double gpus) const { return mean_of(root(), gpus); }
+double Distribution::mean(double gpus) const { return moment(1, gpus); }
 
-double Distribution::mean_of(std::uint32_t index, double gpus) const {
-    const Table& t = table();
-    const std::vector<double>& data_ = t.data;
-    const std::vector<std::uint32_t>& links_ = t.links;
-    const DistNode& n = t.nodes[index];
+namespace {
+
+/// E[X] (order 1) or E[X^2] (order 2) of a leaf node.
+double leaf_moment(const std::vector<double>& data, const DistNode& n, int order) {
+    const bool first = order == 1;
     switch (n.kind) {
         case DistKind::Constant:
+            return first ? n.p0 : n.p0 * n.p0;
         case DistKind::Exponential:
-            return n.p0;
+            return first ? n.p0 : 2.0 * n.p0 * n.p0;
         case DistKind::Weibull:
-            return n.p1 * std::tgamma(1.0 + 1.0 / n.p0);
+            return first ? n.p1 * std::tgamma(1.0 + 1.0 / n.p0) : n.p1 * n.p1 * std::tgamma(1.0 + 2.0 / n.p0);
         case DistKind::LogNormal:
-            return pm::exp(n.p0 + 0.5 * n.p1 * n.p1);
+            return first ? pm::exp(n.p0 + 0.5 * n.p1 * n.p1) : std::exp(2.0 * n.p0 + 2.0 * n.p1 * n.p1);
         case DistKind::Gamma:
-            return n.p0 * n.p1;
-        case DistKind::Mixture: {
-            double total = 0.0, previous = 0.0;
-            for (std::uint32_t k = 0; k < n.b; ++k) {
-                const double w = data_[n.a + k] - previous;
-                previous = data_[n.a + k];
-                if (w > 0.0) total += w * mean_of(links_[n.a + k], gpus);
-            }
-            return total;
-        }
+            return first ? n.p0 * n.p1 : n.p0 * (n.p0 + 1.0) * n.p1 * n.p1;
         case DistKind::Empirical:
         case DistKind::BlockBootstrap:
         case DistKind::Replay: {
             double total = 0.0;
-            for (std::uint32_t k = 0; k < n.b; ++k) total += data_[n.a + k];
+            for (std::uint32_t k = 0; k < n.b; ++k)
+                total += first ? data[n.a + k] : data[n.a + k] * data[n.a + k];
             return total / n.b;
         }
-        case DistKind::ScaleAware:
-            // The same factor the samplers apply (portable: identical everywhere).
-            return pm::pow_pos(n.p0 / gpus, n.p1) * mean_of(links_[n.a], gpus);
+        default:
+            return std::numeric_limits<double>::quiet_NaN();
     }
-    return std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
+double Distribution::moment(int order, double gpus) const {
+    // One pass over the post-order table (children before their parent), so
+    // a chain of 20,000 nested Mixtures needs no recursion and no stack.
+    const Table& t = table();
+    if (t.nodes.size() == 1) return leaf_moment(t.data, t.nodes[0], order);
+    std::vector<double> m(t.nodes.size(), 0.0);
+    for (std::uint32_t i = 0; i <= t.root; ++i) {
+        const DistNode& n = t.nodes[i];
+        if (n.kind == DistKind::Mixture) {
+            double total = 0.0, previous = 0.0;
+            for (std::uint32_t k = 0; k < n.b; ++k) {
+                const double w = t.data[n.a + k] - previous;
+                previous = t.data[n.a + k];
+                if (w > 0.0) total += w * m[t.links[n.a + k]];
+            }
+            m[i] = total;
+        } else if (n.kind == DistKind::ScaleAware) {
+            // The same factor the samplers apply (portable: identical everywhere).
+            const double f = pm::pow_pos(n.p0 / gpus, n.p1);
+            m[i] = (order == 1 ? f : f * f) * m[t.links[n.a]];
+        } else {
+            m[i] = leaf_moment(t.data, n, order);
+        }
+    }
+    return m[t.root];
 }
 
 bool Distribution::has_replay() const {
@@ -249,51 +269,11 @@ bool Distribution::has_replay() const {
     return false;
 }
 
-double Distribution::second_moment_of(std::uint32_t index, double gpus) const {
-    const Table& t = table();
-    const std::vector<double>& data_ = t.data;
-    const std::vector<std::uint32_t>& links_ = t.links;
-    const DistNode& n = t.nodes[index];
-    switch (n.kind) {
-        case DistKind::Constant:
-            return n.p0 * n.p0;
-        case DistKind::Exponential:
-            return 2.0 * n.p0 * n.p0;
-        case DistKind::Weibull:
-            return n.p1 * n.p1 * std::tgamma(1.0 + 2.0 / n.p0);
-        case DistKind::LogNormal:
-            return std::exp(2.0 * n.p0 + 2.0 * n.p1 * n.p1);
-        case DistKind::Gamma:
-            return n.p0 * (n.p0 + 1.0) * n.p1 * n.p1;
-        case DistKind::Mixture: {
-            double total = 0.0, previous = 0.0;
-            for (std::uint32_t k = 0; k < n.b; ++k) {
-                const double w = data_[n.a + k] - previous;
-                previous = data_[n.a + k];
-                if (w > 0.0) total += w * second_moment_of(links_[n.a + k], gpus);
-            }
-            return total;
-        }
-        case DistKind::Empirical:
-        case DistKind::BlockBootstrap:
-        case DistKind::Replay: {
-            double total = 0.0;
-            for (std::uint32_t k = 0; k < n.b; ++k) total += data_[n.a + k] * data_[n.a + k];
-            return total / n.b;
-        }
-        case DistKind::ScaleAware: {
-            const double f = pm::pow_pos(n.p0 / gpus, n.p1);
-            return f * f * second_moment_of(links_[n.a], gpus);
-        }
-    }
-    return std::numeric_limits<double>::quiet_NaN();
-}
-
 double Distribution::forward_recurrence_mean(double gpus) const {
     if (has_replay()) return mean(gpus);  // the draws are the plain ones
     const double m = mean(gpus);
     if (!(m > 0.0)) return 0.0;  // all of the mass at 0
-    return second_moment_of(root(), gpus) / (2.0 * m);
+    return moment(2, gpus) / (2.0 * m);
 }
 
 bool Distribution::scale_dependent() const {

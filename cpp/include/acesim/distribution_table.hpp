@@ -83,9 +83,8 @@ private:
     };
 
     const Table& table() const;
-    void lay_out(Table& out) const;  // appends this tree's table to `out`
-    double mean_of(std::uint32_t node, double gpus) const;
-    double second_moment_of(std::uint32_t node, double gpus) const;
+    void lay_out(Table& out) const;               // appends this tree's table to `out`
+    double moment(int order, double gpus) const;  // E[X] (1) or E[X^2] (2) at `gpus`
     static Distribution leaf(DistKind kind, double p0, double p1);
     static Distribution with_data(DistKind kind, const std::vector<double>& values, double p0,
                                   bool running_sums);
