@@ -44,12 +44,16 @@ FailureDecision python_decision(py::object callable) {
         py::gil_scoped_acquire gil;
         py::object result = (*holder)(view);
         if (result.is_none()) return ACESIM_DEFAULT;
-        if (!py::isinstance<py::int_>(result) || py::isinstance<py::bool_>(result))
+        // An int, a Replacement or any integer type (a numpy integer), never a bool.
+        PyObject* r = result.ptr();
+        if (PyBool_Check(r) || !PyIndex_Check(r))
             throw py::type_error("on_failure must return an acesim.Replacement or None, got " +
                                  std::string(py::str(py::type::of(result).attr("__name__"))));
-        const bool in_range = result.attr("__ge__")(-1).cast<bool>() && result.attr("__le__")(3).cast<bool>();
-        const auto choice = in_range ? result.cast<long long>() : 99;
-        if (!in_range)
+        const auto number = py::reinterpret_steal<py::object>(PyNumber_Index(r));
+        if (!number) throw py::error_already_set();
+        int overflow = 0;
+        const long long choice = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
+        if (overflow != 0 || choice < -1 || choice > 3)
             throw py::value_error("on_failure returned " + std::string(py::str(result)) +
                                   "; expected an acesim.Replacement or None");
         return static_cast<std::int32_t>(choice);

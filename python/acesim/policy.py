@@ -261,7 +261,7 @@ class Policy:
         q = self.quarantine
         fn = self.on_failure
         compiled = fn if isinstance(fn, CompiledPolicy) else None
-        python = None if fn is None or isinstance(fn, CompiledPolicy) else _decision(fn)
+        python = None if fn is None or isinstance(fn, CompiledPolicy) else fn
         return (
             int(self.replacement),
             int(self.preemption),
@@ -274,19 +274,6 @@ class Policy:
             index(self.replacement_delay),
             BACKFILL_CODES[self.backfill],
         )
-
-
-def _decision(fn: FailurePolicy) -> Callable[[FailureView], Any]:
-    """``fn`` as the core calls it: a numpy integer it returns is taken as
-    the int it holds (the core checks the range and refuses other types)."""
-
-    def decide(view: FailureView) -> Any:
-        choice = fn(view)
-        if isinstance(choice, np.integer):
-            return int(choice)
-        return choice
-
-    return decide
 
 
 def _placement(fn: PlacementPolicy) -> Callable[[PlacementView, Any], Any]:
