@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <exception>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -67,36 +69,51 @@ SimulationOutput simulate(const SimulationInput& in) {
 
     SimulationOutput out;
     resize_interruptibly(out.jobs, in.jobs.size() * static_cast<std::size_t>(in.replicas), in.cancel);
-    std::vector<SimulationOutput> per_replica;
-    resize_interruptibly(per_replica, in.replicas, in.cancel);
-    std::vector<std::exception_ptr> errors(in.replicas);
+    // One output per chunk of replicas (the ledger appends a replica's rows
+    // after the last one's), joined in replica order: millions of replicas
+    // do not each hold an output of empty tables.
+    struct Chunk {
+        SimulationOutput out;
+        std::exception_ptr error;  // the first replica of the chunk that failed
+    };
+    std::mutex chunks_mutex;
+    std::map<std::uint64_t, Chunk> chunks;  // by first replica
     parallel_for(in.replicas, in.threads, 1, [&](std::uint64_t begin, std::uint64_t end) {
+        Chunk chunk;
         for (std::uint64_t r = begin; r < end; ++r) {
             try {
                 throw_if_cancelled(in.cancel);
                 ReplicaEngine run(in, plans, views, in.first_replica + static_cast<std::uint32_t>(r),
-                                  max_events, out.jobs.data() + r * in.jobs.size(), per_replica[r]);
+                                  max_events, out.jobs.data() + r * in.jobs.size(), chunk.out);
                 run.run();
             } catch (...) {
-                errors[r] = std::current_exception();
-                return;  // later replicas of this thread are not needed
+                chunk.error = std::current_exception();
+                break;  // later replicas of this chunk are not needed
             }
         }
+        const std::lock_guard<std::mutex> lock(chunks_mutex);
+        chunks.emplace(begin, std::move(chunk));
     });
     // Before any error a cancelled replica left:
-    throw_if_cancelled_releasing(in.cancel, out, per_replica);
-    for (const std::exception_ptr& e : errors)
-        if (e) std::rethrow_exception(e);
+    throw_if_cancelled_releasing(in.cancel, out, chunks);
+    for (const auto& [begin, chunk] : chunks)
+        if (chunk.error) std::rethrow_exception(chunk.error);
 
-    std::size_t nt = 0, ne = 0;
-    for (const auto& o : per_replica) {
-        nt += o.trace.size();
-        ne += o.events.size();
+    std::size_t nf = 0, nt = 0, ne = 0, np = 0, nn = 0;
+    for (const auto& [begin, chunk] : chunks) {
+        nf += chunk.out.fleet.size();
+        nt += chunk.out.trace.size();
+        ne += chunk.out.events.size();
+        np += chunk.out.placements.size();
+        nn += chunk.out.node_events.size();
     }
+    out.fleet.reserve(nf);
     out.trace.reserve(nt);
     out.events.reserve(ne);
-    out.fleet.reserve(in.replicas);
-    for (auto& o : per_replica) {
+    out.placements.reserve(np);
+    out.node_events.reserve(nn);
+    for (auto& [begin, chunk] : chunks) {
+        SimulationOutput& o = chunk.out;
         out.fleet.insert(out.fleet.end(), o.fleet.begin(), o.fleet.end());
         out.trace.insert(out.trace.end(), o.trace.begin(), o.trace.end());
         out.events.insert(out.events.end(), o.events.begin(), o.events.end());
