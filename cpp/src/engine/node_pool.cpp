@@ -205,8 +205,8 @@ std::vector<std::uint32_t> NodePool::return_to_service(std::uint32_t n, double t
 
 void NodePool::count_out_of_service(double t, std::uint32_t& down, std::uint32_t& quarantined) const {
     down = quarantined = 0;
-    for (const NodeState& n : nodes_) {
-        if (n.in_service) continue;
+    for (std::uint32_t m : out_) {  // the out-of-service list: no scan of every node
+        const NodeState& n = nodes_[m];
         if (t < n.quarantined_until)
             ++quarantined;
         else

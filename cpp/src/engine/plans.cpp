@@ -387,6 +387,7 @@ void add_plan(Plans& plans, const SimulationInput& in, std::size_t j) {
                                          in.gpus_per_node);
     p.gpus_per_node = s.gpus < in.gpus_per_node ? s.gpus : in.gpus_per_node;
     plans.jobs.push_back(p);
+    plans.lowest_priority = std::min(plans.lowest_priority, in.jobs[j].priority);
     plans.levels.push_back(level_plan(in, j, p.interval));
 }
 
@@ -397,6 +398,7 @@ Plans make_plans(const SimulationInput& in) {
     for (std::size_t j = 0; j < in.jobs.size(); ++j) {
         if (j % kPollJobs == 0) throw_if_cancelled(in.cancel);
         const JobSpec& s = in.jobs[j];
+        plans.lowest_priority = std::min(plans.lowest_priority, s.priority);
         const ProfileKey key{s.gpus, s.save, s.init, s.load, job_failure_law(in, j), storage_transfer(in, j)};
         auto [it, inserted] = index.try_emplace(key, static_cast<std::uint32_t>(plans.profiles.size()));
         if (inserted) plans.profiles.push_back(profile_of(in, j));

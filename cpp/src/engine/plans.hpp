@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "acesim/checkpoint_levels.hpp"
@@ -38,6 +39,9 @@ struct Plans {
     /// Job indices in submission order (ties by index), shared by every
     /// replica: the event kernel releases submissions from it.
     std::vector<std::uint32_t> arrivals;
+    /// The lowest job priority (INT32_MAX without jobs): a job of that
+    /// priority can preempt nothing, which a policy's view knows without a scan.
+    std::int32_t lowest_priority = std::numeric_limits<std::int32_t>::max();
     const JobProfile& of(std::size_t j) const { return profiles[jobs[j].profile]; }
 };
 

@@ -246,7 +246,7 @@ void RecoveryActions::preempt_lower(std::uint32_t j, double t) {
     const std::uint32_t missing = pool_.missing(j);
     const std::uint32_t covered = pool_.free_for_recovery(j) + jobs_[j].pledged;
     if (missing <= covered) return;
-    for (const Victim& v : policy_.victims(j, t, missing - covered, jobs_, levels_)) {
+    for (const Victim& v : policy_.victims(j, t, missing - covered, jobs_, levels_, pool_)) {
         if (v.defer) {
             jobs_[v.job].preempt_for = static_cast<std::int32_t>(j);
             jobs_[j].pledged += plans_.jobs[v.job].nodes;

@@ -59,8 +59,10 @@ Replacement RecoveryPolicy::decide(std::uint32_t j, double t, std::uint32_t repl
     view.spare_nodes = pool.free_spares();
     pool.count_out_of_service(t, view.down_nodes, view.quarantined_nodes);
     std::uint32_t preemptible = 0;
-    for (std::uint32_t k = 0; k < jobs.size(); ++k) {
-        if (may_preempt(j, k, jobs)) preemptible += pool.nodes_of(k).size();
+    if (specs_[j].priority > plans_.lowest_priority) {  // else no job has a lower priority
+        for_each_placed_job(pool, jobs.size(), [&](std::uint32_t k) {
+            if (may_preempt(j, k, jobs)) preemptible += pool.nodes_of(k).size();
+        });
     }
     view.preemptible_nodes = preemptible;
     const std::int32_t choice =
@@ -74,7 +76,7 @@ Replacement RecoveryPolicy::decide(std::uint32_t j, double t, std::uint32_t repl
 
 std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint32_t need,
                                             const std::vector<JobState>& jobs,
-                                            const std::vector<Levels>& levels) const {
+                                            const std::vector<Levels>& levels, const NodePool& pool) const {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     struct Candidate {
         double cost;
@@ -84,9 +86,12 @@ std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint
         bool defer;
     };
     std::vector<Candidate> candidates;
-    for (std::uint32_t k = 0; k < jobs.size(); ++k) {
+    if (specs_[j].priority <= plans_.lowest_priority) return {};  // no job has a lower priority
+    // In node order (the sorts below are total orders: the order found does
+    // not matter).
+    for_each_placed_job(pool, jobs.size(), [&](std::uint32_t k) {
         const JobState& v = jobs[k];
-        if (!may_preempt(j, k, jobs) || v.preempt_for >= 0) continue;
+        if (!may_preempt(j, k, jobs) || v.preempt_for >= 0) return;
         const Lifecycle& life = v.life;
         double lost = 0.0;
         if (life.phase == Phase::Computing) lost = t - life.phase_start;
@@ -101,7 +106,7 @@ std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint
                            policy_.preemption_grace > 0.0 && until_released <= policy_.preemption_grace;
         candidates.push_back(
             {defer ? 0.0 : lost * specs_[k].gpus, specs_[k].priority, v.run_start, k, defer});
-    }
+    });
     if (policy_.preemption == Preemption::CheckpointAware) {
         std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
             return std::tie(a.cost, a.priority, a.job) < std::tie(b.cost, b.priority, b.job);
