@@ -13,6 +13,8 @@ import numpy.typing as npt
 
 def real(name: str, value: Any) -> float:
     """``value`` as a float; TypeError unless it is a real number (bools are not)."""
+    if type(value) is float:  # the common case, without the ABC check (about 1 us)
+        return value
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
     return _to_float(name, value)
@@ -87,9 +89,12 @@ def boolean(name: str, value: Any) -> bool:
 
 def integer(name: str, value: Any, *, minimum: int = 0, maximum: int | None = None) -> int:
     """An integer in [minimum, maximum]; TypeError for non-integers (bools included)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+    if type(value) is int:  # the common case (a bool's type is bool), without the ABC check
+        n = value
+    elif isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
-    n = int(value)
+    else:
+        n = int(value)
     if n < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {n}")
     if maximum is not None and n > maximum:
