@@ -92,14 +92,16 @@ void register_distributions(py::module_& m) {
                     const DistributionView view = dist.view();
                     const Stream s{key_from_seed(seed), stream, replica};
                     constexpr std::uint64_t kMinDrawsPerThread = 1024;
-                    parallel_for(count, threads, kMinDrawsPerThread,
-                                 [&](std::uint64_t begin, std::uint64_t end) {
-                                     for (std::uint64_t i = begin; i < end; ++i) {
-                                         if ((i & 0xFFFFu) == 0 && cancel_requested(&cancel)) return;
-                                         data[i] = draw_forward_recurrence(
-                                             view, s, static_cast<std::uint32_t>(first + i), gpus);
-                                     }
-                                 });
+                    parallel_for(
+                        count, threads, kMinDrawsPerThread,
+                        [&](std::uint64_t begin, std::uint64_t end) {
+                            for (std::uint64_t i = begin; i < end; ++i) {
+                                if ((i & 0xFFFFu) == 0 && cancel_requested(&cancel)) return;
+                                data[i] = draw_forward_recurrence(
+                                    view, s, static_cast<std::uint32_t>(first + i), gpus);
+                            }
+                        },
+                        &cancel);
                     throw_if_cancelled(&cancel);
                     return 0;
                 });

@@ -380,14 +380,17 @@ void sample_cpu(const Distribution& dist, const SampleRequest& request, double* 
     // Blocks of draws between polls of the cancel flag (the same draws
     // either way: each is a pure function of its index).
     constexpr std::uint64_t kBlock = 1u << 16;  // at most ~7 ms of the slowest law
-    parallel_for(count, threads, kMinDrawsPerThread, [&](std::uint64_t begin, std::uint64_t end) {
-        for (std::uint64_t at = begin; at < end; at += kBlock) {
-            if (cancel_requested(cancel)) return;
-            const std::uint64_t n = end - at < kBlock ? end - at : kBlock;
-            draw_range(view, stream, static_cast<std::uint32_t>(request.first + at), n, request.gpus,
-                       out + at);
-        }
-    });
+    parallel_for(
+        count, threads, kMinDrawsPerThread,
+        [&](std::uint64_t begin, std::uint64_t end) {
+            for (std::uint64_t at = begin; at < end; at += kBlock) {
+                if (cancel_requested(cancel)) return;
+                const std::uint64_t n = end - at < kBlock ? end - at : kBlock;
+                draw_range(view, stream, static_cast<std::uint32_t>(request.first + at), n, request.gpus,
+                           out + at);
+            }
+        },
+        cancel);
     throw_if_cancelled(cancel);
 }
 

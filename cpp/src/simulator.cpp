@@ -78,22 +78,25 @@ SimulationOutput simulate(const SimulationInput& in) {
     };
     std::mutex chunks_mutex;
     std::map<std::uint64_t, Chunk> chunks;  // by first replica
-    parallel_for(in.replicas, in.threads, 1, [&](std::uint64_t begin, std::uint64_t end) {
-        Chunk chunk;
-        for (std::uint64_t r = begin; r < end; ++r) {
-            try {
-                throw_if_cancelled(in.cancel);
-                ReplicaEngine run(in, plans, views, in.first_replica + static_cast<std::uint32_t>(r),
-                                  max_events, out.jobs.data() + r * in.jobs.size(), chunk.out);
-                run.run();
-            } catch (...) {
-                chunk.error = std::current_exception();
-                break;  // later replicas of this chunk are not needed
+    parallel_for(
+        in.replicas, in.threads, 1,
+        [&](std::uint64_t begin, std::uint64_t end) {
+            Chunk chunk;
+            for (std::uint64_t r = begin; r < end; ++r) {
+                try {
+                    throw_if_cancelled(in.cancel);
+                    ReplicaEngine run(in, plans, views, in.first_replica + static_cast<std::uint32_t>(r),
+                                      max_events, out.jobs.data() + r * in.jobs.size(), chunk.out);
+                    run.run();
+                } catch (...) {
+                    chunk.error = std::current_exception();
+                    break;  // later replicas of this chunk are not needed
+                }
             }
-        }
-        const std::lock_guard<std::mutex> lock(chunks_mutex);
-        chunks.emplace(begin, std::move(chunk));
-    });
+            const std::lock_guard<std::mutex> lock(chunks_mutex);
+            chunks.emplace(begin, std::move(chunk));
+        },
+        in.cancel);
     // Before any error a cancelled replica left:
     throw_if_cancelled_releasing(in.cancel, out, chunks);
     for (const auto& [begin, chunk] : chunks)
@@ -168,17 +171,21 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
     } else {
         // A replica of a small job takes about a microsecond: hand out chunks.
         constexpr std::uint64_t kMinRunsPerThread = 256;
-        parallel_for(count, in.threads, kMinRunsPerThread, [&](std::uint64_t begin, std::uint64_t end) {
-            for (std::uint64_t i = begin; i < end; ++i) {
-                if ((i & 63u) == 0 && cancel_requested(in.cancel)) return;
-                const std::uint64_t j = i / in.replicas;
-                const std::uint32_t replica = in.first_replica + static_cast<std::uint32_t>(i % in.replicas);
-                std::uint64_t events = 0;
-                status[i] = run_single_job(specs[j], views.data(), causes, key, replica, 0u, in.horizon,
-                                           max_events, out.jobs[i], events);
-                out.jobs[i].job = static_cast<std::uint32_t>(j);
-            }
-        });
+        parallel_for(
+            count, in.threads, kMinRunsPerThread,
+            [&](std::uint64_t begin, std::uint64_t end) {
+                for (std::uint64_t i = begin; i < end; ++i) {
+                    if ((i & 63u) == 0 && cancel_requested(in.cancel)) return;
+                    const std::uint64_t j = i / in.replicas;
+                    const std::uint32_t replica =
+                        in.first_replica + static_cast<std::uint32_t>(i % in.replicas);
+                    std::uint64_t events = 0;
+                    status[i] = run_single_job(specs[j], views.data(), causes, key, replica, 0u, in.horizon,
+                                               max_events, out.jobs[i], events);
+                    out.jobs[i].job = static_cast<std::uint32_t>(j);
+                }
+            },
+            in.cancel);
         throw_if_cancelled_releasing(in.cancel, out, status);
     }
     for (std::uint64_t i = 0; i < count; ++i) {

@@ -47,8 +47,10 @@ void philox_blocks(std::uint64_t seed, std::uint32_t replica, std::uint32_t stre
 /// `threads` threads (the caller's among them; at least
 /// `min_items_per_thread` items per thread), each taking the next chunk when
 /// it finishes one. Items must not depend on which thread or chunk runs them.
+/// Once `cancel` is set no further chunk starts (the body polls within one).
 template <class Body>
-void parallel_for(std::uint64_t count, unsigned threads, std::uint64_t min_items_per_thread, Body body);
+void parallel_for(std::uint64_t count, unsigned threads, std::uint64_t min_items_per_thread, Body body,
+                  const CancelFlag* cancel = nullptr);
 
 /// Threads to use: 0 means one per hardware core; never more than useful.
 unsigned resolve_threads(unsigned threads, std::uint64_t work_items, std::uint64_t min_items_per_thread);
@@ -61,7 +63,8 @@ unsigned resolve_threads(unsigned threads, std::uint64_t work_items, std::uint64
 
 namespace acesim {
 template <class Body>
-void parallel_for(std::uint64_t count, unsigned threads, std::uint64_t min_items_per_thread, Body body) {
+void parallel_for(std::uint64_t count, unsigned threads, std::uint64_t min_items_per_thread, Body body,
+                  const CancelFlag* cancel) {
     threads = resolve_threads(threads, count, min_items_per_thread);
     if (threads <= 1) {
         body(std::uint64_t{0}, count);
@@ -77,6 +80,7 @@ void parallel_for(std::uint64_t count, unsigned threads, std::uint64_t min_items
     std::atomic<std::uint64_t> next{0};
     auto work = [&] {
         for (;;) {
+            if (cancel_requested(cancel)) return;
             const std::uint64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
             if (begin >= count) return;
             body(begin, count - begin < chunk ? count : begin + chunk);
