@@ -232,6 +232,13 @@ ACESIM_HD double close_at(const Lifecycle& s, JobRecord& rec, bool started, doub
         case Phase::Done:
             break;
     }
+    if (s.phase == Phase::Computing || s.phase == Phase::Saving) {
+        // Clock differences round: a segment cut by the close never ends
+        // past its boundary (a job in its final write would show more
+        // progress, and more productive time, than its work).
+        if (progress > s.boundary) progress = s.boundary;
+        if (rec.productive > s.boundary) rec.productive = s.boundary;
+    }
     rec.end = t;
     rec.status = static_cast<std::uint8_t>(status_at_close(s.phase));
     return progress;
