@@ -1180,11 +1180,16 @@ def shrink_then_finish(extra: dict[str, Any], inv: bool = False) -> ace.Simulati
     """FINDING 1's scenario: a 2-node elastic job (``min_gpus`` = one node)
     on 3 nodes under WAIT_REPAIR, every job failing every 3600 s of held
     time (seed 3 draws its causes): at 3600 s a crash takes node 2 to repair
-    until 21,660 s and job 0 shrinks to node 1; at 7260 s a software fault
-    restarts it in place (node 1, still narrow); it finishes at 8560 s. Job 1
-    (1 GPU) waits for node 0, under repair from 7210 s to 25,270 s. Job 2 (2
-    nodes, no failures) is submitted at 22,000 s, when nodes 1 and 2 are in
-    service and free."""
+    until 21,660 s and job 0 shrinks to node 1 (from 3660 s, after 60 s of
+    detection, at half rate: 30 s of work per 60 s of compute, then a 15 s
+    tier write). At 7260 s, 3840 s of work done, a software fault restarts
+    it in place: it still lacks node 2, so it goes on narrow on node 1 (no
+    reconfiguration: the same node). Its last 900 s of work take 30 computes
+    of 60 s and 26 tier writes (the three points on the 300 s checkpoint
+    grid are durable checkpoints, of 0 s), so it finishes at 7270 + 1800 +
+    390 = 9460 s. Job 1 (1 GPU) waits for node 0, under repair from 7210 s
+    to 25,270 s. Job 2 (2 nodes, no failures) is submitted at 22,000 s, when
+    nodes 1 and 2 are in service and free."""
     jobs = [
         ace.Job(16, 4740.0, 300.0, init=0.0, save=0.0, load=0.0, min_gpus=8, **extra),
         ace.Job(1, 8400.0, 300.0, init=0.0, save=0.0, load=0.0),
@@ -1210,28 +1215,22 @@ def shrink_then_finish(extra: dict[str, Any], inv: bool = False) -> ace.Simulati
 TIER = {"tiers": [ace.CheckpointTier(30.0, save=15.0, load=0.0)]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FINDING 1: an elastic job that finishes while narrow is handed its missing "
-    "node when that node returns from repair: the node stays with the finished job "
-    "for the rest of the run, and a queued job that needs it waits",
-)
 def test_finding_a_finished_elastic_job_keeps_no_node() -> None:
+    # Fixed: the job used to finish at 8560 s (after the software fault it
+    # ran at full rate on one node) and keep node 2 when it came back, so
+    # job 2 waited 4470 s and started on nodes 0 and 1 at 26,470 s.
     res = shrink_then_finish(TIER)
     rows = res.jobs
-    assert rows["status"][0] == ace.JobStatus.DONE and rows["end"][0] == 8560.0
+    assert rows["status"][0] == ace.JobStatus.DONE and rows["end"][0] == 9460.0
+    assert rows["productive"][0] == 4740.0
     # Node 2 is back at 21,660 s and node 1 is free: job 2 starts at once.
-    assert rows["queue_wait"][2] == 0.0, rows["queue_wait"][2]  # acesim: 4470 s
+    assert rows["queue_wait"][2] == 0.0, rows["queue_wait"][2]
     starts = res.placements[res.placements["job"] == 2]
-    assert set(starts["node"].tolist()) == {1, 2}  # acesim: nodes 0 and 1 at 26,470 s
+    assert set(starts["node"].tolist()) == {1, 2}
+    kinds = res.events[res.events["job"] == 0]["kind"].tolist()
+    assert kinds.count(int(ace.EventKind.SHRINK)) == 1  # the restart in place is no shrink
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="FINDING 1: check_invariants raises 'invariant: job 0 holds nodes without an "
-    "estimated end' (elsewhere: 'finished job still holds nodes') on this valid scenario",
-)
 @pytest.mark.parametrize("extra", [TIER, {"persist": C(100.0)}], ids=["tier", "persist"])
 def test_finding_a_finished_elastic_job_keeps_the_books(extra: dict[str, Any]) -> None:
     if "persist" in extra:
@@ -1282,13 +1281,6 @@ def shrink_while_acquiring(replacement: ace.Replacement, inv: bool = False) -> a
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="FINDING 2: check_invariants raises 'invariant: job 0 has cold spares on their "
-    "way but does not wait for them' when a narrow elastic job fails again while a cold "
-    "spare is being acquired for it",
-)
 @pytest.mark.parametrize(
     "replacement",
     [ace.Replacement.SPARES, ace.Replacement.PREEMPT_LOWER, ace.Replacement.REQUEUE],
@@ -1298,17 +1290,30 @@ def test_finding_an_acquisition_outlives_the_narrow_run(replacement: ace.Replace
     shrink_while_acquiring(replacement, inv=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FINDING 2: under REQUEUE the job releases every node at 1500 s and queues again, "
-    "yet the cold spare acquired for its narrow run stays its own: the restart from the "
-    "queue (37,000 s) takes the cold spare, which never serves a start from the queue",
-)
 def test_finding_a_requeued_job_gets_no_cold_spare() -> None:
+    # Fixed: under REQUEUE the job releases every node at 1500 s and queues
+    # again; the cold spare acquired for its narrow run used to stay its own
+    # and serve its restart from the queue (nodes 2 and 1 at 37,000 s). It
+    # now goes back to the cold reserve: the job restarts when nodes 1 and 0
+    # are back from repair (1000 + 36,000 s and 1500 + 36,000 s).
     res = shrink_while_acquiring(ace.Replacement.REQUEUE)
     later = res.placements[res.placements["time"] > 1500.0]
-    assert 2 not in later["node"].tolist(), later  # acesim: restarts on nodes 2 and 1
+    assert sorted(later["node"].tolist()) == [0, 1], later
+    assert set(later["time"].tolist()) == {37500.0}
     assert res.fleet["cold_spare_uses"][0] == 0
+
+
+@pytest.mark.parametrize("replacement", [ace.Replacement.SPARES, ace.Replacement.PREEMPT_LOWER])
+def test_a_spare_on_its_way_waits_for_the_job_in_detection(replacement: ace.Replacement) -> None:
+    # The cold spare acquired at 1000 s for the narrow run stays the job's
+    # after node 0 fails at 1500 s; it arrives at 2800 s, but the job still
+    # lacks a node (both others under repair) and restarts on it and node 1
+    # when node 1 is back, at 37,000 s.
+    res = shrink_while_acquiring(replacement)
+    later = res.placements[res.placements["time"] > 1500.0]
+    assert sorted(later["node"].tolist()) == [1, 2], later
+    assert set(later["time"].tolist()) == {37000.0}
+    assert res.fleet["cold_spare_uses"][0] == 1
 
 
 @pytest.mark.parametrize(

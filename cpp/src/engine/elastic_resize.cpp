@@ -14,9 +14,9 @@ bool ElasticResize::can_shrink(std::uint32_t j, std::size_t failing) const {
     return held > 0 && held * plans_.jobs[j].gpus_per_node >= min_gpus;
 }
 
-void ElasticResize::shrink(std::uint32_t j, double t) {
-    // It restarts at once on the nodes it holds (init + load + a
-    // reconfiguration) and waits, running, for the rest.
+void ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
+    // It restarts at once on the nodes it holds (init + load, and a
+    // reconfiguration onto fewer nodes) and waits, running, for the rest.
     JobState& job = jobs_[j];
     Levels& L = levels_[j];
     const double held = static_cast<double>(pool_.nodes_of(j).size());
@@ -25,10 +25,12 @@ void ElasticResize::shrink(std::uint32_t j, double t) {
     job.narrow = true;
     job.grow_pending = false;
     if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
-    lifecycle_->log(j, EventKind::Shrink, t);
     const std::uint32_t law = in_.options(j).reconfigure;
-    const double reconfigure =
-        law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law);
+    double reconfigure = 0.0;
+    if (lost_nodes) {
+        lifecycle_->log(j, EventKind::Shrink, t);
+        if (law != kNoDistribution) reconfigure = lifecycle_->draw_job(j, Purpose::Reconfigure, law);
+    }
     job.replaced = false;  // it took no new node
     lifecycle_->begin_start(j, t, reconfigure);
     recovery_->dispatch(t);

@@ -19,8 +19,10 @@ public:
     /// Elastic job j, `failing` of its nodes about to be detached, would hold
     /// at least its min_gpus.
     bool can_shrink(std::uint32_t j, std::size_t failing) const;
-    /// Elastic job j goes on with the nodes it holds (it restarts on them).
-    void shrink(std::uint32_t j, double t);
+    /// Elastic job j goes on with the nodes it holds (it restarts on them,
+    /// reconfiguring when it `lost_nodes` since it last ran; a narrow job
+    /// that a fault restarts on the same nodes keeps their layout).
+    void shrink(std::uint32_t j, double t, bool lost_nodes);
     /// Elastic job j, running narrow, has all its nodes again: it takes them
     /// now if it is computing, else before its next compute.
     void grow(std::uint32_t j, double t);

@@ -296,7 +296,10 @@ void FailureRouting::reschedule_touched_nodes() {
 
 void FailureRouting::finish_acquisition(std::uint32_t n, double t) {
     const std::uint32_t j = pool_.rules().finish_acquisition(n);
-    if (recovery_->ready(j)) {
+    // A job in detection (it failed again while the spare was on its way)
+    // finds the node when it recovers.
+    const JobState& job = jobs_[j];
+    if ((job.phase() == Phase::Waiting || job.narrow) && recovery_->ready(j)) {
         if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
         recovery_->resume(j, t);
         return;

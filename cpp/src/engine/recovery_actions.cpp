@@ -171,14 +171,21 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
     job.life.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
     job.life.phase_start = t;
     if (decision == Replacement::Requeue) {
+        // It gives up what it kept for its recovery: nodes under repair it
+        // waited for and cold spares on their way (from a narrow run).
+        pool_.unreserve_all(j);
+        pool_.rules().cancel_acquisitions(j);
         lifecycle_->release_nodes(j);
         lifecycle_->enqueue(j, t);
         give_up_if_unplaceable(j, t);
         dispatch(t);
         return;
     }
-    if (failed.empty()) {
-        lifecycle_->begin_start(j, t);  // nothing went down (a software fault): restart in place
+    // Nothing went down (a software fault): a restart in place, unless the
+    // job ran narrow and still lacks nodes (it goes on narrow, below).
+    const bool lacking = pool_.nodes_of(j).size() < plans_.jobs[j].nodes;
+    if (failed.empty() && !lacking) {
+        lifecycle_->begin_start(j, t);
         return;
     }
     // WAIT_REPAIR waits for nodes under repair; a quarantined node is
@@ -195,7 +202,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
             return;
         }
         if (elastic_->can_shrink(j, 0)) {
-            elastic_->shrink(j, t);
+            elastic_->shrink(j, t, !failed.empty());
             return;
         }
         if (pool_.reserved(j) == 0) {

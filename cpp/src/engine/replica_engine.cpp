@@ -364,7 +364,9 @@ void ReplicaEngine::check_invariants() const {
             !pool_.can_never_place(plans_.jobs[j].nodes, true))
             throw std::logic_error("invariant: job " + std::to_string(j) + " closed as unplaceable but fits");
         const JobState& job = jobs_[j];
-        if (pool_.acquiring(j) > 0 && ((job.phase() != Phase::Waiting && !job.narrow) || job.replacing))
+        // (a job in detection keeps the acquisitions of its narrow run for its recovery)
+        const bool waits = job.phase() == Phase::Waiting || job.phase() == Phase::Detecting || job.narrow;
+        if (pool_.acquiring(j) > 0 && (!waits || job.replacing))
             throw std::logic_error("invariant: job " + std::to_string(j) +
                                    " has cold spares on their way but does not wait for them");
         if (job.narrow && (!job.running() || recovery_.ready(j)))
