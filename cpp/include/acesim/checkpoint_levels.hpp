@@ -321,7 +321,7 @@ ACESIM_HD double levels_close_at(const Lifecycle& s, const Levels& L, JobRecord&
             rec.productive += segment;
             rec.end = t;
             rec.status = static_cast<std::uint8_t>(JobStatus::Running);
-            return s.committed + segment;
+            return clamp_to_boundary(s, rec, s.committed + segment);
         }
         case Phase::Saving:
         case Phase::PersistWait:
@@ -330,14 +330,14 @@ ACESIM_HD double levels_close_at(const Lifecycle& s, const Levels& L, JobRecord&
             rec.ckpt_stall += elapsed;
             rec.end = t;
             rec.status = static_cast<std::uint8_t>(JobStatus::Running);
-            return s.committed + s.segment_compute;
+            return clamp_to_boundary(s, rec, s.committed + s.segment_compute);
         case Phase::Reconfiguring:
             rec.productive += L.unkept;
             rec.productive += L.seg_acc;
             charge_reconfigure(rec, elapsed);
             rec.end = t;
             rec.status = static_cast<std::uint8_t>(JobStatus::Running);
-            return s.committed + L.seg_acc;
+            return clamp_to_boundary(s, rec, s.committed + L.seg_acc);
         default:  // nothing is in flight outside these phases
             return close_at(s, rec, started, t);
     }

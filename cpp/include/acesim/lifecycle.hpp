@@ -199,6 +199,14 @@ ACESIM_HD JobStatus status_at_close(Phase phase) {
     }
 }
 
+/// A segment cut by a close never ends past its boundary: clock differences
+/// round, and a job in its final write would show more progress, and more
+/// productive time, than its work. Returns the progress, clamped.
+ACESIM_HD double clamp_to_boundary(const Lifecycle& s, JobRecord& rec, double progress) {
+    if (rec.productive > s.boundary) rec.productive = s.boundary;
+    return progress > s.boundary ? s.boundary : progress;
+}
+
 /// Closes an unfinished job's row at t (the horizon): nothing is lost yet, so
 /// compute since the last checkpoint is productive and a write in progress
 /// is ckpt_stall. `started`: a queued job waits for a restart, not its
@@ -232,13 +240,8 @@ ACESIM_HD double close_at(const Lifecycle& s, JobRecord& rec, bool started, doub
         case Phase::Done:
             break;
     }
-    if (s.phase == Phase::Computing || s.phase == Phase::Saving) {
-        // Clock differences round: a segment cut by the close never ends
-        // past its boundary (a job in its final write would show more
-        // progress, and more productive time, than its work).
-        if (progress > s.boundary) progress = s.boundary;
-        if (rec.productive > s.boundary) rec.productive = s.boundary;
-    }
+    if (s.phase == Phase::Computing || s.phase == Phase::Saving)
+        progress = clamp_to_boundary(s, rec, progress);
     rec.end = t;
     rec.status = static_cast<std::uint8_t>(status_at_close(s.phase));
     return progress;
