@@ -51,9 +51,10 @@ core) and ``derandomize=True`` makes every run draw the same examples. The
 ``slow`` variants (``ACESIM_SLOW_PROPERTIES=1``) run many more.
 
 A property that failed on a valid scenario is a finding about acesim: its
-shrunk scenario is an explicit ``xfail(strict=True)`` regression test at the
-end of this file, and the general strategy steers around it only where that
-is needed to find anything else (each such place says so).
+shrunk scenario is a regression test at the end of this file (an
+``xfail(strict=True)`` until it is fixed; the general strategy steers around
+an open finding only where that is needed to find anything else, and says
+so). The four findings so far are fixed, and nothing steers around them.
 """
 
 from __future__ import annotations
@@ -399,16 +400,6 @@ def fleet_scenario(draw: Any, contended: bool = False, rich: bool = False) -> di
         policy.pop("on_failure", None)
         for k, j in enumerate(jobs):
             j["priority"] = k % 3
-    # FINDINGS 1 and 2 (tests at the end of the file): an elastic job
-    # that runs narrow under WAIT_REPAIR (the policy's, or a failure
-    # callback's decision), or on a fleet with cold spares, trips the
-    # engine's own bookkeeping and leaks nodes. The general strategy steers
-    # around these regions so that it can find anything else: there, jobs
-    # are not elastic.
-    if fleet["cold_spares"] or "on_failure" in policy or policy["replacement"] == "WAIT_REPAIR":
-        for j in jobs:
-            for k in ("min_gpus", "reconfigure", "scaling"):
-                j.pop(k, None)
     out: dict[str, Any] = {"jobs": jobs, "fleet": fleet, "policy": policy}
     # Job-level failures: always when the fleet has no node-level law (else
     # the scale-aware default, whose MTTF for small jobs is weeks).
@@ -882,34 +873,6 @@ def test_rich_fleet_scenarios(spec: dict[str, Any]) -> None:
     check_scenario(spec)
 
 
-CONTINUOUS = ("exponential", "weibull", "lognormal", "gamma")
-
-
-def untied(spec: Any) -> Any:
-    """A node failure law with no atoms: Constant, Empirical and
-    BlockBootstrap parts become exponentials of the same scale; hand-placed
-    failures become times, each node's offset by a distinct fraction of a
-    second. Two nodes then never fail at the same instant: simultaneous node
-    failures are broken by the engine's scheduling history, which differs
-    between policies and between a run and its replay (FINDING 4, tested
-    below); the general common-random-numbers and replay properties steer
-    around that tie so that they can find anything else."""
-    kind = spec[0]
-    if kind in CONTINUOUS:
-        return spec
-    if kind in ("constant", "empirical", "block_bootstrap"):
-        values = spec[1] if isinstance(spec[1], list) else [spec[1]]
-        return ("exponential", int(np.mean(values)))
-    if kind == "mixture":
-        return ("mixture", [(w, untied(c)) for w, c in spec[1]])
-    if kind == "scale_aware":
-        return ("scale_aware", untied(spec[1]), spec[2])
-    if kind in ("times", "gaps"):
-        times = {n: [float(t) + (n + 1) / 1024 for t in np.cumsum(ts)] for n, ts in spec[1].items()}
-        return ("times", times)
-    raise AssertionError(kind)
-
-
 def node_level_only(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec with nothing that ties node failure times to decisions:
     node-level failures only (no job-level law), wall clock, no quarantine,
@@ -921,7 +884,6 @@ def node_level_only(spec: dict[str, Any]) -> dict[str, Any]:
     if "node_failures" not in fleet:
         fleet["node_failures"] = ("exponential", 86400)
     fleet["node_clock"] = "wall"
-    fleet["node_failures"] = untied(fleet["node_failures"])
     repair = fleet.get("repair")
     if isinstance(repair, dict):
         fleet["repair"] = {**repair, "misdiagnosis": 0.0}
@@ -981,7 +943,6 @@ def check_trace_replay(spec: dict[str, Any]) -> None:
         fleet.get("node_failures") is not None
         and fleet["node_failures"][0] not in ("times", "gaps")
     )
-    spec = {**spec, "fleet": {**fleet, "node_failures": untied(fleet["node_failures"])}}
     kw = build(spec)
     note(repr(kw))
     res = run(kw, threads=1)
@@ -1169,9 +1130,9 @@ def test_rich_fleet_scenarios_many(spec: dict[str, Any]) -> None:
 
 # --------------------------------------------------------------------------- findings
 #
-# Valid scenarios on which a property above fails: each is the shrunk
-# scenario, written out by hand, and is expected to fail until acesim is
-# fixed (strict: a fix makes it pass and the xfail mark must go).
+# Valid scenarios on which a property above failed: each is the shrunk
+# scenario, written out by hand, with the answer worked out by hand (each
+# test says what acesim gave before its fix).
 
 C = ace.Constant
 
@@ -1317,20 +1278,47 @@ def test_a_spare_on_its_way_waits_for_the_job_in_detection(replacement: ace.Repl
 
 
 @pytest.mark.parametrize(
-    ("work", "interval", "save", "submit", "horizon"),
+    ("work", "interval", "save", "submit", "horizon", "persist"),
     [
         # Seven segments (the float interval is a hair under 1000 / 3): the
         # horizon falls in the seventh write, 2002.1 s to 2002.4 s.
-        (2000.0, 1000.0 / 3, 0.3, 0.3, 2002.25),
+        (2000.0, 1000.0 / 3, 0.3, 0.3, 2002.25, None),
         # Three segments, the horizon 100 s into the third write.
-        (12420.0, 5189.753366008832, 200.0, 99999.123, 99999.123 + 12420.0 + 2 * 200.0 + 100.0),
+        (
+            12420.0,
+            5189.753366008832,
+            200.0,
+            99999.123,
+            99999.123 + 12420.0 + 2 * 200.0 + 100.0,
+            None,
+        ),
+        # Asynchronous persists (the checkpoint-levels path), the horizon in
+        # the final write: productive was 1.2e-11 s over the work, progress
+        # 1.8e-12 s over.
+        (777.7, 194.4249999999998, 0.3, 99999.123, 100778.27878985154, 13.0),
+        (12420.0, 3104.999999999997, 200.0, 12345.678, 25738.101596981527, 100.0),
+        (3333.3333333333335, 1666.6666666666652, 7.0, 99999.123, 103348.39457176166, 13.0),
     ],
-    ids=["thirds", "offset"],
+    ids=["thirds", "offset", "persist-small", "persist-progress", "persist-halves"],
 )
 def test_productive_never_exceeds_work_at_the_horizon(
-    work: float, interval: float, save: float, submit: float, horizon: float
+    work: float,
+    interval: float,
+    save: float,
+    submit: float,
+    horizon: float,
+    persist: float | None,
 ) -> None:
-    job = ace.Job(8, work, interval, init=0.0, load=0.0, save=save, submit=submit)
+    job = ace.Job(
+        8,
+        work,
+        interval,
+        init=0.0,
+        load=0.0,
+        save=save,
+        submit=submit,
+        persist=None if persist is None else C(persist),
+    )
     res = ace.simulate(job, failures=C(1e9), horizon=horizon)
     row = res.jobs[0]
     assert row["status"] == ace.JobStatus.RUNNING
@@ -1357,28 +1345,30 @@ def simultaneous_block_failure(replacement: ace.Replacement) -> ace.SimulationRe
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FINDING 4: simultaneous node failures are ordered by the engine's scheduling "
-    "history, which depends on the policy: the block's failure at 5000 s is node 3's under "
-    "SPARES and node 2's under WAIT_REPAIR, its detection latency is drawn from that node's "
-    "stream, so the block returns at 5757.8 s or 5654.2 s and fails next at 8757.8 s or "
-    "8654.2 s: the node failure trace is not the same under every policy",
-)
 def test_finding_simultaneous_failures_are_the_same_under_every_policy() -> None:
+    # Fixed: simultaneous events were ordered by when they were scheduled, so
+    # the block's failure at 5000 s was node 3's under SPARES (node 2, the
+    # cold spare, had been rescheduled when it was acquired) and node 2's
+    # under WAIT_REPAIR; its detection latency came from that node's stream
+    # and the block failed next at 8757.8 s or 8654.2 s. At equal times the
+    # nodes now come up by index: the block's failure is node 2's under
+    # both, and so is its next one.
     a = simultaneous_block_failure(ace.Replacement.SPARES)
     b = simultaneous_block_failure(ace.Replacement.WAIT_REPAIR)
     end = min(a.fleet["makespan"][0], b.fleet["makespan"][0])
     assert node_failure_times(a, 0, end) == node_failure_times(b, 0, end)
+    for res in (a, b):
+        block = res.trace[res.trace["time"] > 1000.0]
+        assert set(block["origin"].tolist()) == {2}
+        # 5000 s + the detection drawn from node 2's stream + 600 s of repair
+        # + the 3000 s gap, the same draw under both policies.
+        assert len(set(block["time"].tolist())) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="FINDING 4: replaying a recorded run's trace (NodeTrace(res.trace, model=law), same "
-    "seed) does not reproduce the trace bit for bit: at 5000 s both nodes fail at once; the "
-    "run names node 1's failure as the one that interrupted the job, the replay node 0's",
-)
 def test_finding_a_replayed_trace_reproduces_simultaneous_failures() -> None:
+    # Fixed: at 5000 s both nodes fail at once; the run named node 1's
+    # failure as the one that interrupted the job and its replay node 0's.
+    # Both now take node 0's first (equal times: nodes by index).
     fleet = ace.Fleet(
         2, repair=C(600.0), node_failures=C(5000.0), node_start="fresh", node_clock="busy"
     )
@@ -1389,3 +1379,5 @@ def test_finding_a_replayed_trace_reproduces_simultaneous_failures() -> None:
     again = ace.simulate(**{**kw, "fleet": dataclasses.replace(fleet, node_failures=trace)})
     assert again.jobs.tobytes() == res.jobs.tobytes()  # holds
     assert again.trace.tobytes() == res.trace.tobytes(), (res.trace, again.trace)
+    hit = res.trace[(res.trace["time"] == 5000.0) & (res.trace["job"] == 0)]
+    assert hit["node"].tolist() == [0]

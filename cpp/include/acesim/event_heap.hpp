@@ -1,6 +1,11 @@
-// Binary min-heap of events keyed by (time, sequence number). Events at equal
-// times run in the order they were scheduled: determinism never depends on
-// pointer or hash order.
+// Binary min-heap of events keyed by (time, entity). Events at equal times
+// run in the order of their entities' ids (the owner numbers them: the
+// replica engine's nodes, then its jobs), never in the order they were
+// scheduled: that order is the run's history, which differs between
+// policies and between a run and its replay, so two policies would see
+// simultaneous failures in different orders (and draw, say, a block's
+// detection latency from different nodes' streams). Determinism never
+// depends on pointer or hash order either.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +14,10 @@
 namespace acesim {
 
 /// One scheduled event; `version` lets an entity invalidate its older entries
-/// (lazy deletion) instead of searching the heap.
+/// (lazy deletion) instead of searching the heap. An entity has at most one
+/// live entry, so (time, entity) orders the live events totally.
 struct Event {
     double time;
-    std::uint64_t seq;
     std::uint32_t entity;
     std::uint32_t version;
 };
@@ -22,14 +27,11 @@ public:
     bool empty() const { return heap_.empty(); }
     std::size_t size() const { return heap_.size(); }
     const Event& top() const { return heap_.front(); }
-    void clear() {
-        heap_.clear();
-        next_seq_ = 0;
-    }
+    void clear() { heap_.clear(); }
     void reserve(std::size_t n) { heap_.reserve(n); }
 
     void push(double time, std::uint32_t entity, std::uint32_t version) {
-        heap_.push_back({time, next_seq_++, entity, version});
+        heap_.push_back({time, entity, version});
         sift_up(heap_.size() - 1);
     }
 
@@ -43,7 +45,7 @@ public:
 
 private:
     static bool before(const Event& a, const Event& b) {
-        return a.time < b.time || (a.time == b.time && a.seq < b.seq);
+        return a.time < b.time || (a.time == b.time && a.entity < b.entity);
     }
     void sift_up(std::size_t i) {
         const Event e = heap_[i];
@@ -70,7 +72,6 @@ private:
     }
 
     std::vector<Event> heap_;
-    std::uint64_t next_seq_ = 0;
 };
 
 }  // namespace acesim

@@ -48,13 +48,13 @@ public:
     }
 
     /// Job j's next event is at `time`; its earlier entries are void.
-    void schedule_job(std::uint32_t j, double time) { heap_.push(time, j, ++job_version_[j]); }
+    void schedule_job(std::uint32_t j, double time) { heap_.push(time, j | kJobBit, ++job_version_[j]); }
     /// Voids job j's pending entries.
     void invalidate_job(std::uint32_t j) { ++job_version_[j]; }
     /// Node n's next event is at `time` (inf: none); its earlier entries are void.
     void schedule_node(std::uint32_t n, double time) {
         const std::uint32_t version = ++node_version_[n];
-        if (time < kNever) heap_.push(time, n | kNodeBit, version);
+        if (time < kNever) heap_.push(time, n, version);
     }
 
     /// Fleet events known in advance (maintenance window starts) at these
@@ -86,7 +86,7 @@ public:
             Event e;
             if (arrival) {
                 const std::uint32_t j = arrivals_[next_arrival_];
-                e = Event{jobs_[j].submit, 0, j, job_version_[j]};
+                e = Event{jobs_[j].submit, j | kJobBit, job_version_[j]};
                 if (e.time > horizon_) return false;
                 ++next_arrival_;
             } else {
@@ -94,8 +94,8 @@ public:
                 if (e.time > horizon_ || e.time == kNever) return false;  // nothing happens at infinity
                 heap_.pop();
             }
-            const bool is_node = (e.entity & kNodeBit) != 0;
-            const std::uint32_t id = e.entity & ~kNodeBit;
+            const bool is_node = (e.entity & kJobBit) == 0;
+            const std::uint32_t id = e.entity & ~kJobBit;
             if (e.version != (is_node ? node_version_[id] : job_version_[id])) continue;  // superseded
             count_event();
             if (checking_ && e.time < now_) throw std::logic_error("invariant: events ran backwards in time");
@@ -115,8 +115,8 @@ public:
     double peek() {
         while (!heap_.empty()) {
             const Event& e = heap_.top();
-            const bool is_node = (e.entity & kNodeBit) != 0;
-            const std::uint32_t id = e.entity & ~kNodeBit;
+            const bool is_node = (e.entity & kJobBit) == 0;
+            const std::uint32_t id = e.entity & ~kJobBit;
             if (e.version == (is_node ? node_version_[id] : job_version_[id])) break;
             heap_.pop();
         }
@@ -140,8 +140,14 @@ private:
     }
 
     static constexpr double kNever = std::numeric_limits<double>::infinity();
-    /// Heap entities: jobs are 0 .. n-1, nodes carry this bit.
-    static constexpr std::uint32_t kNodeBit = 0x80000000u;
+    /// Heap entities: nodes are 0 .. n-1, jobs carry this bit. At equal
+    /// times the fleet changes first (node events, by node index: failures,
+    /// returns, acquisitions), then the jobs' events, by job index; a job's
+    /// phase that ends at the instant one of its nodes fails is cut off.
+    /// The order is a function of the times alone, never of the history
+    /// that scheduled them, so simultaneous failures come up in the same
+    /// order under every policy and in a replay.
+    static constexpr std::uint32_t kJobBit = 0x80000000u;
 
     const std::vector<JobSpec>& jobs_;
     const std::vector<std::uint32_t>& arrivals_;
