@@ -10,11 +10,11 @@ job-level failures at the MTTF of the Meta scale model at 1,024 GPUs
 Variants: synchronous (the baseline), asynchronous persist (LogNormal, mean
 5 min), two-level (an in-memory tier every 10 min: save 5 s, load 20 s,
 surviving process failures), both, and slow failures (the hardware cause at
-half speed until detection; event heap only, the batch path rejects it).
-Every variant runs on the batch path (``batch_simulate``) where supported and
-on the event heap (``simulate``), one thread, the variants interleaved round
-by round so that each ratio to the synchronous baseline comes from the same
-stretch of the run (best of the rounds per variant).
+half speed until detection; the batch path rejects it). Every variant runs on
+the batch path (``batch_simulate``) where supported and through ``simulate``
+(the single-job kernel, or the event heap for slow failures), one thread,
+the variants interleaved round by round so that each ratio to the
+synchronous baseline comes from the same stretch of the run (best of the rounds per variant).
 
 An elastic variant (``Job(min_gpus=...)``, on a fleet of exactly the job's
 nodes, no spares) runs against the same non-elastic job when the core has
@@ -194,7 +194,7 @@ def test_lifecycle_batch(benchmark: Any, batch_rows: dict[str, np.ndarray]) -> N
 
 
 def test_lifecycle_event_heap(benchmark: Any, batch_rows: dict[str, np.ndarray]) -> None:
-    """All variants on ``simulate``, slow failures included."""
+    """All variants through ``simulate``, slow failures (the event heap) included."""
     round_ = interleaved({name: (lambda n=name: _heap(n)) for name in VARIANTS})
     rows, logs = benchmark.pedantic(round_, rounds=ROUNDS, iterations=1)
     for name in VARIANTS:
@@ -202,11 +202,11 @@ def test_lifecycle_event_heap(benchmark: Any, batch_rows: dict[str, np.ndarray])
     assert rows["two-level"]["tier_restores"].sum() > 0
     # The slowdown is exercised: the same draws give other rows than fail-stop.
     assert rows["slow failures"].tobytes() != rows[BASELINE].tobytes()
-    # The batch path is the event-heap path, bit for bit, where it applies.
+    # The batch path gives simulate's rows, bit for bit, where it applies.
     for name in BATCH_VARIANTS:
         other = batch_rows[name] if name in batch_rows else _batch(name)
         assert other.tobytes() == rows[name].tobytes(), name
-    report(benchmark, "event heap", rows, logs, REPLICAS, BASELINE)
+    report(benchmark, "simulate", rows, logs, REPLICAS, BASELINE)
 
 
 HAS_ELASTIC = "min_gpus" in inspect.signature(ace.Job).parameters

@@ -149,7 +149,7 @@ def test_same_replicas(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> N
     rows = benchmark(_timed(lambda: _acesim(REPLICAS), log))
     assert rows.size == REPLICAS
     assert np.all(simpy_run[0]["completed"] == 1.0)
-    _compare(benchmark, "event heap (call overhead included)", rows, log, REPLICAS, simpy_run)
+    _compare(benchmark, "simulate (call overhead included)", rows, log, REPLICAS, simpy_run)
 
 
 def test_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None:
@@ -159,7 +159,7 @@ def test_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None
     rows = benchmark.pedantic(
         _timed(lambda: _acesim(THROUGHPUT_REPLICAS, seed=SEED + 1), log), rounds=3, iterations=1
     )
-    _compare(benchmark, "event heap", rows, log, THROUGHPUT_REPLICAS, simpy_run)
+    _compare(benchmark, "simulate", rows, log, THROUGHPUT_REPLICAS, simpy_run)
 
 
 def test_batch_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None:

@@ -1,9 +1,13 @@
 #include "acesim/simulator.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -11,6 +15,7 @@
 #include "acesim/cuda_samplers.hpp"
 #include "acesim/sampler.hpp"
 #include "acesim/single_job.hpp"
+#include "engine/ledger.hpp"
 #include "engine/plans.hpp"
 #include "engine/replica_engine.hpp"
 
@@ -59,6 +64,106 @@ SingleJobSpec single_job_spec(const SimulationInput& in, const Plans& plans, std
     return spec;
 }
 
+/// The single-job kernel's inputs: one spec per job and the cause table.
+struct SingleJobTables {
+    std::vector<SingleJobSpec> specs;
+    std::vector<double> shares;
+    std::vector<std::uint32_t> detect;
+    std::vector<std::uint32_t> width;
+    double total = 0.0;
+
+    SingleJobTables(const SimulationInput& in, const Plans& plans) : specs(in.jobs.size()) {
+        for (std::size_t j = 0; j < in.jobs.size(); ++j) specs[j] = single_job_spec(in, plans, j);
+        for (const CauseSpec& c : in.causes) {
+            shares.push_back(c.share);
+            detect.push_back(c.detect == kNoDistribution ? kNoLaw : c.detect);
+            width.push_back(c.node_scope ? c.nodes : 0u);
+            total += c.share;
+        }
+    }
+    CauseTable causes() const {
+        return {shares.data(), detect.data(), width.data(), static_cast<std::uint32_t>(shares.size()), total};
+    }
+};
+
+/// simulate() without a fleet runs its jobs on the single-job kernel (no
+/// event heap: the batch path's rate) unless something needs the heap:
+/// the event log, invariant checks, time limits, slow failures or a
+/// re-placement delay. Jobs without a fleet share nothing, so each job's
+/// lifecycle runs alone; the rows are the heap's, bit for bit.
+bool runs_on_single_job_kernel(const SimulationInput& in) {
+    if (in.fleet.enabled || in.record_events || in.check_invariants) return false;
+    if (in.policy.replacement_delay != kNoDistribution || in.policy.on_failure || in.policy.place ||
+        in.policy.compiled != nullptr)
+        return false;
+    for (double limit : in.time_limits)
+        if (std::isfinite(limit)) return false;
+    for (const CauseSpec& c : in.causes)
+        if (c.slowdown != 0.0) return false;
+    return true;
+}
+
+/// A job's failures as trace rows, as the event heap writes them: the blamed
+/// node (job-local) drawn from the job's blame stream at each failure. The
+/// event numbers are given once the replica's jobs are merged.
+struct FailureRows {
+    std::vector<TraceRecord>* rows;
+    Stream blame;
+    std::uint32_t nodes;  ///< the job's nodes (at least 1)
+    std::uint32_t replica;
+    std::int32_t job;
+    std::uint32_t draws = 0;
+
+    void operator()(double t, std::int32_t cause, double drawn) {
+        const auto node = static_cast<std::int32_t>(bounded_index(lo64(blame.block(draws++, 0)), nodes));
+        rows->push_back({replica, 0u, job, node, -1, cause, 0u, 0u, t, drawn});
+    }
+};
+
+/// One replica of a fleet-less run on the single-job kernel: each job's
+/// row, the failure trace in the heap's order (time, then job index: jobs'
+/// events at equal times) and the replica's rollup. false: a job hit a
+/// limit or a law ran out; the caller reruns the replica on the event heap,
+/// which raises the error naming it.
+bool run_replica_on_kernel(const SimulationInput& in, const SingleJobTables& tables,
+                           const std::vector<DistributionView>& views, std::uint32_t replica,
+                           std::uint64_t max_events, JobRecord* rows, SimulationOutput& out,
+                           std::vector<TraceRecord>& failures) {
+    const Key key = key_from_seed(in.seed);
+    const CauseTable causes = tables.causes();
+    failures.clear();
+    FleetRecord fleet{};
+    fleet.replica = replica;
+    fleet.jobs = static_cast<std::uint32_t>(in.jobs.size());
+    std::uint64_t events = 0;
+    double makespan = 0.0;
+    for (std::uint32_t j = 0; j < in.jobs.size(); ++j) {
+        const SingleJobSpec& spec = tables.specs[j];
+        const FailureRows trace{&failures,
+                                Stream{key, stream_id(EntityKind::Job, j, Purpose::Blame), replica},
+                                spec.nodes > 1 ? spec.nodes : 1u, replica, static_cast<std::int32_t>(j)};
+        std::uint64_t job_events = 0;
+        if (run_single_job(spec, views.data(), causes, key, replica, j, in.horizon, max_events, rows[j],
+                           job_events, trace) != kSingleJobOk)
+            return false;
+        events += job_events;
+        if (events > max_events || failures.size() > kMaxFailuresPerReplica) return false;
+        if (rows[j].status != static_cast<std::uint8_t>(JobStatus::NotSubmitted))
+            makespan = std::max(makespan, rows[j].end);
+        roll_up(fleet, rows[j]);
+    }
+    if (in.jobs.size() > 1)
+        std::stable_sort(failures.begin(), failures.end(), [](const TraceRecord& a, const TraceRecord& b) {
+            return a.time < b.time || (a.time == b.time && a.job < b.job);
+        });
+    for (std::size_t k = 0; k < failures.size(); ++k) failures[k].event = static_cast<std::uint32_t>(k);
+    out.trace.insert(out.trace.end(), failures.begin(), failures.end());
+    fleet.events = events;
+    finish_rollup(fleet, makespan);
+    out.fleet.push_back(fleet);
+    return true;
+}
+
 }  // namespace
 
 SimulationOutput simulate(const SimulationInput& in) {
@@ -66,6 +171,9 @@ SimulationOutput simulate(const SimulationInput& in) {
     const std::uint64_t max_events = in.max_events == 0 ? kDefaultMaxEvents : in.max_events;
     const std::vector<DistributionView> views = make_views(in);
     const Plans plans = make_plans(in);
+    const bool on_kernel = runs_on_single_job_kernel(in);
+    std::optional<SingleJobTables> tables;
+    if (on_kernel) tables.emplace(in, plans);
 
     SimulationOutput out;
     resize_interruptibly(out.jobs, in.jobs.size() * static_cast<std::size_t>(in.replicas), in.cancel);
@@ -82,11 +190,17 @@ SimulationOutput simulate(const SimulationInput& in) {
         in.replicas, in.threads, 1,
         [&](std::uint64_t begin, std::uint64_t end) {
             Chunk chunk;
+            chunk.out.fleet.reserve(end - begin);  // one rollup a replica
+            std::vector<TraceRecord> failures;     // one replica's, on the single-job kernel
             for (std::uint64_t r = begin; r < end; ++r) {
                 try {
                     throw_if_cancelled(in.cancel);
-                    ReplicaEngine run(in, plans, views, in.first_replica + static_cast<std::uint32_t>(r),
-                                      max_events, out.jobs.data() + r * in.jobs.size(), chunk.out);
+                    const std::uint32_t replica = in.first_replica + static_cast<std::uint32_t>(r);
+                    JobRecord* rows = out.jobs.data() + r * in.jobs.size();
+                    if (on_kernel && run_replica_on_kernel(in, *tables, views, replica, max_events, rows,
+                                                           chunk.out, failures))
+                        continue;
+                    ReplicaEngine run(in, plans, views, replica, max_events, rows, chunk.out);
                     run.run();
                 } catch (...) {
                     chunk.error = std::current_exception();
@@ -102,6 +216,15 @@ SimulationOutput simulate(const SimulationInput& in) {
     for (const auto& [begin, chunk] : chunks)
         if (chunk.error) std::rethrow_exception(chunk.error);
 
+    if (chunks.size() == 1) {  // one thread: its tables are the result's
+        SimulationOutput& o = chunks.begin()->second.out;
+        out.fleet = std::move(o.fleet);
+        out.trace = std::move(o.trace);
+        out.events = std::move(o.events);
+        out.placements = std::move(o.placements);
+        out.node_events = std::move(o.node_events);
+        return out;
+    }
     std::size_t nf = 0, nt = 0, ne = 0, np = 0, nn = 0;
     for (const auto& [begin, chunk] : chunks) {
         nf += chunk.out.fleet.size();
@@ -141,31 +264,21 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
     const std::uint64_t max_events = in.max_events == 0 ? kDefaultMaxEvents : in.max_events;
     const std::vector<DistributionView> views = make_views(in);
     const Plans plans = make_plans(in);
-    std::vector<SingleJobSpec> specs(in.jobs.size());
-    for (std::size_t j = 0; j < in.jobs.size(); ++j) specs[j] = single_job_spec(in, plans, j);
-    std::vector<double> shares;
-    std::vector<std::uint32_t> detect;
-    std::vector<std::uint32_t> width;
-    double total = 0.0;
-    for (const CauseSpec& c : in.causes) {
+    for (const CauseSpec& c : in.causes)
         require(c.slowdown == 0.0,
                 "batch: slow failures (a cause's slowdown) need the event-heap simulator (simulate)");
-        shares.push_back(c.share);
-        detect.push_back(c.detect == kNoDistribution ? kNoLaw : c.detect);
-        width.push_back(c.node_scope ? c.nodes : 0u);
-        total += c.share;
-    }
-    const CauseTable causes{shares.data(), detect.data(), width.data(),
-                            static_cast<std::uint32_t>(shares.size()), total};
+    const SingleJobTables tables(in, plans);
+    const std::vector<SingleJobSpec>& specs = tables.specs;
+    const CauseTable causes = tables.causes();
     const Key key = key_from_seed(in.seed);
     const std::uint64_t count = static_cast<std::uint64_t>(in.jobs.size()) * in.replicas;
     SimulationOutput out;
     resize_interruptibly(out.jobs, count, in.cancel);
     std::vector<std::uint32_t> status(count, kSingleJobOk);
     if (cuda) {
-        const BatchRequest request{
-            &in.distributions, &specs,           &shares,     &detect,    &width,    total,
-            in.seed,           in.first_replica, in.replicas, in.horizon, max_events};
+        const BatchRequest request{&in.distributions, &specs,       &tables.shares, &tables.detect,
+                                   &tables.width,     tables.total, in.seed,        in.first_replica,
+                                   in.replicas,       in.horizon,   max_events};
         const std::string error = batch_cuda(request, out.jobs.data(), status.data());
         if (!error.empty()) throw std::runtime_error(error);
     } else {

@@ -1,8 +1,9 @@
 // The single-job model without an event heap: one job, replacements always
 // available (fleet None), its lifecycle stepped directly. Written for host
-// and device (batch Monte Carlo on CPU threads or CUDA) and kept
-// operation-for-operation equal to the event-heap simulator's fleet-less
-// path, so both give bit-identical rows for the same seeds.
+// and device (batch Monte Carlo on CPU threads or CUDA, and simulate()
+// without a fleet) and kept operation-for-operation equal to the event-heap
+// simulator's fleet-less path, so both give bit-identical rows for the same
+// seeds.
 #pragma once
 
 #include <cmath>
@@ -64,6 +65,15 @@ enum SingleJobStatus : std::uint32_t {
 /// Failures one replica may record before the run is declared hopeless
 /// (the event-heap path bounds its trace the same way).
 constexpr std::uint64_t kSingleJobMaxFailures = std::uint64_t{1} << 25;
+
+/// What a job-level failure leaves for the failure trace: nothing on the
+/// batch path. simulate()'s single-job path passes a functor that keeps a
+/// row per failure (its time, cause and the failure law's draw); the
+/// functor draws the blamed node itself, from its own stream, so the other
+/// draws are the same either way.
+struct NoFailureTrace {
+    ACESIM_HD void operator()(double, std::int32_t, double) const {}
+};
 
 namespace detail {
 /// Draws of one stream in index order. A constant law needs no randomness;
@@ -179,10 +189,12 @@ ACESIM_HD void count_start(Lifecycle& s, JobRecord& rec, bool& started, double t
 /// run_single_job for a job with checkpoint levels (an asynchronous persist,
 /// tiers): the transitions of checkpoint_levels.hpp in the order the
 /// event-heap engine makes them, so the rows are the same bits.
+template <class FailureTrace = NoFailureTrace>
 ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const DistributionView* dists,
                                               const CauseTable& causes, Key key, std::uint32_t replica,
                                               std::uint32_t entity, double horizon, std::uint64_t max_events,
-                                              JobRecord& rec, std::uint64_t& events) {
+                                              JobRecord& rec, std::uint64_t& events,
+                                              FailureTrace trace = FailureTrace{}) {
     using namespace detail;
     constexpr double kInfinity = INFINITY;
     const double gpus = static_cast<double>(spec.gpus);
@@ -211,6 +223,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
     Levels L;
     FailureClock clock;
     clock.fail_left = job_failures ? failure_draw() : kInfinity;
+    double fail_draw = clock.fail_left;  // the draw behind the next failure (its trace row)
     bool started = false;
     std::uint64_t failures_recorded = 0;
     events = 0;
@@ -243,11 +256,13 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
             const std::int32_t cause = draw_cause(causes, s_cause, n_cause);
             const double detect = duration(draw_detection(causes, dists, cause, s_detect, n_detect, gpus));
             if (++failures_recorded > kSingleJobMaxFailures) return kSingleJobTooManyFailures;
+            trace(t, cause, fail_draw);
             const std::uint32_t width = cause >= 0 ? causes.width[cause] : 1u;
             levels_roll_back(s, L, P, rec, t, width < spec.nodes ? width : spec.nodes);
             clock.unhold(t);
             ++rec.failures;
             clock.fail_left = job_failures ? failure_draw() : kInfinity;
+            fail_draw = clock.fail_left;
             restart = begin_detection(s, rec, t, detect);
         } else if (L.persist_end <= s.phase_end) {
             t = L.persist_end;
@@ -325,13 +340,15 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
 /// keyed by (0 for a job simulated alone). Fills `rec` and counts events.
 /// The transitions are the lifecycle's (lifecycle.hpp), the same functions
 /// the event-heap engine calls, in the same order: the same bits.
+template <class FailureTrace = NoFailureTrace>
 ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const DistributionView* dists,
                                        const CauseTable& causes, Key key, std::uint32_t replica,
                                        std::uint32_t entity, double horizon, std::uint64_t max_events,
-                                       JobRecord& rec, std::uint64_t& events) {
+                                       JobRecord& rec, std::uint64_t& events,
+                                       FailureTrace trace = FailureTrace{}) {
     if (spec.leveled)
         return run_single_job_levels(spec, dists, causes, key, replica, entity, horizon, max_events, rec,
-                                     events);
+                                     events, trace);
     using namespace detail;
     constexpr double kInfinity = INFINITY;
     const double gpus = static_cast<double>(spec.gpus);
@@ -356,6 +373,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
     s.interval = spec.interval;
     FailureClock clock;
     clock.fail_left = job_failures ? failure_draw() : kInfinity;
+    double fail_draw = clock.fail_left;  // the draw behind the next failure (its trace row)
     bool started = false;
     std::uint64_t failures_recorded = 0;
     events = 0;
@@ -378,15 +396,17 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
             // A job-level failure: cause and detection draws as in the
             // event-heap path.
             t = clock.fail_at;
-            // The blamed node only names a trace row, which the batch path does not
-            // keep; its stream is separate, so skipping it changes no other draw.
+            // The blamed node only names a trace row (the trace functor
+            // draws it); its stream is separate, so no other draw depends on it.
             const std::int32_t cause = draw_cause(causes, s_cause, n_cause);
             const double detect = duration(draw_detection(causes, dists, cause, s_detect, n_detect, gpus));
             if (++failures_recorded > kSingleJobMaxFailures) return kSingleJobTooManyFailures;
+            trace(t, cause, fail_draw);
             interrupt(s, rec, t);
             clock.unhold(t);
             ++rec.failures;
             clock.fail_left = job_failures ? failure_draw() : kInfinity;
+            fail_draw = clock.fail_left;
             restart = begin_detection(s, rec, t, detect);
         } else {
             t = s.phase_end;

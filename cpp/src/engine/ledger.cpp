@@ -10,10 +10,38 @@
 namespace acesim {
 namespace {
 constexpr double kSecondsPerHour = 3600.0;
-/// Bounds the failure trace (about 48 bytes a row) of a run whose failure
-/// law strikes faster than jobs can make progress.
-constexpr std::size_t kMaxFailuresPerReplica = std::size_t{1} << 25;
 }  // namespace
+
+void roll_up(FleetRecord& fleet, const JobRecord& r) {
+    const double gpus = r.gpus;
+    fleet.jobs_completed += r.completed ? 1u : 0u;
+    fleet.failures += r.failures;
+    fleet.preemptions += r.preemptions;
+    fleet.timeouts += r.timeouts;
+    fleet.planned_interruptions += r.planned_interruptions;
+    fleet.checkpoints += r.checkpoints;
+    fleet.gpu_hours += gpus * r.wall / kSecondsPerHour;
+    fleet.productive_gpu_hours += gpus * r.productive / kSecondsPerHour;
+    fleet.wasted_gpu_hours += gpus * r.wasted / kSecondsPerHour;
+    fleet.ckpt_stall_gpu_hours += gpus * r.ckpt_stall / kSecondsPerHour;
+    fleet.overhead_gpu_hours += gpus * r.overhead / kSecondsPerHour;
+    fleet.init_gpu_hours += gpus * r.init / kSecondsPerHour;
+    fleet.load_gpu_hours += gpus * r.load / kSecondsPerHour;
+    fleet.reconfigure_gpu_hours += gpus * r.reconfigure / kSecondsPerHour;
+    fleet.detection_gpu_hours += gpus * r.detection / kSecondsPerHour;
+    fleet.queue_wait_gpu_hours += gpus * r.queue_wait / kSecondsPerHour;
+    fleet.recovery_wait_gpu_hours += gpus * r.recovery_wait / kSecondsPerHour;
+    fleet.narrow_gpu_hours += gpus * r.narrow / kSecondsPerHour;
+    fleet.contention_gpu_hours += gpus * r.contention / kSecondsPerHour;
+    fleet.gpu_hours_lost += r.gpu_hours_lost;
+    fleet.churn_gpu_hours += r.churn_gpu_hours;
+}
+
+void finish_rollup(FleetRecord& fleet, double makespan) {
+    fleet.makespan = makespan;
+    fleet.ettr = fleet.gpu_hours > 0.0 ? fleet.productive_gpu_hours / fleet.gpu_hours
+                                       : std::numeric_limits<double>::quiet_NaN();
+}
 
 void Ledger::check_trace_bound() const {
     if (out_.trace.size() - trace_begin_ > kMaxFailuresPerReplica) {
@@ -58,28 +86,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
                    RowConstants{profile.mtbf, profile.young, profile.daly, expected});
 
         if (job.phase() != Phase::Pending) makespan = std::max(makespan, r.end);  // never past the horizon
-        const double gpus = r.gpus;
-        fleet.jobs_completed += r.completed ? 1u : 0u;
-        fleet.failures += r.failures;
-        fleet.preemptions += r.preemptions;
-        fleet.timeouts += r.timeouts;
-        fleet.planned_interruptions += r.planned_interruptions;
-        fleet.checkpoints += r.checkpoints;
-        fleet.gpu_hours += gpus * r.wall / kSecondsPerHour;
-        fleet.productive_gpu_hours += gpus * r.productive / kSecondsPerHour;
-        fleet.wasted_gpu_hours += gpus * r.wasted / kSecondsPerHour;
-        fleet.ckpt_stall_gpu_hours += gpus * r.ckpt_stall / kSecondsPerHour;
-        fleet.overhead_gpu_hours += gpus * r.overhead / kSecondsPerHour;
-        fleet.init_gpu_hours += gpus * r.init / kSecondsPerHour;
-        fleet.load_gpu_hours += gpus * r.load / kSecondsPerHour;
-        fleet.reconfigure_gpu_hours += gpus * r.reconfigure / kSecondsPerHour;
-        fleet.detection_gpu_hours += gpus * r.detection / kSecondsPerHour;
-        fleet.queue_wait_gpu_hours += gpus * r.queue_wait / kSecondsPerHour;
-        fleet.recovery_wait_gpu_hours += gpus * r.recovery_wait / kSecondsPerHour;
-        fleet.narrow_gpu_hours += gpus * r.narrow / kSecondsPerHour;
-        fleet.contention_gpu_hours += gpus * r.contention / kSecondsPerHour;
-        fleet.gpu_hours_lost += r.gpu_hours_lost;
-        fleet.churn_gpu_hours += r.churn_gpu_hours;
+        roll_up(fleet, r);
         if (checking) {
             const double sum = r.productive + r.wasted + r.ckpt_stall + r.overhead + r.detection +
                                r.queue_wait + r.recovery_wait + r.narrow;
@@ -87,9 +94,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
                 throw std::logic_error("invariant: accounting does not add up for job " + std::to_string(j));
         }
     }
-    fleet.makespan = makespan;
-    fleet.ettr = fleet.gpu_hours > 0.0 ? fleet.productive_gpu_hours / fleet.gpu_hours
-                                       : std::numeric_limits<double>::quiet_NaN();
+    finish_rollup(fleet, makespan);
     out_.fleet.push_back(fleet);
 }
 

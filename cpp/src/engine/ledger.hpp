@@ -13,6 +13,15 @@
 
 namespace acesim {
 
+/// Adds a closed job row to its replica's fleet rollup (sums in job order).
+void roll_up(FleetRecord& fleet, const JobRecord& row);
+/// The rollup's makespan (the latest end of a row that ran) and fleet ETTR.
+void finish_rollup(FleetRecord& fleet, double makespan);
+
+/// Failures one replica may record before the run is declared hopeless
+/// (the trace's bound; about 48 bytes a row).
+constexpr std::size_t kMaxFailuresPerReplica = std::size_t{1} << 25;
+
 class Ledger {
 public:
     Ledger(SimulationOutput& out, std::uint32_t replica, bool record_events)
