@@ -534,6 +534,27 @@ def _horizon(horizon: Any) -> float:
     return horizon_
 
 
+@functools.cache
+def _default_failures() -> Distribution:
+    """The default job-level law (:func:`acesim.meta_scale_model`), built
+    once: a law is a value, and building it cost a fifth of a small call."""
+    return meta_scale_model()
+
+
+def _python_backed(policy: Policy | None) -> bool:
+    """The policy's on_failure is a CompiledPolicy around a ctypes callback
+    of a Python function (see _python_callback_errors)."""
+    if policy is None or policy.on_failure is None:
+        return False
+    from .compiled import CompiledPolicy
+
+    on_failure = policy.on_failure
+    objects = getattr(getattr(on_failure, "keepalive", None), "_objects", None) or {}
+    return isinstance(on_failure, CompiledPolicy) and any(
+        type(o).__name__ == "CThunkObject" for o in objects.values()
+    )
+
+
 @contextlib.contextmanager
 def _python_callback_errors(policy: Policy | None) -> Iterator[None]:
     """A CompiledPolicy made from a ctypes callback around a Python function:
@@ -541,14 +562,7 @@ def _python_callback_errors(policy: Policy | None) -> Iterator[None]:
     returns an arbitrary value, 0 or SPARES on most builds), so the run's
     decisions would be garbage. Such exceptions are caught here (sys.unraisablehook) and the
     call raises instead of returning its numbers."""
-    from .compiled import CompiledPolicy
-
-    on_failure = None if policy is None else policy.on_failure
-    objects = getattr(getattr(on_failure, "keepalive", None), "_objects", None) or {}
-    python_backed = isinstance(on_failure, CompiledPolicy) and any(
-        type(o).__name__ == "CThunkObject" for o in objects.values()
-    )
-    if not python_backed:
+    if not _python_backed(policy):
         yield
         return
     caught: list[Any] = []
@@ -852,7 +866,7 @@ def simulate(
     _check_cause_widths(cause_list, fleet)
     node_level = fleet is not None and fleet.node_failures is not None
     if failures is None and not node_level:
-        failures = meta_scale_model()
+        failures = _default_failures()
     n_replicas, seed_, first, horizon_ = _run_options(replicas, seed, first_replica, horizon)
     _check_result_size(n_replicas, len(job_list))
     for flag, value in (("record_events", record_events), ("check_invariants", check_invariants)):
@@ -875,7 +889,7 @@ def simulate(
     fleet_spec = None if fleet is None else fleet._core_spec(index)
     policy_spec = None if policy is None else policy._core_spec(index)
 
-    with _python_callback_errors(policy):
+    with _python_callback_errors(policy) if _python_backed(policy) else contextlib.nullcontext():
         raw = _core.simulate(
             table.compiled,
             gpus,
@@ -1078,7 +1092,7 @@ def batch_simulate(
     job_list = _job_input(jobs)
     cause_list = _cause_list(causes)
     if failures is None:
-        failures = meta_scale_model()
+        failures = _default_failures()
     n_replicas, seed_, first, horizon_ = _run_options(replicas, seed, first_replica, horizon)
     _check_result_size(n_replicas, len(job_list), per_replica=False)
     threads_ = _threads(threads)
