@@ -189,10 +189,36 @@ SimulationOutput simulate(const SimulationInput& in) {
     parallel_for(
         in.replicas, in.threads, 1,
         [&](std::uint64_t begin, std::uint64_t end) {
+            // A chunk's tables are cut into segments of about kSegmentBytes:
+            // a table that grows copies what it holds, which Ctrl-C would
+            // wait out (a 5M-replica run's trace reaches gigabytes). The
+            // segments are joined in replica order.
+            constexpr std::size_t kSegmentBytes = std::size_t{64} << 20;
+            const auto bytes = [](const SimulationOutput& o) {
+                return o.fleet.size() * sizeof(FleetRecord) + o.trace.size() * sizeof(TraceRecord) +
+                       o.events.size() * sizeof(EventRecord) + o.placements.size() * sizeof(PlacementRecord) +
+                       o.node_events.size() * sizeof(NodeEventRecord);
+            };
+            const auto open = [&](Chunk& chunk, std::uint64_t from) {
+                // One rollup a replica.
+                chunk.out.fleet.reserve(
+                    std::min<std::uint64_t>(end - from, kSegmentBytes / sizeof(FleetRecord)));
+            };
+            const auto store = [&](std::uint64_t from, Chunk&& chunk) {
+                const std::lock_guard<std::mutex> lock(chunks_mutex);
+                chunks.emplace(from, std::move(chunk));
+            };
             Chunk chunk;
-            chunk.out.fleet.reserve(end - begin);  // one rollup a replica
-            std::vector<TraceRecord> failures;     // one replica's, on the single-job kernel
+            std::uint64_t from = begin;
+            open(chunk, from);
+            std::vector<TraceRecord> failures;  // one replica's, on the single-job kernel
             for (std::uint64_t r = begin; r < end; ++r) {
+                if (r > from && bytes(chunk.out) >= kSegmentBytes) {
+                    store(from, std::move(chunk));
+                    chunk = Chunk{};
+                    from = r;
+                    open(chunk, from);
+                }
                 try {
                     throw_if_cancelled(in.cancel);
                     const std::uint32_t replica = in.first_replica + static_cast<std::uint32_t>(r);
@@ -207,8 +233,7 @@ SimulationOutput simulate(const SimulationInput& in) {
                     break;  // later replicas of this chunk are not needed
                 }
             }
-            const std::lock_guard<std::mutex> lock(chunks_mutex);
-            chunks.emplace(begin, std::move(chunk));
+            store(from, std::move(chunk));
         },
         in.cancel);
     // Before any error a cancelled replica left:
@@ -216,7 +241,7 @@ SimulationOutput simulate(const SimulationInput& in) {
     for (const auto& [begin, chunk] : chunks)
         if (chunk.error) std::rethrow_exception(chunk.error);
 
-    if (chunks.size() == 1) {  // one thread: its tables are the result's
+    if (chunks.size() == 1) {  // one segment: its tables are the result's
         SimulationOutput& o = chunks.begin()->second.out;
         out.fleet = std::move(o.fleet);
         out.trace = std::move(o.trace);
@@ -239,6 +264,7 @@ SimulationOutput simulate(const SimulationInput& in) {
     out.placements.reserve(np);
     out.node_events.reserve(nn);
     for (auto& [begin, chunk] : chunks) {
+        throw_if_cancelled_releasing(in.cancel, out, chunks);  // a segment's copy is milliseconds
         SimulationOutput& o = chunk.out;
         out.fleet.insert(out.fleet.end(), o.fleet.begin(), o.fleet.end());
         out.trace.insert(out.trace.end(), o.trace.begin(), o.trace.end());
