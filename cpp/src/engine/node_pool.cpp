@@ -109,11 +109,29 @@ void NodePool::leave_service(std::uint32_t m, double t) {
         node.out_pos = static_cast<std::uint32_t>(out_.size());
         out_.push_back(m);
         node.in_service = false;
+        for (std::uint32_t j : node.jobs) departed_[j].push_back(m);
         node.out_since = t;
         processes_.stop(m);  // no failure process out of service
         leave_spares(m);
         pool_remove(m);
         if (node.acquiring_for >= 0) rules_.drop_acquisition(m);  // back in the cold reserve when it returns
+    }
+}
+
+void NodePool::held_out_of_service(std::uint32_t j, std::vector<std::uint32_t>& out) {
+    out.clear();
+    const auto it = departed_.find(j);
+    if (it == departed_.end()) return;
+    for (std::uint32_t n : it->second) {
+        const NodeState& node = nodes_[n];
+        const bool held = std::find(node.jobs.begin(), node.jobs.end(), j) != node.jobs.end();
+        if (held && !node.in_service && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    }
+    departed_.erase(it);
+    if (out.size() > 1) {  // in the order j holds them
+        out.clear();
+        for (std::uint32_t n : held_[j])
+            if (!nodes_[n].in_service) out.push_back(n);
     }
 }
 

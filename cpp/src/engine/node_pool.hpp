@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 #include "acesim/simulator.hpp"
@@ -129,6 +130,12 @@ public:
     std::uint32_t reserved(std::uint32_t j) const { return reserved_[j]; }
     /// Cold spares in acquisition for job j.
     std::uint32_t acquiring(std::uint32_t j) const { return acquiring_[j]; }
+    /// The nodes job j holds that are out of service, in the order it holds
+    /// them (a recovery's failed nodes). Only nodes that left service while
+    /// it held them since its last call can be, so those are looked at (a
+    /// job of 4,096 nodes scanned them all at every recovery); several in
+    /// one recovery are put in order by a scan of its nodes.
+    void held_out_of_service(std::uint32_t j, std::vector<std::uint32_t>& out);
     /// Nodes job j lacks (neither held, nor reserved, nor in acquisition).
     std::uint32_t missing(std::uint32_t j) const {
         return plans_[j].nodes - held_[j].size() - reserved_[j] - acquiring_[j];
@@ -153,6 +160,7 @@ public:
     }
     void release_all(std::uint32_t j) {
         while (!held_[j].empty()) detach(j, held_[j].back());
+        departed_.erase(j);
     }
     /// WAIT_REPAIR: job j waits for node m to come back.
     void reserve(std::uint32_t j, std::uint32_t m) {
@@ -410,6 +418,9 @@ private:
     std::vector<std::uint32_t> acquisitions_;  ///< cold spares in acquisition
     std::uint32_t retired_cold_ = 0;           ///< cold spares retired for good
     std::vector<std::uint32_t> out_;           ///< nodes out of service
+    /// Per job (only those it concerns): nodes that left service while the
+    /// job held them, since its last held_out_of_service call.
+    std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> departed_;
     std::uint64_t changes_ = 0;
 };
 

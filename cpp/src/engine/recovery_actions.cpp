@@ -124,8 +124,7 @@ void RecoveryActions::report_failure(std::uint32_t j, double t) {
     // waits for start() or stop().
     JobState& job = jobs_[j];
     std::vector<std::uint32_t> lost;
-    for (std::uint32_t n : pool_.nodes_of(j))
-        if (!pool_.node(n).in_service) lost.push_back(n);
+    pool_.held_out_of_service(j, lost);
     for (std::uint32_t n : lost) pool_.detach(j, n);
     job.life.phase = Phase::Waiting;
     job.life.phase_start = t;
@@ -154,14 +153,9 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
         return;
     }
     std::vector<std::uint32_t> failed;
+    pool_.held_out_of_service(j, failed);
     double repair_remaining = 0.0;
-    for (std::uint32_t n : pool_.nodes_of(j)) {
-        const NodeState& node = pool_.node(n);
-        if (!node.in_service) {
-            failed.push_back(n);
-            repair_remaining = std::max(repair_remaining, pool_.return_time(n) - t);
-        }
-    }
+    for (std::uint32_t n : failed) repair_remaining = std::max(repair_remaining, pool_.return_time(n) - t);
     Replacement decision = policy_.decide(j, t, replica_, jobs_, pool_,
                                           static_cast<std::uint32_t>(failed.size()), repair_remaining);
     // An elastic job that can go on with what it holds is not requeued.
