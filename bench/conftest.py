@@ -4,6 +4,8 @@ print the measured speed-ups at the end of the run."""
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,19 @@ if str(TESTS) not in sys.path:
 
 #: Lines the benchmarks want shown in the terminal summary (even under -q).
 REPORT: list[str] = []
+
+
+def timed(fn: Callable[[], Any], log: list[float]) -> Callable[[], Any]:
+    """``fn`` that appends its own duration to ``log`` (so timings exist
+    even under ``--benchmark-disable``)."""
+
+    def run() -> Any:
+        t0 = time.perf_counter()
+        out = fn()
+        log.append(time.perf_counter() - t0)
+        return out
+
+    return run
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -106,8 +106,6 @@ models' mean wall times are printed in the terminal summary and stored in
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -118,7 +116,7 @@ pytest.importorskip("pytest_benchmark")
 
 import acesim as ace
 from airesim_reference import STANDARD, run_replications
-from conftest import REPORT
+from conftest import REPORT, timed
 
 SC = STANDARD
 GPUS_PER_NODE = 8
@@ -197,19 +195,6 @@ def _acesim(replicas: int, fleet: bool, seed: int = SEED) -> np.ndarray:
     return res.jobs
 
 
-def _timed(fn: Callable[[], Any], log: list[float]) -> Callable[[], Any]:
-    """``fn`` that appends its own duration to ``log`` (so timings exist
-    even under ``--benchmark-disable``)."""
-
-    def run() -> Any:
-        t0 = time.perf_counter()
-        out = fn()
-        log.append(time.perf_counter() - t0)
-        return out
-
-    return run
-
-
 @pytest.fixture(scope="module")
 def simpy_run() -> tuple[np.ndarray, float]:
     """The SimPy model on REPLICAS replications (seeds SEED, SEED + 1, ...),
@@ -218,7 +203,7 @@ def simpy_run() -> tuple[np.ndarray, float]:
     half = REPLICAS // 2
     log: list[float] = []
     parts = [
-        _timed(lambda s=start: run_replications(half, seed=s), log)()
+        timed(lambda s=start: run_replications(half, seed=s), log)()
         for start in (SEED, SEED + half)
     ]
     return np.concatenate(parts), min(log) / half
@@ -295,7 +280,7 @@ def test_fleet_same_replications(benchmark: Any, simpy_run: tuple[np.ndarray, fl
     pipeline) on the SimPy model's replica count."""
     log: list[float] = []
     rows = benchmark.pedantic(
-        _timed(lambda: _acesim(REPLICAS, fleet=True), log), rounds=2, iterations=1
+        timed(lambda: _acesim(REPLICAS, fleet=True), log), rounds=2, iterations=1
     )
     _compare(benchmark, "fleet model", rows, log, REPLICAS, simpy_run, pool=True)
 
@@ -305,7 +290,7 @@ def test_single_job_same_replications(benchmark: Any, simpy_run: tuple[np.ndarra
     SimPy model's replica count, call overhead included."""
     log: list[float] = []
     rows = benchmark.pedantic(
-        _timed(lambda: _acesim(REPLICAS, fleet=False), log), rounds=5, iterations=1
+        timed(lambda: _acesim(REPLICAS, fleet=False), log), rounds=5, iterations=1
     )
     _compare(benchmark, "single-job model", rows, log, REPLICAS, simpy_run, pool=False)
 
@@ -315,7 +300,7 @@ def test_single_job_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, floa
     amortized), against the SimPy model's per-replication cost."""
     log: list[float] = []
     rows = benchmark.pedantic(
-        _timed(lambda: _acesim(THROUGHPUT_REPLICAS, fleet=False, seed=SEED + 1), log),
+        timed(lambda: _acesim(THROUGHPUT_REPLICAS, fleet=False, seed=SEED + 1), log),
         rounds=2,
         iterations=1,
     )

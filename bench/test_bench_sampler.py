@@ -15,7 +15,6 @@ are printed in the terminal summary and stored in ``benchmark.extra_info``.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +24,7 @@ import pytest
 pytest.importorskip("pytest_benchmark")
 
 import acesim as ace
-from conftest import REPORT
+from conftest import REPORT, timed
 
 N = 10_000_000
 ROUNDS = 5
@@ -43,24 +42,11 @@ LAWS: dict[str, tuple[ace.Distribution, Callable[[np.random.Generator], np.ndarr
 }
 
 
-def _timed(fn: Callable[[], Any], log: list[float]) -> Callable[[], Any]:
-    """``fn`` that appends its own duration to ``log`` (so timings exist
-    even under ``--benchmark-disable``)."""
-
-    def run() -> Any:
-        t0 = time.perf_counter()
-        out = fn()
-        log.append(time.perf_counter() - t0)
-        return out
-
-    return run
-
-
 def _numpy_best(draw: Callable[[np.random.Generator], np.ndarray]) -> tuple[np.ndarray, float]:
     log: list[float] = []
     out = None
     for _ in range(ROUNDS):
-        out = _timed(lambda: draw(np.random.Generator(np.random.Philox(SEED))), log)()
+        out = timed(lambda: draw(np.random.Generator(np.random.Philox(SEED))), log)()
     assert out is not None
     return out, min(log)
 
@@ -80,7 +66,7 @@ def test_sample_vs_numpy(benchmark: Any, law: str) -> None:
     numpy_out, numpy_s = _numpy_best(numpy_draw)
     log: list[float] = []
     out = benchmark.pedantic(
-        _timed(lambda: dist.sample(N, seed=SEED, threads=1), log), rounds=ROUNDS, iterations=1
+        timed(lambda: dist.sample(N, seed=SEED, threads=1), log), rounds=ROUNDS, iterations=1
     )
     acesim_s = min(log)
     assert out.shape == (N,) and out.dtype == np.float64

@@ -13,8 +13,6 @@ ratio (SimPy / acesim) is printed in the terminal summary and stored in
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,7 +22,7 @@ pytest.importorskip("simpy")
 pytest.importorskip("pytest_benchmark")
 
 import acesim as ace
-from conftest import REPORT
+from conftest import REPORT, timed
 from simpy_reference import run_replicas
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
@@ -63,19 +61,6 @@ def _simpy(replicas: int, seed: int = SEED) -> np.ndarray:
     )
 
 
-def _timed(fn: Callable[[], Any], log: list[float]) -> Callable[[], Any]:
-    """``fn`` that appends its own duration to ``log`` (so timings exist
-    even under ``--benchmark-disable``)."""
-
-    def run() -> Any:
-        t0 = time.perf_counter()
-        out = fn()
-        log.append(time.perf_counter() - t0)
-        return out
-
-    return run
-
-
 @pytest.fixture(scope="module")
 def simpy_run() -> tuple[np.ndarray, float]:
     """The SimPy reference on REPLICAS replicas: rows and the best of two
@@ -83,7 +68,7 @@ def simpy_run() -> tuple[np.ndarray, float]:
     log: list[float] = []
     rows = None
     for _ in range(2):
-        rows = _timed(lambda: _simpy(REPLICAS), log)()
+        rows = timed(lambda: _simpy(REPLICAS), log)()
     assert rows is not None
     return rows, min(log) / REPLICAS
 
@@ -146,7 +131,7 @@ def _compare(
 def test_same_replicas(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None:
     """Like for like: acesim and SimPy on the same scenario and replica count."""
     log: list[float] = []
-    rows = benchmark(_timed(lambda: _acesim(REPLICAS), log))
+    rows = benchmark(timed(lambda: _acesim(REPLICAS), log))
     assert rows.size == REPLICAS
     assert np.all(simpy_run[0]["completed"] == 1.0)
     _compare(benchmark, "simulate (call overhead included)", rows, log, REPLICAS, simpy_run)
@@ -157,7 +142,7 @@ def test_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -> None
     amortized), against the SimPy per-replica cost of the same scenario."""
     log: list[float] = []
     rows = benchmark.pedantic(
-        _timed(lambda: _acesim(THROUGHPUT_REPLICAS, seed=SEED + 1), log), rounds=3, iterations=1
+        timed(lambda: _acesim(THROUGHPUT_REPLICAS, seed=SEED + 1), log), rounds=3, iterations=1
     )
     _compare(benchmark, "simulate", rows, log, THROUGHPUT_REPLICAS, simpy_run)
 
@@ -177,7 +162,7 @@ def test_batch_throughput(benchmark: Any, simpy_run: tuple[np.ndarray, float]) -
         )
         return res.jobs
 
-    rows = benchmark.pedantic(_timed(batch, log), rounds=3, iterations=1)
+    rows = benchmark.pedantic(timed(batch, log), rounds=3, iterations=1)
     # The batch path is the event-heap path, bit for bit.
     assert rows.tobytes() == _acesim(THROUGHPUT_REPLICAS, seed=SEED + 1).tobytes()
     _compare(benchmark, "batch Monte Carlo", rows, log, THROUGHPUT_REPLICAS, simpy_run)
