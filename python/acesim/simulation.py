@@ -833,6 +833,13 @@ def simulate(
     policy. ``check_invariants`` verifies the fleet's bookkeeping after every
     event (slow; for tests).
 
+    Without a fleet each job runs on the single-job kernel (the code of
+    :func:`batch_simulate`, no event heap) unless the call needs the event
+    heap: ``record_events``, ``check_invariants``, a job's ``time_limit``, a
+    cause's ``slowdown`` or a policy's ``replacement_delay``. Every table,
+    the failure trace and fleet rollup included, is the same bits either
+    way.
+
     ``target_se`` runs replicas until the standard error of the pooled ETTR
     (:meth:`SimulationResult.ettr`'s) is at most ``target_se``, ``replicas``
     being then the most it runs: 32 first (fewer if ``replicas`` is
