@@ -132,3 +132,18 @@ def test_what_needs_the_heap_still_runs_there() -> None:
         ace.Job(64, 86400.0, HOUR, time_limit=6 * HOUR), failures=ace.Exponential(5 * HOUR)
     )
     assert limited.jobs["timeouts"][0] > 0
+
+
+@pytest.mark.parametrize("jobs", [1, 2], ids=["alone", "two jobs"])
+def test_a_hopeless_run_stops_with_the_heaps_error(jobs: int) -> None:
+    # Failures every 50 s of held time against 100 s checkpoints: no
+    # progress. A job alone raises at once (the kernel's limit is the
+    # heap's); two jobs rerun the replica on the heap. Same message.
+    kw: dict[str, Any] = dict(failures=C(50.0), max_events=10_000, replicas=3, first_replica=4)
+    job = [ace.Job(8, 1e6, 100.0, init=0.0, save=0.0, load=0.0)] * jobs
+    with pytest.raises(RuntimeError) as kernel:
+        ace.simulate(job, **kw)
+    with pytest.raises(RuntimeError) as heap:
+        ace.simulate(job, check_invariants=True, **kw)
+    assert str(kernel.value) == str(heap.value)
+    assert "max_events=10000 in replica 4" in str(kernel.value)

@@ -143,9 +143,17 @@ bool run_replica_on_kernel(const SimulationInput& in, const SingleJobTables& tab
                                 Stream{key, stream_id(EntityKind::Job, j, Purpose::Blame), replica},
                                 spec.nodes > 1 ? spec.nodes : 1u, replica, static_cast<std::int32_t>(j)};
         std::uint64_t job_events = 0;
-        if (run_single_job(spec, views.data(), causes, key, replica, j, in.horizon, max_events, rows[j],
-                           job_events, trace) != kSingleJobOk)
+        const std::uint32_t status = run_single_job(spec, views.data(), causes, key, replica, j, in.horizon,
+                                                    max_events, rows[j], job_events, trace);
+        if (status != kSingleJobOk) {
+            // A job alone in its replica hits its limits in the heap's order:
+            // the heap's error, without running the hopeless replica again.
+            if (in.jobs.size() == 1 && status == kSingleJobMaxEvents)
+                throw std::runtime_error(max_events_error(max_events, replica));
+            if (in.jobs.size() == 1 && status == kSingleJobTooManyFailures)
+                throw std::runtime_error(too_many_failures_error(kSingleJobMaxFailures, replica));
             return false;
+        }
         events += job_events;
         if (events > max_events || failures.size() > kMaxFailuresPerReplica) return false;
         if (rows[j].status != static_cast<std::uint8_t>(JobStatus::NotSubmitted))
@@ -329,9 +337,7 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
     }
     for (std::uint64_t i = 0; i < count; ++i) {
         if (status[i] == kSingleJobMaxEvents)
-            throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events) +
-                                     " in replica " + std::to_string(out.jobs[i].replica) +
-                                     "; a job may never finish under this failure model: set a horizon");
+            throw std::runtime_error(max_events_error(max_events, out.jobs[i].replica));
         if (status[i] == kSingleJobNoDraw) {
             // The event-heap engine makes the same draws and names the law,
             // its job and the draw that is missing: run the replica there.
@@ -353,10 +359,7 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
                 "replica " + std::to_string(in.first_replica + static_cast<std::uint32_t>(i % in.replicas)) +
                 " with job " + std::to_string(i / in.replicas) + " unfinished"));
         if (status[i] == kSingleJobTooManyFailures)
-            throw std::runtime_error("simulation recorded more than " +
-                                     std::to_string(kSingleJobMaxFailures) + " failures in replica " +
-                                     std::to_string(out.jobs[i].replica) +
-                                     "; the failure law's draws are too short for jobs to make progress");
+            throw std::runtime_error(too_many_failures_error(kSingleJobMaxFailures, out.jobs[i].replica));
     }
     return out;
 }

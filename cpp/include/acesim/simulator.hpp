@@ -267,6 +267,18 @@ inline std::string past_latest_time(const std::string& where) {
            "of the run";
 }
 
+/// The error of a replica that processed more than `max_events` events.
+inline std::string max_events_error(std::uint64_t max_events, std::uint32_t replica) {
+    return "simulation exceeded max_events=" + std::to_string(max_events) + " in replica " +
+           std::to_string(replica) + "; a job may never finish under this failure model: set a horizon";
+}
+
+/// The error of a replica that recorded more than `bound` failures.
+inline std::string too_many_failures_error(std::uint64_t bound, std::uint32_t replica) {
+    return "simulation recorded more than " + std::to_string(bound) + " failures in replica " +
+           std::to_string(replica) + "; the failure law's draws are too short for jobs to make progress";
+}
+
 /// An allocator that leaves elements default-initialized on resize: result
 /// rows are written in full by the simulator, so zeroing them first would
 /// only touch hundreds of megabytes twice.

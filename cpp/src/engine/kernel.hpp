@@ -132,11 +132,7 @@ public:
 
 private:
     void count_event() {
-        if (++events_ > max_events_) {
-            throw std::runtime_error("simulation exceeded max_events=" + std::to_string(max_events_) +
-                                     " in replica " + std::to_string(replica_) +
-                                     "; a job may never finish under this failure model: set a horizon");
-        }
+        if (++events_ > max_events_) throw std::runtime_error(max_events_error(max_events_, replica_));
     }
 
     static constexpr double kNever = std::numeric_limits<double>::infinity();

@@ -44,11 +44,8 @@ void finish_rollup(FleetRecord& fleet, double makespan) {
 }
 
 void Ledger::check_trace_bound() const {
-    if (out_.trace.size() - trace_begin_ > kMaxFailuresPerReplica) {
-        throw std::runtime_error("simulation recorded more than " + std::to_string(kMaxFailuresPerReplica) +
-                                 " failures in replica " + std::to_string(replica_) +
-                                 "; the failure law's draws are too short for jobs to make progress");
-    }
+    if (out_.trace.size() - trace_begin_ > kMaxFailuresPerReplica)
+        throw std::runtime_error(too_many_failures_error(kMaxFailuresPerReplica, replica_));
 }
 
 void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<JobState>& jobs,

@@ -7,6 +7,7 @@
 
 #include "acesim/records.hpp"
 #include "acesim/simulator.hpp"
+#include "acesim/single_job.hpp"
 #include "job_state.hpp"
 #include "node_pool.hpp"
 #include "plans.hpp"
@@ -19,8 +20,8 @@ void roll_up(FleetRecord& fleet, const JobRecord& row);
 void finish_rollup(FleetRecord& fleet, double makespan);
 
 /// Failures one replica may record before the run is declared hopeless
-/// (the trace's bound; about 48 bytes a row).
-constexpr std::size_t kMaxFailuresPerReplica = std::size_t{1} << 25;
+/// (the trace's bound; about 48 bytes a row): the single-job kernel's.
+constexpr std::size_t kMaxFailuresPerReplica = kSingleJobMaxFailures;
 
 class Ledger {
 public:
