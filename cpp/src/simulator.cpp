@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <exception>
 #include <map>
 #include <mutex>
-#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -64,15 +62,18 @@ SingleJobSpec single_job_spec(const SimulationInput& in, const Plans& plans, std
     return spec;
 }
 
-/// The single-job kernel's inputs: one spec per job and the cause table.
+/// The single-job kernel's inputs: one spec per job, the cause table and
+/// the streams' key.
 struct SingleJobTables {
     std::vector<SingleJobSpec> specs;
     std::vector<double> shares;
     std::vector<std::uint32_t> detect;
     std::vector<std::uint32_t> width;
     double total = 0.0;
+    Key key;
 
-    SingleJobTables(const SimulationInput& in, const Plans& plans) : specs(in.jobs.size()) {
+    SingleJobTables(const SimulationInput& in, const Plans& plans)
+        : specs(in.jobs.size()), key(key_from_seed(in.seed)) {
         for (std::size_t j = 0; j < in.jobs.size(); ++j) specs[j] = single_job_spec(in, plans, j);
         for (const CauseSpec& c : in.causes) {
             shares.push_back(c.share);
@@ -129,14 +130,13 @@ bool run_replica_on_kernel(const SimulationInput& in, const SingleJobTables& tab
                            const std::vector<DistributionView>& views, std::uint32_t replica,
                            std::uint64_t max_events, JobRecord* rows, SimulationOutput& out,
                            std::vector<TraceRecord>& failures) {
-    const Key key = key_from_seed(in.seed);
+    const Key key = tables.key;
     const CauseTable causes = tables.causes();
     failures.clear();
     FleetRecord fleet{};
     fleet.replica = replica;
     fleet.jobs = static_cast<std::uint32_t>(in.jobs.size());
     std::uint64_t events = 0;
-    double makespan = 0.0;
     for (std::uint32_t j = 0; j < in.jobs.size(); ++j) {
         const SingleJobSpec& spec = tables.specs[j];
         const FailureRows trace{&failures,
@@ -156,8 +156,6 @@ bool run_replica_on_kernel(const SimulationInput& in, const SingleJobTables& tab
         }
         events += job_events;
         if (events > max_events || failures.size() > kMaxFailuresPerReplica) return false;
-        if (rows[j].status != static_cast<std::uint8_t>(JobStatus::NotSubmitted))
-            makespan = std::max(makespan, rows[j].end);
         roll_up(fleet, rows[j]);
     }
     if (in.jobs.size() > 1)
@@ -167,7 +165,7 @@ bool run_replica_on_kernel(const SimulationInput& in, const SingleJobTables& tab
     for (std::size_t k = 0; k < failures.size(); ++k) failures[k].event = static_cast<std::uint32_t>(k);
     out.trace.insert(out.trace.end(), failures.begin(), failures.end());
     fleet.events = events;
-    finish_rollup(fleet, makespan);
+    finish_rollup(fleet);
     out.fleet.push_back(fleet);
     return true;
 }
@@ -304,7 +302,7 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
     const SingleJobTables tables(in, plans);
     const std::vector<SingleJobSpec>& specs = tables.specs;
     const CauseTable causes = tables.causes();
-    const Key key = key_from_seed(in.seed);
+    const Key key = tables.key;
     const std::uint64_t count = static_cast<std::uint64_t>(in.jobs.size()) * in.replicas;
     SimulationOutput out;
     resize_interruptibly(out.jobs, count, in.cancel);

@@ -555,16 +555,19 @@ def _python_backed(policy: Policy | None) -> bool:
     )
 
 
-@contextlib.contextmanager
-def _python_callback_errors(policy: Policy | None) -> Iterator[None]:
+def _python_callback_errors(policy: Policy | None) -> contextlib.AbstractContextManager[None]:
     """A CompiledPolicy made from a ctypes callback around a Python function:
     an exception in it cannot reach the simulator (ctypes prints it and
     returns an arbitrary value, 0 or SPARES on most builds), so the run's
-    decisions would be garbage. Such exceptions are caught here (sys.unraisablehook) and the
-    call raises instead of returning its numbers."""
-    if not _python_backed(policy):
-        yield
-        return
+    decisions would be garbage. Such exceptions are caught (sys.unraisablehook) and the
+    call raises instead of returning its numbers. Any other policy: nothing
+    to guard (a null context, cheaper than a generator's)."""
+    return _callback_error_guard() if _python_backed(policy) else contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _callback_error_guard() -> Iterator[None]:
+    """_python_callback_errors's guard."""
     caught: list[Any] = []
 
     def error() -> ValueError:
@@ -896,7 +899,7 @@ def simulate(
     fleet_spec = None if fleet is None else fleet._core_spec(index)
     policy_spec = None if policy is None else policy._core_spec(index)
 
-    with _python_callback_errors(policy) if _python_backed(policy) else contextlib.nullcontext():
+    with _python_callback_errors(policy):
         raw = _core.simulate(
             table.compiled,
             gpus,

@@ -70,10 +70,7 @@ void ElasticResize::end_narrow(std::uint32_t j, bool keep_claims) {
     L.width_rate = 1.0;
     L.rate = L.slow_rate;
     if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
-    if (!keep_claims) {
-        pool_.unreserve_all(j);
-        pool_.rules().cancel_acquisitions(j);
-    }
+    if (!keep_claims) pool_.drop_claims(j);
 }
 
 }  // namespace acesim

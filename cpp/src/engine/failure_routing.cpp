@@ -228,7 +228,7 @@ void FailureRouting::return_to_service(std::uint32_t n, double t) {
     for (std::uint32_t j : pool_.return_to_service(n, t, draws_)) {
         JobState& job = jobs_[j];
         pool_.attach(j, n);
-        const bool waits = job.phase() == Phase::Waiting || job.narrow;  // (elastic: runs narrow meanwhile)
+        const bool waits = job.waiting_for_nodes();
         if (recovery_->ready(j) && waits) {
             if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
             recovery_->resume(j, t);  // its own node back: a re-placement only if it took others
@@ -298,8 +298,7 @@ void FailureRouting::finish_acquisition(std::uint32_t n, double t) {
     const std::uint32_t j = pool_.rules().finish_acquisition(n);
     // A job in detection (it failed again while the spare was on its way)
     // finds the node when it recovers.
-    const JobState& job = jobs_[j];
-    if ((job.phase() == Phase::Waiting || job.narrow) && recovery_->ready(j)) {
+    if (jobs_[j].waiting_for_nodes() && recovery_->ready(j)) {
         if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
         recovery_->resume(j, t);
         return;

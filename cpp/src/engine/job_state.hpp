@@ -40,6 +40,9 @@ struct JobState {
 
     Phase phase() const { return life.phase; }
     bool running() const { return holds_hardware(life.phase); }
+    /// It waits for nodes (after a failure, or running narrow, elastic):
+    /// a node back from repair or a cold spare that arrives resumes it.
+    bool waiting_for_nodes() const { return life.phase == Phase::Waiting || narrow; }
     /// A failure can interrupt it: it holds hardware and is not failing already.
     bool interruptible() const { return running() && !slow; }
 };

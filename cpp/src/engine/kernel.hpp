@@ -94,9 +94,9 @@ public:
                 if (e.time > horizon_ || e.time == kNever) return false;  // nothing happens at infinity
                 heap_.pop();
             }
+            if (!live(e)) continue;  // superseded
             const bool is_node = (e.entity & kJobBit) == 0;
             const std::uint32_t id = e.entity & ~kJobBit;
-            if (e.version != (is_node ? node_version_[id] : job_version_[id])) continue;  // superseded
             count_event();
             if (checking_ && e.time < now_) throw std::logic_error("invariant: events ran backwards in time");
             now_ = e.time;
@@ -114,10 +114,7 @@ public:
     /// The time of the next live event (inf: none); void entries are dropped.
     double peek() {
         while (!heap_.empty()) {
-            const Event& e = heap_.top();
-            const bool is_node = (e.entity & kJobBit) == 0;
-            const std::uint32_t id = e.entity & ~kJobBit;
-            if (e.version == (is_node ? node_version_[id] : job_version_[id])) break;
+            if (live(heap_.top())) break;
             heap_.pop();
         }
         double t = heap_.empty() ? kNever : heap_.top().time;
@@ -131,6 +128,11 @@ public:
     double horizon() const { return horizon_; }
 
 private:
+    /// The entry is its entity's latest (not superseded).
+    bool live(const Event& e) const {
+        const std::uint32_t id = e.entity & ~kJobBit;
+        return e.version == ((e.entity & kJobBit) == 0 ? node_version_[id] : job_version_[id]);
+    }
     void count_event() {
         if (++events_ > max_events_) throw std::runtime_error(max_events_error(max_events_, replica_));
     }

@@ -13,6 +13,8 @@ constexpr double kSecondsPerHour = 3600.0;
 }  // namespace
 
 void roll_up(FleetRecord& fleet, const JobRecord& r) {
+    if (r.status != static_cast<std::uint8_t>(JobStatus::NotSubmitted))
+        fleet.makespan = std::max(fleet.makespan, r.end);
     const double gpus = r.gpus;
     fleet.jobs_completed += r.completed ? 1u : 0u;
     fleet.failures += r.failures;
@@ -37,8 +39,7 @@ void roll_up(FleetRecord& fleet, const JobRecord& r) {
     fleet.churn_gpu_hours += r.churn_gpu_hours;
 }
 
-void finish_rollup(FleetRecord& fleet, double makespan) {
-    fleet.makespan = makespan;
+void finish_rollup(FleetRecord& fleet) {
     fleet.ettr = fleet.gpu_hours > 0.0 ? fleet.productive_gpu_hours / fleet.gpu_hours
                                        : std::numeric_limits<double>::quiet_NaN();
 }
@@ -65,7 +66,6 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
     fleet.retired_nodes = nodes.retired_nodes;
     fleet.spare_idle_node_hours = nodes.spare_idle_node_hours;
     fleet.cold_spare_uses = nodes.cold_spare_uses;
-    double makespan = 0.0;
     for (std::uint32_t j = 0; j < jobs.size(); ++j) {
         JobState& job = jobs[j];
         JobRecord& r = *job.rec;
@@ -82,7 +82,6 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
         finish_row(r, progress, job.life.interval,
                    RowConstants{profile.mtbf, profile.young, profile.daly, expected});
 
-        if (job.phase() != Phase::Pending) makespan = std::max(makespan, r.end);  // never past the horizon
         roll_up(fleet, r);
         if (checking) {
             const double sum = r.productive + r.wasted + r.ckpt_stall + r.overhead + r.detection +
@@ -91,7 +90,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
                 throw std::logic_error("invariant: accounting does not add up for job " + std::to_string(j));
         }
     }
-    finish_rollup(fleet, makespan);
+    finish_rollup(fleet);
     out_.fleet.push_back(fleet);
 }
 

@@ -14,10 +14,11 @@
 
 namespace acesim {
 
-/// Adds a closed job row to its replica's fleet rollup (sums in job order).
+/// Adds a closed job row to its replica's fleet rollup (sums in job order;
+/// the makespan is the latest end of a row that ran: never past the horizon).
 void roll_up(FleetRecord& fleet, const JobRecord& row);
-/// The rollup's makespan (the latest end of a row that ran) and fleet ETTR.
-void finish_rollup(FleetRecord& fleet, double makespan);
+/// The rollup's fleet ETTR, once every row is in.
+void finish_rollup(FleetRecord& fleet);
 
 /// Failures one replica may record before the run is declared hopeless
 /// (the trace's bound; about 48 bytes a row): the single-job kernel's.

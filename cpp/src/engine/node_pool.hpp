@@ -171,6 +171,12 @@ public:
     }
     /// Job j no longer waits for any node.
     void unreserve_all(std::uint32_t j);
+    /// Job j gives up what it kept for a recovery: the nodes under repair it
+    /// waits for and the cold spares on their way to it.
+    void drop_claims(std::uint32_t j) {
+        unreserve_all(j);
+        rules_.cancel_acquisitions(j);
+    }
 
     // --- free capacity -------------------------------------------------------
     /// Node n is in the hot-spare pool now.

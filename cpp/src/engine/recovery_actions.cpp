@@ -167,8 +167,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
     if (decision == Replacement::Requeue) {
         // It gives up what it kept for its recovery: nodes under repair it
         // waited for and cold spares on their way (from a narrow run).
-        pool_.unreserve_all(j);
-        pool_.rules().cancel_acquisitions(j);
+        pool_.drop_claims(j);
         lifecycle_->release_nodes(j);
         lifecycle_->enqueue(j, t);
         give_up_if_unplaceable(j, t);
@@ -307,8 +306,7 @@ void RecoveryActions::abandon(std::uint32_t j, double t) {
     // recovery wait), so its wall is finite and its buckets add up.
     JobState& job = jobs_[j];
     scheduler_.drop(j);
-    pool_.unreserve_all(j);
-    pool_.rules().cancel_acquisitions(j);
+    pool_.drop_claims(j);
     lifecycle_->release_nodes(j);
     kernel_.invalidate_job(j);
     job.replacing = false;
