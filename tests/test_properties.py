@@ -1262,6 +1262,14 @@ def test_finding_a_requeued_job_gets_no_cold_spare() -> None:
     assert sorted(later["node"].tolist()) == [0, 1], later
     assert set(later["time"].tolist()) == {37500.0}
     assert res.fleet["cold_spare_uses"][0] == 0
+    # The buckets by hand: 1000 s at full rate lost at 1000 s (wasted); 500 s
+    # narrow at half rate lost at 1500 s (250 s of work wasted, 250 s the
+    # rate's shortfall); queued 1500 s -> 37,500 s; 2500 s computed by the
+    # horizon, 40,000 s.
+    row = res.jobs[0]
+    assert row["wasted"] == 1250.0 and row["narrow"] == 250.0
+    assert row["recovery_wait"] == 36000.0 and row["productive"] == 2500.0
+    assert row["failures"] == 2 and row["wall"] == 40000.0
 
 
 @pytest.mark.parametrize("replacement", [ace.Replacement.SPARES, ace.Replacement.PREEMPT_LOWER])
@@ -1275,6 +1283,10 @@ def test_a_spare_on_its_way_waits_for_the_job_in_detection(replacement: ace.Repl
     assert sorted(later["node"].tolist()) == [1, 2], later
     assert set(later["time"].tolist()) == {37000.0}
     assert res.fleet["cold_spare_uses"][0] == 1
+    # As under REQUEUE, but waiting 1500 s -> 37,000 s and 3000 s computed.
+    row = res.jobs[0]
+    assert row["wasted"] == 1250.0 and row["narrow"] == 250.0
+    assert row["recovery_wait"] == 35500.0 and row["productive"] == 3000.0
 
 
 @pytest.mark.parametrize(
