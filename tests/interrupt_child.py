@@ -11,9 +11,18 @@ import textwrap
 
 CHILD = textwrap.dedent(
     """
-    import sys, time
+    import signal, sys, time
     import numpy as np
     import acesim as ace
+
+    # A child inherits an ignored or blocked SIGINT from its parent (a test
+    # process that some other code left so): say so, and take Python's own
+    # Ctrl-C handling back, which is what a user's session has.
+    inherited = (signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    if inherited[0] is not signal.default_int_handler or signal.SIGINT in inherited[1]:
+        print(f"inherited SIGINT: {inherited[0]}, blocked {sorted(inherited[1])}", file=sys.stderr)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
     what, threads = sys.argv[1], int(sys.argv[2])
     scale = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
