@@ -206,6 +206,34 @@ def test_victim_choice(
             assert rows[j]["end"] == approx(submit + RESTART + 6 * HOUR)
 
 
+def test_churn_reaches_a_preemptor_that_has_finished() -> None:
+    """The victim's restart ends after its preemptor finished: the restart
+    overhead is still the preemptor's churn, in its row (the engine gives up
+    a job's state when it ends, and the row is the output's by then).
+
+    The schedule of test_victim_choice (IMMEDIATE, victim job 3), with job 0
+    short: 9,900 s of work. At 9,000 s it has 7,200 s committed and loses
+    1,800 s; it restarts at once on job 3's node and is done at 9,000 +
+    2,700 = 11,700 s. Job 3 then restarts on one of job 0's nodes at 11,700 s;
+    its restart ends at 12,060 s, after job 0 ended. Churn: 8 GPUs x (8,040 s
+    lost + 360 s restart) = 18.67 GPU-h."""
+    jobs = [
+        high(9900.0, priority=5),
+        low(6 * HOUR, 2 * HOUR),
+        low(6 * HOUR, HOUR, submit=900.0, priority=1),
+        low(6 * HOUR, 3 * HOUR, submit=600.0),
+    ]
+    held = placement(jobs, 5, 9000.0)
+    assert [len(h) for h in held] == [2, 1, 1, 1]
+    res = run(jobs, trace_fleet(5, {held[0][0]: [9000.0]}, repair=HOUR), IMMEDIATE)
+    rows = res.jobs
+    assert rows[0]["end"] == approx(11700.0)
+    assert rows[0]["wasted"] == approx(1800.0)
+    assert_requeued_and_restarted(res, 3, 9000.0, 11700.0)
+    assert rows[0]["churn_gpu_hours"] == approx(churn(9000.0 - 960.0))
+    assert rows[0]["churn_gpu_hours"] == approx(8 * 8400.0 / HOUR)
+
+
 # --------------------------------------------------------------------------
 # Item 1: nodes already free count against the victims needed
 # --------------------------------------------------------------------------

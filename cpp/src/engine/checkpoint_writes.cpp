@@ -33,7 +33,7 @@ bool CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_bo
     JobState& job = jobs_[j];
     if (job.preempt_for < 0) return false;
     const auto by = static_cast<std::uint32_t>(recovery_->cancel_deferred_preemption(j));
-    if (jobs_[by].phase() != Phase::Waiting || !scheduler_.waiting(by))
+    if (jobs_.phase(by) != Phase::Waiting || !scheduler_.waiting(by))
         return false;  // the preemptor no longer needs the nodes
     if (at_boundary) {
         // At its checkpoint nothing is lost: the write is done and no

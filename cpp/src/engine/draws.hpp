@@ -49,6 +49,15 @@ public:
         if (purpose != Purpose::Failure && !std::isfinite(x)) no_value(kind, id, purpose, n, views_[dist]);
         return x;
     }
+    /// The next draw if it is finite (the counter moves on); else false and
+    /// the counter stays (the draw that law() would refuse).
+    bool try_law(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t dist,
+                 std::uint32_t& counter, double gpus, double& x) const {
+        x = draw(views_[dist], stream(kind, id, purpose), counter, gpus);
+        if (!std::isfinite(x)) return false;
+        ++counter;
+        return true;
+    }
     /// The next value of a recorded column (a replayed trace's), inf once it ends.
     double recorded(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t dist,
                     DrawCounters& counters, double gpus) const {

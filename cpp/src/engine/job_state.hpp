@@ -13,6 +13,20 @@
 
 namespace acesim {
 
+/// A job's routine transitions (its checkpoints' begins and ends) applied
+/// ahead of the clock (JobTransitions::run_ahead): what they change, as it
+/// was when the stretch began, so that the job can be brought back to any
+/// moment of it (JobTransitions::catch_up).
+struct RunAhead {
+    Lifecycle life;
+    double productive = 0.0;
+    double ckpt_stall = 0.0;
+    std::uint32_t checkpoints = 0;
+    std::uint32_t saves = 0;   ///< the save draws' counter
+    std::uint32_t events = 0;  ///< transitions applied ahead (each counts as an event)
+    bool active = false;       ///< some of them may lie ahead of the clock
+};
+
 struct JobState {
     // Largest fields first: the state of 1.7M jobs is kept without padding holes.
     Lifecycle life;
@@ -29,6 +43,7 @@ struct JobState {
     std::int32_t preempt_for = -1;  ///< CHECKPOINT_AWARE: preempt for this job at the next checkpoint
     std::uint32_t pledged = 0;      ///< nodes deferred victims will give this job at their checkpoints
     Replacement decision{};         ///< the re-placement chosen at its last failure
+    RunAhead ahead{};
     DrawCounters draws = {};
     bool started = false;
     bool planned_stop = false;  ///< recovering from a planned stop, not a fault
@@ -37,6 +52,9 @@ struct JobState {
     bool slow = false;          ///< in a slow failure: running at a reduced rate until its detection
     bool narrow = false;        ///< elastic: running on fewer nodes than it needs (waits for the rest)
     bool grow_pending = false;  ///< elastic: its nodes are back; it reconfigures before its next compute
+    /// Its row while it is live (`rec` points here; JobStates writes it to
+    /// the output when the job ends), unless the run keeps rows in the output.
+    JobRecord row{};
 
     Phase phase() const { return life.phase; }
     bool running() const { return holds_hardware(life.phase); }

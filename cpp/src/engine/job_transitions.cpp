@@ -61,6 +61,81 @@ void JobTransitions::schedule_job(std::uint32_t j) {
     kernel_.schedule_job(j, limits_ && limit_at_[j] < next ? limit_at_[j] : next);
 }
 
+double JobTransitions::routine_bound(std::uint32_t j) const {
+    // Events up to the horizon happen (kernel), up to kLatestTime (handle);
+    // a phase end at a job-level failure's instant comes first (handle_job).
+    const FailureClock& clock = jobs_[j].clock;
+    const double bound = std::min(kernel_.horizon(), kLatestTime);
+    return clock.holding ? std::min(bound, clock.fail_at) : bound;
+}
+
+bool JobTransitions::before_current(std::uint32_t j) const {
+    if (current_.planned) return true;
+    if (current_.node || current_arrival_) return false;
+    return j < current_.id;
+}
+
+std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool at_bound) {
+    // The same arithmetic and draws as on_phase_end's Computing and Saving
+    // cases (without maintenance, levels, limits, deferred preemptions or
+    // an event log, which turn run_ahead_ off).
+    JobState& job = jobs_[j];
+    Lifecycle& life = job.life;
+    const JobSpec& spec = in_.jobs[j];
+    const double gpus = static_cast<double>(spec.gpus);
+    std::uint32_t& saves = job.draws[static_cast<std::size_t>(Purpose::Save)];
+    std::uint32_t n = 0;
+    for (;;) {
+        const double t = life.phase_end;
+        if (!(t < bound || (at_bound && t == bound))) break;
+        if (life.phase == Phase::Computing) {
+            double save;
+            if (!draws_.try_law(EntityKind::Job, j, Purpose::Save, spec.save, saves, gpus, save))
+                break;  // its event draws it and says why it cannot be drawn
+            begin_save(life, t, save);
+        } else {
+            if (life.boundary >= spec.work) break;  // the final write's end: its completion is an event
+            end_save(life, *job.rec, spec.work, t);
+            acesim::begin_compute(life, spec.work, t);
+        }
+        ++n;
+    }
+    return n;
+}
+
+void JobTransitions::run_ahead(std::uint32_t j) {
+    JobState& job = jobs_[j];
+    RunAhead& a = job.ahead;
+    a.life = job.life;
+    a.productive = job.rec->productive;
+    a.ckpt_stall = job.rec->ckpt_stall;
+    a.checkpoints = job.rec->checkpoints;
+    a.saves = job.draws[static_cast<std::size_t>(Purpose::Save)];
+    a.events = apply_routine(j, routine_bound(j), true);
+    a.active = a.events > 0;
+    kernel_.count_routine(a.events);
+    schedule_job(j);
+}
+
+void JobTransitions::sync(std::uint32_t j) {
+    JobState& job = jobs_[j];
+    RunAhead& a = job.ahead;
+    if (!a.active) return;
+    // Back to the stretch's start, then the transitions up to now again:
+    // the same draws (counter-based) and the same arithmetic in the same order.
+    job.life = a.life;
+    job.rec->productive = a.productive;
+    job.rec->ckpt_stall = a.ckpt_stall;
+    job.rec->checkpoints = a.checkpoints;
+    job.draws[static_cast<std::size_t>(Purpose::Save)] = a.saves;
+    kernel_.uncount_routine(a.events);
+    a.active = false;
+    const double now = kernel_.now();
+    const double bound = routine_bound(j);
+    kernel_.count_routine(now < bound ? apply_routine(j, now, before_current(j))
+                                      : apply_routine(j, bound, true));
+}
+
 void JobTransitions::enqueue(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     job.life.phase = Phase::Queued;
@@ -79,6 +154,7 @@ void JobTransitions::wait_for_nodes(std::uint32_t j, double t) {
 
 void JobTransitions::handle_job(std::uint32_t j) {
     JobState& job = jobs_[j];
+    job.ahead.active = false;  // its own event: what was applied ahead is past
     // At equal times: the phase end, then the time limit, then a job-level failure.
     // With checkpoint levels, a persist's end comes first, then a slow
     // failure's detection (after a phase end at the same time).
@@ -223,7 +299,11 @@ void JobTransitions::begin_compute(std::uint32_t j, double t) {
     }
     if (!pool_.maintenance().empty()) plan_drain_checkpoint(j, t);
     log(j, EventKind::ComputeBegin, t);
-    schedule_job(j);
+    if (run_ahead_) {
+        run_ahead(j);
+    } else {
+        schedule_job(j);
+    }
 }
 
 void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
@@ -259,6 +339,7 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     exact_productive(*job.rec, in_.jobs[j].work);
     log(j, EventKind::Done, t);
     if (outside_.enabled) outside_.report({t, t, ModelEvent::JobDone, static_cast<std::int32_t>(j), -1, {}});
+    jobs_.done(j);
     if (pool_.enabled()) {
         release_nodes(j);
         recovery_->dispatch(t);
@@ -281,6 +362,7 @@ void JobTransitions::stop_at_time_limit(std::uint32_t j, double t) {
 }
 
 double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes) {
+    sync(j);  // (t is the current event's time)
     JobState& job = jobs_[j];
     const double overhead = t - job.life.phase_start;
     const bool starting = job.life.phase == Phase::Starting;
@@ -310,7 +392,9 @@ void JobTransitions::end_slow_failure(std::uint32_t j) {
 void JobTransitions::charge_restart_churn(std::uint32_t j, double overhead) {
     JobState& job = jobs_[j];
     if (job.churn_owner < 0) return;
-    jobs_[job.churn_owner].rec->churn_gpu_hours += in_.jobs[j].gpus * overhead / kSecondsPerHour;
+    // (the owner may have ended since: its row is the output's then)
+    jobs_.row(static_cast<std::uint32_t>(job.churn_owner))->churn_gpu_hours +=
+        in_.jobs[j].gpus * overhead / kSecondsPerHour;
     job.churn_owner = -1;
 }
 

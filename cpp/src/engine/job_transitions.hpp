@@ -44,6 +44,17 @@ public:
     double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes);
     void charge_restart_churn(std::uint32_t j, double overhead);
     void schedule_job(std::uint32_t j);
+    /// Job j begins a compute phase (synchronous checkpoints): its routine
+    /// transitions (each compute end and its write's begin, each write's
+    /// end and the next compute's begin) are applied now, up to its
+    /// completion's write end, its next job-level failure, the horizon or a
+    /// refused save draw, and its next event is scheduled after them. What
+    /// they did is undone by catch_up when something stops the job earlier;
+    /// results are those of stepping them one by one.
+    void run_ahead(std::uint32_t j);
+    /// Job j's state at the current event (transitions applied ahead of it
+    /// are taken back; a no-op when none are).
+    void sync(std::uint32_t j);
     void enqueue(std::uint32_t j, double t);
     void wait_for_nodes(std::uint32_t j, double t);
     void log(std::uint32_t j, EventKind kind, double t) { ledger_.log(j, kind, t, jobs_[j].life.committed); }
@@ -60,6 +71,17 @@ public:
     [[gnu::noinline]] double run_estimate(std::uint32_t j) const;
     /// Job j holds no node any more.
     void release_nodes(std::uint32_t j);
+
+private:
+    /// Applies j's routine transitions due before `bound` (or at it, when
+    /// `at_bound`); returns how many.
+    std::uint32_t apply_routine(std::uint32_t j, double bound, bool at_bound);
+    /// The latest a routine transition of j may be applied ahead (included).
+    double routine_bound(std::uint32_t j) const;
+    /// j's transitions at the current event's time came before it (the
+    /// kernel's order at equal times: submissions, node events, jobs by
+    /// index, planned events).
+    bool before_current(std::uint32_t j) const;
 };
 
 }  // namespace acesim

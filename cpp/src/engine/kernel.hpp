@@ -108,6 +108,19 @@ public:
     double now() const { return now_; }
     std::uint64_t events() const { return events_; }
 
+    // --- transitions applied without the heap (JobTransitions::run_ahead) -----
+    /// They count as events (the count is of what happened, heap or not).
+    void count_routine(std::uint32_t n) { events_ += n; }
+    /// Those that turned out to lie past the moment their job was stopped.
+    void uncount_routine(std::uint32_t n) { events_ -= n; }
+    /// The event bound is the engine's to judge (over_limit): the count may
+    /// hold transitions ahead of the clock that are taken back.
+    void defer_limit() { defer_limit_ = true; }
+    bool over_limit() const { return events_ > max_events_; }
+    [[noreturn]] void throw_over_limit() const {
+        throw std::runtime_error(max_events_error(max_events_, replica_));
+    }
+
     // --- an outside scheduler's run (FleetModel) ------------------------------
     /// A job submitted from outside (its events come from the heap only).
     void add_job() { job_version_.push_back(0); }
@@ -134,7 +147,7 @@ private:
         return e.version == ((e.entity & kJobBit) == 0 ? node_version_[id] : job_version_[id]);
     }
     void count_event() {
-        if (++events_ > max_events_) throw std::runtime_error(max_events_error(max_events_, replica_));
+        if (++events_ > max_events_ && !defer_limit_) throw_over_limit();
     }
 
     static constexpr double kNever = std::numeric_limits<double>::infinity();
@@ -153,6 +166,7 @@ private:
     std::uint64_t max_events_;
     std::uint32_t replica_;
     bool checking_;
+    bool defer_limit_ = false;
     EventHeap heap_;
     std::size_t next_arrival_ = 0;
     std::vector<double> planned_;

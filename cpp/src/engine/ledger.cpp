@@ -49,7 +49,7 @@ void Ledger::check_trace_bound() const {
         throw std::runtime_error(too_many_failures_error(kMaxFailuresPerReplica, replica_));
 }
 
-void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<JobState>& jobs,
+void Ledger::close(const SimulationInput& in, const Plans& plans, JobStates& jobs,
                    const std::vector<Levels>& levels, const NodeTotals& nodes, std::uint64_t events,
                    bool checking, double rows_end) {
     FleetRecord fleet{};
@@ -67,20 +67,24 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
     fleet.spare_idle_node_hours = nodes.spare_idle_node_hours;
     fleet.cold_spare_uses = nodes.cold_spare_uses;
     for (std::uint32_t j = 0; j < jobs.size(); ++j) {
-        JobState& job = jobs[j];
-        JobRecord& r = *job.rec;
-        double progress = job.life.committed;
-        if (job.phase() != Phase::Done) {
+        // A job not submitted by the end is opened to be closed.
+        if (!jobs.opened(j)) jobs.open(j);
+        JobRecord& r = *jobs.row(j);
+        // A job done keeps its progress and interval in its row (JobStates::done).
+        double progress = r.progress;
+        double interval = r.checkpoint_interval;
+        if (jobs.phase(j) != Phase::Done) {
+            JobState& job = jobs[j];
             const double t = std::max(rows_end, in.jobs[j].submit);
             progress = levels.empty() ? close_at(job.life, r, job.started, t)
                                       : levels_close_at(job.life, levels[j], r, job.started, t);
             if (job.phase() != Phase::Pending) log(j, EventKind::Horizon, t, job.life.committed);
+            interval = job.life.interval;
         }
         const JobProfile& profile = plans.of(j);
         const double expected = expected_ettr_exponential(
             profile.mtbf, in.jobs[j].work, plans.jobs[j].interval, profile.save_mean, profile.restart);
-        finish_row(r, progress, job.life.interval,
-                   RowConstants{profile.mtbf, profile.young, profile.daly, expected});
+        finish_row(r, progress, interval, RowConstants{profile.mtbf, profile.young, profile.daly, expected});
 
         roll_up(fleet, r);
         if (checking) {
@@ -89,6 +93,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, std::vector<Jo
             if (std::abs(sum - r.wall) > 1e-9 * std::max(1.0, std::abs(r.wall)) && std::isfinite(r.wall))
                 throw std::logic_error("invariant: accounting does not add up for job " + std::to_string(j));
         }
+        jobs.release(j);  // its row to the output
     }
     finish_rollup(fleet);
     out_.fleet.push_back(fleet);

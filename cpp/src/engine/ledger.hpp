@@ -8,7 +8,7 @@
 #include "acesim/records.hpp"
 #include "acesim/simulator.hpp"
 #include "acesim/single_job.hpp"
-#include "job_state.hpp"
+#include "job_states.hpp"
 #include "node_pool.hpp"
 #include "plans.hpp"
 
@@ -59,7 +59,7 @@ public:
 
     /// Closes every job's row at the horizon and appends the fleet rollup.
     /// Unfinished rows close at `rows_end` (the horizon; a FleetModel's clock).
-    void close(const SimulationInput& in, const Plans& plans, std::vector<JobState>& jobs,
+    void close(const SimulationInput& in, const Plans& plans, JobStates& jobs,
                const std::vector<Levels>& levels, const NodeTotals& nodes, std::uint64_t events,
                bool checking, double rows_end);
 

@@ -223,7 +223,7 @@ std::int32_t RecoveryActions::cancel_deferred_preemption(std::uint32_t v) {
     JobState& victim = jobs_[v];
     const std::int32_t by = victim.preempt_for;
     if (by < 0) return -1;
-    jobs_[by].pledged -= plans_.jobs[v].nodes;
+    if (jobs_.live(static_cast<std::uint32_t>(by))) jobs_[by].pledged -= plans_.jobs[v].nodes;
     victim.preempt_for = -1;
     return by;
 }
@@ -231,7 +231,7 @@ std::int32_t RecoveryActions::cancel_deferred_preemption(std::uint32_t v) {
 void RecoveryActions::retry_preemption(std::int32_t by, double t) {
     if (by < 0) return;
     const auto j = static_cast<std::uint32_t>(by);
-    if (jobs_[j].phase() != Phase::Waiting || !scheduler_.waiting(j) || pool_.reserved(j) > 0) return;
+    if (jobs_.phase(j) != Phase::Waiting || !scheduler_.waiting(j) || pool_.reserved(j) > 0) return;
     if (place(j, true)) {
         scheduler_.stop_waiting(j);
         resume(j, t);
@@ -260,7 +260,8 @@ void RecoveryActions::release_victim(std::uint32_t v, std::int32_t by, double t)
     JobState& victim = jobs_[v];
     const double lost = lifecycle_->interrupt(v, t);
     if (by >= 0) {
-        jobs_[by].rec->churn_gpu_hours += in_.jobs[v].gpus * lost / kSecondsPerHour;
+        jobs_.row(static_cast<std::uint32_t>(by))->churn_gpu_hours +=
+            in_.jobs[v].gpus * lost / kSecondsPerHour;
         victim.churn_owner = by;
     }
     ++victim.rec->preemptions;
@@ -285,7 +286,7 @@ void RecoveryActions::preempt(std::uint32_t v, std::uint32_t by, double t) {
 bool RecoveryActions::give_up_if_unplaceable(std::uint32_t j, double t) {
     if (outside_.enabled) return false;  // the outside scheduler's call
     if (!pool_.enabled() || pool_.retired() == 0) return false;
-    const Phase phase = jobs_[j].phase();
+    const Phase phase = jobs_.phase(j);  // (any job: give_up_unplaceable asks them all)
     if (phase != Phase::Queued && phase != Phase::Waiting) return false;
     if (!pool_.can_never_place(plans_.jobs[j].nodes, phase == Phase::Queued)) return false;
     abandon(j, t);
@@ -316,6 +317,7 @@ void RecoveryActions::abandon(std::uint32_t j, double t) {
     job.life.phase = Phase::Done;
     ++jobs_done_;
     lifecycle_->log(j, EventKind::Unplaceable, t);
+    jobs_.done(j);
 }
 
 void RecoveryActions::start(std::uint32_t j, double t) {

@@ -35,9 +35,9 @@ void RecoveryPolicy::durable_release(std::uint32_t k, double t, const JobState& 
     }
 }
 
-Replacement RecoveryPolicy::decide(std::uint32_t j, double t, std::uint32_t replica,
-                                   const std::vector<JobState>& jobs, const NodePool& pool,
-                                   std::uint32_t failed, double repair_remaining) const {
+Replacement RecoveryPolicy::decide(std::uint32_t j, double t, std::uint32_t replica, const JobStates& jobs,
+                                   const NodePool& pool, std::uint32_t failed,
+                                   double repair_remaining) const {
     if (!policy_.on_failure && !policy_.compiled) return policy_.replacement;
     const JobState& job = jobs[j];
     acesim_failure_view view{};
@@ -75,8 +75,8 @@ Replacement RecoveryPolicy::decide(std::uint32_t j, double t, std::uint32_t repl
 }
 
 std::vector<Victim> RecoveryPolicy::victims(std::uint32_t j, double t, std::uint32_t need,
-                                            const std::vector<JobState>& jobs,
-                                            const std::vector<Levels>& levels, const NodePool& pool) const {
+                                            const JobStates& jobs, const std::vector<Levels>& levels,
+                                            const NodePool& pool) const {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     struct Candidate {
         double cost;

@@ -10,7 +10,7 @@
 
 #include "acesim/policy_abi.h"
 #include "acesim/simulator.hpp"
-#include "job_state.hpp"
+#include "job_states.hpp"
 #include "node_pool.hpp"
 #include "plans.hpp"
 
@@ -30,7 +30,7 @@ public:
 
     /// The re-placement for job j, detected at t, with `failed` of its nodes
     /// out of service (the longest back in `repair_remaining` seconds).
-    Replacement decide(std::uint32_t j, double t, std::uint32_t replica, const std::vector<JobState>& jobs,
+    Replacement decide(std::uint32_t j, double t, std::uint32_t replica, const JobStates& jobs,
                        const NodePool& pool, std::uint32_t failed, double repair_remaining) const;
 
     /// Victims among the running lower-priority whole-node jobs that free
@@ -39,9 +39,8 @@ public:
     /// grace, a victim whose checkpoint write would end within the grace
     /// (compute left plus its mean save, or the rest of a write in progress)
     /// is deferred to it.
-    std::vector<Victim> victims(std::uint32_t j, double t, std::uint32_t need,
-                                const std::vector<JobState>& jobs, const std::vector<Levels>& levels,
-                                const NodePool& pool) const;
+    std::vector<Victim> victims(std::uint32_t j, double t, std::uint32_t need, const JobStates& jobs,
+                                const std::vector<Levels>& levels, const NodePool& pool) const;
 
 private:
     /// With checkpoint levels: victim k's work lost to a preemption at t (back
@@ -66,7 +65,7 @@ private:
                 }
     }
     /// Job j may take job k's nodes: k runs, has a lower priority and holds whole nodes.
-    bool may_preempt(std::uint32_t j, std::uint32_t k, const std::vector<JobState>& jobs) const {
+    bool may_preempt(std::uint32_t j, std::uint32_t k, const JobStates& jobs) const {
         return jobs[k].running() && specs_[k].priority < specs_[j].priority &&
                plans_.jobs[k].gpus_per_node == gpn_;
     }

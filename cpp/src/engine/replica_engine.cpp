@@ -31,6 +31,7 @@ ReplicaState::ReplicaState(const SimulationInput& in, const Plans& plans,
       scheduler_(in.jobs, in.policy.backfill),
       policy_(in.policy, in.jobs, plans, in.gpus_per_node),
       ledger_(out, replica, in.record_events),
+      jobs_(in.jobs, plans, replica),
       reservation_(in.fleet.enabled && in.policy.backfill == Backfill::Easy, in.jobs,
                    in.fleet.enabled ? in.fleet.nodes : 0, in.gpus_per_node, plans.jobs),
       limits_(std::any_of(in.time_limits.begin(), in.time_limits.end(),
@@ -56,30 +57,51 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
 void ReplicaEngine::run() {
     begin();
     const std::size_t n = in_.jobs.size();
-    resize_interruptibly(jobs_, n, in_.cancel);
+    jobs_.reset(n, rows_);  // each job is opened when it is submitted (handle)
     if (!plans_.levels.empty()) levels_.assign(n, Levels{});
     if (limits_) limit_at_.assign(n, std::numeric_limits<double>::infinity());
-    for (std::uint32_t j = 0; j < n; ++j) {
-        if (j % kPollJobs == 0) throw_if_cancelled(in_.cancel);
-        open_job(j);
-    }
+    // Routine checkpoints run ahead of the clock where nothing but a stop
+    // (interrupt, which catches the job up first) looks at a running job's
+    // progress between its own events: no event log, checkpoint levels,
+    // time limits, planned maintenance, shared storage, elastic jobs or
+    // checkpoint-aware preemption (which weighs every candidate's progress).
+    run_ahead_ = pool_.enabled() && levels_.empty() && !ledger_.recording() && !limits_ &&
+                 pool_.maintenance().empty() && !storage_.enabled() &&
+                 in_.policy.preemption != Preemption::CheckpointAware &&
+                 std::none_of(in_.job_options.begin(), in_.job_options.end(),
+                              [](const JobOptions& o) { return o.min_gpus > 0; });
+    if (run_ahead_) kernel_.defer_limit();
     // Node failure processes never end: the run ends when every job is done
     // (or closed as unplaceable).
     DueEvent e;
     std::uint32_t polled = 0;
     while (jobs_done_ < n && kernel_.next(e)) {
         handle(e);
+        if (run_ahead_ && kernel_.over_limit()) check_event_limit();
         if (++polled == 512) {
             polled = 0;
             throw_if_cancelled(in_.cancel);
         }
     }
+    // What was applied ahead lies within the run (up to the horizon): it happened.
+    if (run_ahead_ && kernel_.over_limit()) kernel_.throw_over_limit();
     // The simulated span ends at the last job's end, or at the horizon (the
     // last event's time when there is none and jobs are left).
     const double end = jobs_done_ == n              ? kernel_.now()
                        : std::isfinite(in_.horizon) ? in_.horizon
                                                     : kernel_.now();
     close(end);
+}
+
+void ReplicaEngine::check_event_limit() {
+    // The count holds transitions applied ahead of the clock: those past
+    // the current event are taken back before the bound is judged.
+    for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
+        if (!jobs_.live(j) || !jobs_[j].ahead.active) continue;
+        lifecycle_.sync(j);
+        lifecycle_.schedule_job(j);
+    }
+    if (kernel_.over_limit()) kernel_.throw_over_limit();
 }
 
 void ReplicaEngine::begin() {
@@ -89,17 +111,7 @@ void ReplicaEngine::begin() {
 }
 
 void ReplicaEngine::open_job(std::uint32_t j) {
-    const JobSpec& spec = in_.jobs[j];
-    JobState& job = jobs_[j];
-    job.rec = rows_ + j;
-    *job.rec = JobRecord{};
-    job.rec->replica = replica_;
-    job.rec->job = j;
-    job.rec->gpus = spec.gpus;
-    job.rec->priority = spec.priority;
-    job.rec->submit = spec.submit;
-    job.life.interval = plans_.jobs[j].interval;
-    job.life.phase_end = spec.submit;
+    jobs_.open(j);
     lifecycle_.renew_failure_clock(j);
 }
 
@@ -118,19 +130,24 @@ void ReplicaEngine::handle(const DueEvent& e) {
         throw std::runtime_error(past_latest_time(where));
     }
     pool_.set_now(e.time);
+    current_ = e;
+    current_arrival_ = !e.node && !e.planned && !jobs_.opened(e.id);
     if (e.planned) {
         failures_.begin_maintenance(e.id, e.time);
     } else if (e.node) {
         failures_.handle_node(e.id, e.time);
     } else {
+        if (!jobs_.opened(e.id)) open_job(e.id);  // its submission
         lifecycle_.handle_job(e.id);
     }
     failures_.reschedule_touched_nodes();
     ledger_.check_trace_bound();
     if (checking_) check_invariants();
+    jobs_.release_done();
 }
 
 void ReplicaEngine::close(double end) {
+    jobs_.release_done();
     pool_.close(end);
     // (a run's unfinished jobs close at its horizon; a FleetModel's at its clock)
     ledger_.close(in_, plans_, jobs_, levels_, pool_.totals(), kernel_.events(), checking_,
@@ -142,19 +159,21 @@ void ReplicaEngine::close(double end) {
 void ReplicaEngine::drive_from_outside(bool report_checkpoints) {
     outside_.enabled = true;
     outside_.report_checkpoints = report_checkpoints;
+    jobs_.keep_everything();
+    jobs_.reset(0, rows_);
     begin();
     kernel_.move_to(0.0);
 }
 
 void ReplicaEngine::rebind_rows(JobRecord* rows) {
     rows_ = rows;
-    for (std::uint32_t j = 0; j < jobs_.size(); ++j) jobs_[j].rec = rows_ + j;
+    jobs_.rebind_rows(rows);
 }
 
 std::uint32_t ReplicaEngine::submit_job() {
     // The caller appended the job's spec, plan and row; it is queued now.
     const auto j = static_cast<std::uint32_t>(jobs_.size());
-    jobs_.emplace_back();
+    jobs_.add();
     levels_.emplace_back();
     kernel_.add_job();
     scheduler_.add_job();
@@ -359,7 +378,8 @@ void ReplicaEngine::check_invariants() const {
             throw std::logic_error("invariant: finished job still holds nodes");
         if (jobs_[j].phase() == Phase::Done && (scheduler_.queued(j) || scheduler_.waiting(j)))
             throw std::logic_error("invariant: finished job " + std::to_string(j) + " is still scheduled");
-        if (jobs_[j].rec->status == static_cast<std::uint8_t>(JobStatus::Unplaceable) &&
+        const JobRecord* row = jobs_.row(j);  // (none before its submission)
+        if (row != nullptr && row->status == static_cast<std::uint8_t>(JobStatus::Unplaceable) &&
             !pool_.can_never_place(plans_.jobs[j].nodes, false) &&
             !pool_.can_never_place(plans_.jobs[j].nodes, true))
             throw std::logic_error("invariant: job " + std::to_string(j) + " closed as unplaceable but fits");

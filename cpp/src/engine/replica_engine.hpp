@@ -62,6 +62,8 @@ public:
 
 private:
     void check_invariants() const;
+    /// With run_ahead_: the event bound, judged on what happened by now.
+    void check_event_limit();
     /// The outside scheduler's nodes for job j: they exist, are distinct, in
     /// service and free (or held by j already).
     void check_nodes(const char* what, std::uint32_t j, const std::vector<std::uint32_t>& nodes) const;

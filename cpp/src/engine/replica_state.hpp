@@ -15,6 +15,7 @@
 #include "acesim/simulator.hpp"
 #include "draws.hpp"
 #include "job_state.hpp"
+#include "job_states.hpp"
 #include "kernel.hpp"
 #include "ledger.hpp"
 #include "node_pool.hpp"
@@ -50,7 +51,7 @@ struct ReplicaState {
     Scheduler scheduler_;
     RecoveryPolicy policy_;
     Ledger ledger_;
-    std::vector<JobState> jobs_;
+    JobStates jobs_;
     std::size_t jobs_done_ = 0;     ///< done, or closed as unplaceable
     Reservation reservation_;       ///< EASY backfill (enabled under it, with a fleet)
     const bool limits_;             ///< some job has a time limit (else none is looked at)
@@ -60,6 +61,12 @@ struct ReplicaState {
     std::vector<Levels> levels_;
     StorageChannel storage_;    ///< shared checkpoint storage (enabled with a fleet's storage_bandwidth)
     OutsideScheduler outside_;  ///< FleetModel: decisions come from outside
+    /// Routine checkpoint transitions are applied ahead of the clock
+    /// (JobTransitions::run_ahead); set by ReplicaEngine::run where nothing
+    /// else reads a running job's progress between its own events.
+    bool run_ahead_ = false;
+    DueEvent current_{};            ///< the event being handled
+    bool current_arrival_ = false;  ///< and it is a job's submission
 };
 
 class JobTransitions;
@@ -89,7 +96,10 @@ struct ReplicaParts {
           limit_at_(s.limit_at_),
           levels_(s.levels_),
           storage_(s.storage_),
-          outside_(s.outside_) {}
+          outside_(s.outside_),
+          run_ahead_(s.run_ahead_),
+          current_(s.current_),
+          current_arrival_(s.current_arrival_) {}
 
     void wire(JobTransitions* lifecycle, FailureRouting* failures, RecoveryActions* recovery,
               CheckpointWrites* checkpoints, ElasticResize* elastic) {
@@ -110,7 +120,7 @@ struct ReplicaParts {
     Scheduler& scheduler_;
     RecoveryPolicy& policy_;
     Ledger& ledger_;
-    std::vector<JobState>& jobs_;
+    JobStates& jobs_;
     std::size_t& jobs_done_;
     Reservation& reservation_;
     const bool limits_;
@@ -118,6 +128,9 @@ struct ReplicaParts {
     std::vector<Levels>& levels_;
     StorageChannel& storage_;
     OutsideScheduler& outside_;
+    const bool& run_ahead_;
+    const DueEvent& current_;
+    const bool& current_arrival_;
     JobTransitions* lifecycle_ = nullptr;
     FailureRouting* failures_ = nullptr;
     RecoveryActions* recovery_ = nullptr;

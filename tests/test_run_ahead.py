@@ -1,0 +1,272 @@
+"""Routine checkpoints applied ahead of the clock (issue 13, item 2).
+
+In a fleet run, a computing job's checkpoint begins and ends are applied
+when its compute phase begins, up to its completion, its next job-level
+failure or the horizon, instead of one heap event each; when a failure or a
+preemption stops the job earlier, it is brought back to that moment
+(``JobTransitions::catch_up``). The event log turns this off (every
+transition is then logged as its own event), so a run with
+``record_events=True`` is the step-by-step reference: its tables must be the
+same bytes, ``fleet.events`` included (every checkpoint still counts).
+
+The hand-worked cases put a node failure, or a preemption, at the exact
+instant a checkpoint write ends: the kernel's order at equal times decides
+whether the write is kept (the fleet's events come first, then jobs by
+index).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import acesim as ace
+import numpy as np
+import pytest
+from hand_cases import HOUR, MINUTE, ZERO, assert_accounting, job, trace_fleet
+
+SAVE = ace.Constant(60.0)
+
+
+def node_of(jobs: list[ace.Job], nodes: int, index: int, at: float) -> int:
+    """The (first) node job ``index`` holds at ``at``, by probe runs that fail
+    one node there and read whom the failure hit."""
+    for n in range(nodes):
+        probe = ace.simulate(jobs, fleet=trace_fleet(nodes, {n: [at]}), horizon=at + 1.0, threads=1)
+        if index in probe.trace["job"].tolist():
+            return n
+    raise AssertionError(f"job {index} holds no node at {at}")
+
+
+def both(jobs: Any, **kw: Any) -> ace.SimulationResult:
+    """The run ahead of the clock and the step-by-step one (event log on):
+    the same jobs, fleet and trace tables, byte for byte."""
+    kw.setdefault("threads", 1)
+    ahead = ace.simulate(jobs, check_invariants=True, **kw)
+    stepped = ace.simulate(jobs, record_events=True, **kw)
+    for table in ("jobs", "fleet", "trace"):
+        a, s = getattr(ahead, table), getattr(stepped, table)
+        assert a.tobytes() == s.tobytes(), table
+    assert_accounting(ahead.jobs)
+    return ahead
+
+
+# --------------------------------------------------------------------------
+# Hand-worked: a node failure at a checkpoint's end
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fail_at, wasted, committed_before",
+    [
+        # At 7,320 s the second write ends and its node fails: the fleet's
+        # event comes first, the write is cut off. Lost: the segment's
+        # 3,600 s of compute and 60 s of write, 3,660 s; 3,600 s committed.
+        pytest.param(7320.0, 3660.0, 3600.0, id="at-the-write-end"),
+        # Half a second later the checkpoint is kept (7,200 s committed)
+        # and only 0.5 s of the next segment is lost.
+        pytest.param(7320.5, 0.5, 7200.0, id="just-after"),
+    ],
+)
+def test_a_node_failure_at_a_write_end(
+    fail_at: float, wasted: float, committed_before: float
+) -> None:
+    """One 8-GPU job, 3 h of work, a 1 h interval, 60 s writes, no init or
+    load, on one node of two, which fails once. Schedule: compute [0, 3600),
+    write [3600, 3660), compute [3660, 7260), write [7260, 7320), ... The job
+    is seen at once, restarts on the other node at the failure and computes the rest:
+    10,800 - committed_before seconds, with one 60 s write per hour of it."""
+    jobs = [job(1, 3 * HOUR, save=SAVE)]
+    node = node_of(jobs, 2, 0, 100.0)
+    res = both(jobs, fleet=trace_fleet(2, {node: [fail_at]}, repair=HOUR))
+    row = res.jobs[0]
+    assert res.trace["job"].tolist() == [0]
+    assert row["failures"] == 1
+    assert row["wasted"] == pytest.approx(wasted, abs=1e-9)
+    left = 3 * HOUR - committed_before
+    writes = left / HOUR
+    assert row["end"] == pytest.approx(fail_at + left + writes * 60.0, abs=1e-9)
+    assert row["productive"] == 3 * HOUR
+    # Every write that ended was kept: 1 before the failure when it was cut
+    # off, 2 when it was not, then one per hour after it.
+    assert row["checkpoints"] == committed_before / HOUR + writes
+    assert row["ckpt_stall"] == pytest.approx(60.0 * row["checkpoints"], abs=1e-9)
+
+
+def test_events_count_every_checkpoint() -> None:
+    """fleet.events counts each checkpoint's begin and end whether or not
+    the heap saw them. One job, 5 h of work, 1 h interval, never failing:
+    its submission, its start's end, 5 computes ending with a write, and 5
+    write ends (the last is its completion): 12 events."""
+    res = both([job(1, 5 * HOUR, save=SAVE)], fleet=trace_fleet(1, {}))
+    assert res.jobs["checkpoints"][0] == 5
+    assert res.fleet["events"][0] == 12
+
+
+def test_a_horizon_inside_the_stretch() -> None:
+    """The horizon at 7,300 s falls in the second write (7,260-7,320 s): the
+    row closes there as step by step, with one checkpoint kept and the run
+    cut, not failed: both segments' compute is productive (7,200 s, the
+    progress), and the first write and 40 s of the second are stall."""
+    res = both([job(1, 5 * HOUR, save=SAVE)], fleet=trace_fleet(1, {}), horizon=7300.0)
+    row = res.jobs[0]
+    assert row["checkpoints"] == 1
+    assert row["productive"] == 7200.0
+    assert row["progress"] == 7200.0
+    assert row["ckpt_stall"] == 100.0
+    assert row["wall"] == 7300.0
+    assert not row["completed"]
+
+
+# --------------------------------------------------------------------------
+# Hand-worked: a preemption at a checkpoint's end (jobs at equal times)
+# --------------------------------------------------------------------------
+
+
+def preemption_at_a_write_end(victim_first: bool) -> ace.SimulationResult:
+    """Two nodes. The low-priority job (8 GPUs, 1 h interval, 60 s writes,
+    from t = 0 on one node) and the high-priority job (8 GPUs, init 0, on the
+    other node) whose node fails at 3,000 s; the high job's detection is
+    660 s, so it recovers at 3,660 s, the instant the low job's first write
+    ends, and preempts it (no free node: the failed one is in repair for a
+    day). Which of the two comes first at 3,660 s is their index order."""
+    low = job(1, 4 * HOUR, save=SAVE, priority=0)
+    high = job(1, 2 * HOUR, save=ZERO, priority=5)
+    jobs = [low, high] if victim_first else [high, low]
+    detection = ace.Cause("hang", 1.0, detect=ace.Constant(660.0))
+    node = node_of(jobs, 2, 1 if victim_first else 0, 100.0)  # the high job's
+    fleet = trace_fleet(2, {node: [3000.0]}, repair=ace.Constant(ace.DAY))
+    policy = ace.Policy(replacement=ace.Replacement.PREEMPT_LOWER)
+    return both(jobs, fleet=fleet, policy=policy, causes=[detection])
+
+
+@pytest.mark.parametrize(
+    "victim_first", [True, False], ids=["victim-index-lower", "victim-index-higher"]
+)
+def test_a_preemption_at_a_write_end(victim_first: bool) -> None:
+    """With the victim's index lower, its write's end at 3,660 s comes
+    first: the checkpoint is kept (3,600 s) and nothing is lost. With it
+    higher, the preemption comes first and cuts the write off: 3,600 s of
+    compute and 60 s of write are lost. Either way the high job restarts at
+    3,660 s on the victim's node, computes its 7,200 s (it had nothing
+    committed at 3,000 s; its writes take no time) and is done at 10,860 s;
+    the victim restarts there on that node and computes what is left, with
+    one 60 s write an hour: 10,800 + 180 s, or 14,400 + 240 s."""
+    res = preemption_at_a_write_end(victim_first)
+    v = res.jobs[0 if victim_first else 1]
+    h = res.jobs[1 if victim_first else 0]
+    assert h["detection"] == 660.0
+    assert h["wasted"] == 3000.0
+    assert h["end"] == 10860.0
+    assert v["preemptions"] == 1
+    assert v["recovery_wait"] == 10860.0 - 3660.0
+    if victim_first:
+        assert v["wasted"] == 0.0
+        assert v["checkpoints"] == 4
+        assert v["end"] == 10860.0 + 10800.0 + 180.0
+    else:
+        assert v["wasted"] == 3660.0
+        assert v["checkpoints"] == 4
+        assert v["end"] == 10860.0 + 14400.0 + 240.0
+    assert v["productive"] == 4 * HOUR
+
+
+# --------------------------------------------------------------------------
+# The event bound and refused draws
+# --------------------------------------------------------------------------
+
+
+def test_the_event_bound_is_judged_on_what_happened() -> None:
+    """A run of E events passes with max_events=E and stops with the bound's
+    error at E - 1, though checkpoints applied ahead are counted before
+    they happen: a job is stopped by a node failure in the middle of a
+    stretch, and the writes it would have made after it are not counted."""
+    jobs = [job(1, 10 * HOUR, save=SAVE), job(1, 10 * HOUR, save=SAVE, submit=600.0)]
+    fleet = trace_fleet(3, {0: [5000.0, 20000.0], 1: [9000.0]}, repair=HOUR)
+    res = both(jobs, fleet=fleet)
+    events = int(res.fleet["events"][0])
+    assert events > 40
+    again = ace.simulate(jobs, fleet=fleet, max_events=events, threads=1)
+    assert again.jobs.tobytes() == res.jobs.tobytes()
+    for record in (False, True):
+        with pytest.raises(RuntimeError, match="max_events"):
+            ace.simulate(jobs, fleet=fleet, max_events=events - 1, record_events=record, threads=1)
+
+
+def test_a_save_law_that_runs_out() -> None:
+    """A Replay of two writes: a job that needs a third raises the same
+    error as step by step; one stopped by the horizon before its third
+    compute ends does not raise, though it would be drawn ahead."""
+    saves = ace.Replay([60.0, 90.0])
+    jobs = [job(1, 5 * HOUR, save=saves)]
+    errors = []
+    for record in (False, True):
+        with pytest.raises(ValueError) as err:
+            ace.simulate(jobs, fleet=trace_fleet(1, {}), record_events=record, threads=1)
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]
+    # The third compute ends at 3 x 3,600 + 150 = 10,950 s.
+    res = both(jobs, fleet=trace_fleet(1, {}), horizon=10000.0)
+    assert res.jobs["checkpoints"][0] == 2
+    # A node failure before that instant: the job restarts and needs more.
+    with pytest.raises(ValueError):
+        ace.simulate(jobs, fleet=trace_fleet(2, {0: [8000.0]}), threads=1)
+
+
+# --------------------------------------------------------------------------
+# Random fleets, with ties on purpose
+# --------------------------------------------------------------------------
+
+
+def random_case(seed: int) -> dict[str, Any]:
+    """A small fleet whose times fall on whole minutes (constant laws,
+    node failures on minute marks), so that failures, write ends,
+    recoveries and submissions meet at equal times."""
+    rng = np.random.default_rng(seed)
+    nodes = int(rng.integers(2, 7))
+    jobs = []
+    for _ in range(int(rng.integers(1, 7))):
+        width = int(rng.integers(1, max(2, nodes // 2 + 1)))
+        jobs.append(
+            job(
+                width,
+                float(rng.integers(1, 12)) * 30 * MINUTE,
+                float(rng.integers(1, 5)) * 15 * MINUTE,
+                save=ace.Constant(float(rng.integers(0, 4)) * MINUTE),
+                init=ace.Constant(float(rng.integers(0, 3)) * MINUTE),
+                load=ace.Constant(float(rng.integers(0, 2)) * MINUTE),
+                submit=float(rng.integers(0, 8)) * 15 * MINUTE,
+                priority=int(rng.integers(0, 3)),
+            )
+        )
+    gaps = {
+        n: [float(g) * MINUTE for g in rng.integers(10, 240, size=int(rng.integers(0, 4)))]
+        for n in range(nodes)
+    }
+    replacement = [
+        ace.Replacement.SPARES,
+        ace.Replacement.WAIT_REPAIR,
+        ace.Replacement.PREEMPT_LOWER,
+        ace.Replacement.REQUEUE,
+    ][int(rng.integers(0, 4))]
+    kw: dict[str, Any] = {
+        "fleet": trace_fleet(
+            nodes,
+            gaps,
+            repair=ace.Constant(float(rng.integers(1, 6)) * 15 * MINUTE),
+            spares=int(rng.integers(0, 2)),
+        ),
+        "policy": ace.Policy(replacement=replacement),
+    }
+    if rng.random() < 0.5:
+        kw["failures"] = ace.Exponential(float(rng.integers(2, 20)) * HOUR)
+        kw["replicas"] = 3
+    if rng.random() < 0.3:
+        kw["horizon"] = float(rng.integers(4, 40)) * 15 * MINUTE
+    return {"jobs": jobs, **kw}
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_random_fleets_run_ahead_as_step_by_step(seed: int) -> None:
+    case = random_case(seed)
+    jobs = case.pop("jobs")
+    both(jobs, seed=seed, **case)
