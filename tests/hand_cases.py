@@ -11,6 +11,8 @@ What each helper checks:
 - :func:`assert_accounting`: a job table has rows; on every row the time
   buckets (acesim's ``BUCKETS``) add up to ``wall`` (to ``rtol``/``atol``); no
   bucket is negative.
+- :func:`model_bytes`: a table's bytes without the columns that measure the
+  engine's work (``heap_events``), for comparing runs on different paths.
 - :func:`assert_fleet_totals`: each replica's fleet row counts exactly the
   planned interruptions and the failures of that replica's job rows.
 - :func:`run`: ``ace.simulate`` with ``check_invariants=True`` (one thread
@@ -31,6 +33,20 @@ import numpy as np
 from acesim.simulation import BUCKETS
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
+
+#: Columns that measure the engine's work, not the model: they differ between
+#: paths that give the same results (the event log on or off, the single-job
+#: kernel or the event heap, invariant checks).
+WORK_COLUMNS = ("heap_events",)
+
+
+def model_bytes(table: np.ndarray) -> bytes:
+    """The table's bytes without its :data:`WORK_COLUMNS` (and padding):
+    what two runs of the same model on different paths must share."""
+    names = [
+        n for n in table.dtype.names or () if n not in WORK_COLUMNS and not n.startswith("pad")
+    ]
+    return b"".join(np.ascontiguousarray(table[n]).tobytes() for n in names)
 
 
 ZERO = ace.Constant(0.0)

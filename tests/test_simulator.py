@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from acesim.distributions import Weibull
 from acesim.simulation import BUCKETS
+from hand_cases import model_bytes
 from numpy.lib import recfunctions as rfn
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
@@ -352,7 +353,8 @@ def _det_run(**kw: Any) -> ace.SimulationResult:
 def _same(a: ace.SimulationResult, b: ace.SimulationResult) -> None:
     assert a.jobs.dtype == b.jobs.dtype
     assert a.jobs.tobytes() == b.jobs.tobytes()
-    assert a.fleet.tobytes() == b.fleet.tobytes()
+    # (heap_events counts the engine's work: the event log changes the path)
+    assert model_bytes(a.fleet) == model_bytes(b.fleet)
     assert a.trace.tobytes() == b.trace.tobytes()
 
 

@@ -286,14 +286,14 @@ void register_simulator(py::module_& m) {
                          checkpoint_interval, mtbf, young_interval, daly_interval, expected_ettr,
                          expected_waste, completed, status, planned_interruptions, timeouts, lost_checkpoints,
                          tier_restores, narrow, contention, init, load, reconfigure);
-    PYBIND11_NUMPY_DTYPE(FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions,
-                         checkpoints, quarantines, quarantined_nodes, spare_uses, events, makespan, ettr,
-                         gpu_hours, productive_gpu_hours, wasted_gpu_hours, ckpt_stall_gpu_hours,
-                         overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
-                         recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours,
-                         down_node_hours, planned_interruptions, maintenance_node_hours, retired_nodes,
-                         spare_idle_node_hours, cold_spare_uses, timeouts, narrow_gpu_hours,
-                         contention_gpu_hours, init_gpu_hours, load_gpu_hours, reconfigure_gpu_hours);
+    PYBIND11_NUMPY_DTYPE(
+        FleetRecord, replica, jobs, jobs_completed, failures, node_failures, preemptions, checkpoints,
+        quarantines, quarantined_nodes, spare_uses, events, makespan, ettr, gpu_hours, productive_gpu_hours,
+        wasted_gpu_hours, ckpt_stall_gpu_hours, overhead_gpu_hours, detection_gpu_hours, queue_wait_gpu_hours,
+        recovery_wait_gpu_hours, gpu_hours_lost, churn_gpu_hours, quarantined_node_hours, down_node_hours,
+        planned_interruptions, maintenance_node_hours, retired_nodes, spare_idle_node_hours, cold_spare_uses,
+        timeouts, narrow_gpu_hours, contention_gpu_hours, init_gpu_hours, load_gpu_hours,
+        reconfigure_gpu_hours, heap_events);
     // The structs' padding members (pad_) are left out: the dtypes keep their
     // offsets and item sizes, with a gap where the padding is.
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, time, inter_failure);

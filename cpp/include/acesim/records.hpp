@@ -108,6 +108,12 @@ struct FleetRecord {
     double init_gpu_hours;     ///< overhead_gpu_hours split as the job rows' init, load, reconfigure
     double load_gpu_hours;
     double reconfigure_gpu_hours;
+    /// Events the event kernel delivered (heap pops and submissions); the
+    /// rest of `events` were applied without it (a fleet job's routine
+    /// checkpoints run ahead of the clock), and none without a fleet (the
+    /// single-job kernel). A measure of the work done, not of the model:
+    /// options that change the path (the event log, invariant checks) change it.
+    std::uint64_t heap_events;
 };
 
 /// One row per job (or idle node) hit by a failure event.

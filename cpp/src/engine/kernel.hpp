@@ -107,6 +107,8 @@ public:
 
     double now() const { return now_; }
     std::uint64_t events() const { return events_; }
+    /// The events it delivered (the rest of events() were applied without it).
+    std::uint64_t delivered() const { return delivered_; }
 
     // --- transitions applied without the heap (JobTransitions::run_ahead) -----
     /// They count as events (the count is of what happened, heap or not).
@@ -147,6 +149,7 @@ private:
         return e.version == ((e.entity & kJobBit) == 0 ? node_version_[id] : job_version_[id]);
     }
     void count_event() {
+        ++delivered_;
         if (++events_ > max_events_ && !defer_limit_) throw_over_limit();
     }
 
@@ -174,6 +177,7 @@ private:
     std::vector<std::uint32_t> job_version_;
     std::vector<std::uint32_t> node_version_;
     std::uint64_t events_ = 0;
+    std::uint64_t delivered_ = 0;
     double now_ = -std::numeric_limits<double>::infinity();
 };
 

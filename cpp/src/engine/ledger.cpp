@@ -51,11 +51,12 @@ void Ledger::check_trace_bound() const {
 
 void Ledger::close(const SimulationInput& in, const Plans& plans, JobStates& jobs,
                    const std::vector<Levels>& levels, const NodeTotals& nodes, std::uint64_t events,
-                   bool checking, double rows_end) {
+                   std::uint64_t heap_events, bool checking, double rows_end) {
     FleetRecord fleet{};
     fleet.replica = replica_;
     fleet.jobs = static_cast<std::uint32_t>(jobs.size());
     fleet.events = events;
+    fleet.heap_events = heap_events;
     fleet.node_failures = nodes.node_failures;
     fleet.quarantines = nodes.quarantines;
     fleet.quarantined_nodes = nodes.quarantined_nodes;

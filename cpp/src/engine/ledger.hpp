@@ -61,7 +61,7 @@ public:
     /// Unfinished rows close at `rows_end` (the horizon; a FleetModel's clock).
     void close(const SimulationInput& in, const Plans& plans, JobStates& jobs,
                const std::vector<Levels>& levels, const NodeTotals& nodes, std::uint64_t events,
-               bool checking, double rows_end);
+               std::uint64_t heap_events, bool checking, double rows_end);
 
 private:
     SimulationOutput& out_;

@@ -150,8 +150,8 @@ void ReplicaEngine::close(double end) {
     jobs_.release_done();
     pool_.close(end);
     // (a run's unfinished jobs close at its horizon; a FleetModel's at its clock)
-    ledger_.close(in_, plans_, jobs_, levels_, pool_.totals(), kernel_.events(), checking_,
-                  outside_.enabled ? end : in_.horizon);
+    ledger_.close(in_, plans_, jobs_, levels_, pool_.totals(), kernel_.events(), kernel_.delivered(),
+                  checking_, outside_.enabled ? end : in_.horizon);
 }
 
 // --- an outside scheduler's run (FleetModel) ------------------------------------
