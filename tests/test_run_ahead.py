@@ -124,6 +124,36 @@ def test_a_horizon_inside_the_stretch() -> None:
     assert not row["completed"]
 
 
+@pytest.mark.parametrize("fail_at", [4260.0, 4260.5], ids=["at-the-persist-end", "just-after"])
+def test_a_node_failure_at_a_persist_end(fail_at: float) -> None:
+    """Asynchronous checkpoints: a 60 s snapshot, then a 600 s persist in
+    the background. One 8-GPU job, 2 h of work, 1 h interval, no init or
+    load, on one node of two, which fails once. Schedule: compute [0, 3600),
+    snapshot [3600, 3660), compute from 3660 while the persist runs to 4260.
+
+    At 4,260 s exactly the failure comes first: the persist is cut off (a
+    lost checkpoint), the job rolls back to the start and loses 3,600 +
+    600 s; restarted at once on the other node it computes 2 h again, with a
+    snapshot at 1 h and its final snapshot and persist: done at 4,260 +
+    3,600 + 60 + 3,600 + 60 + 600 = 12,180 s. Half a second later the
+    checkpoint is durable and 600.5 s are lost; from 3,600 s committed it is
+    done at 4,260.5 + 3,600 + 60 + 600 = 8,520.5 s."""
+    jobs = [job(1, 2 * HOUR, save=SAVE, persist=ace.Constant(600.0))]
+    node = node_of(jobs, 2, 0, 100.0)
+    res = both(jobs, fleet=trace_fleet(2, {node: [fail_at]}, repair=HOUR))
+    row = res.jobs[0]
+    assert row["failures"] == 1
+    assert row["productive"] == 2 * HOUR
+    if fail_at == 4260.0:
+        assert row["lost_checkpoints"] == 1
+        assert row["wasted"] == pytest.approx(4200.0, abs=1e-9)
+        assert row["end"] == pytest.approx(12180.0, abs=1e-9)
+    else:
+        assert row["lost_checkpoints"] == 0
+        assert row["wasted"] == pytest.approx(600.5, abs=1e-9)
+        assert row["end"] == pytest.approx(8520.5, abs=1e-9)
+
+
 # --------------------------------------------------------------------------
 # Hand-worked: a preemption at a checkpoint's end (jobs at equal times)
 # --------------------------------------------------------------------------
@@ -224,25 +254,41 @@ def test_a_save_law_that_runs_out() -> None:
 # --------------------------------------------------------------------------
 
 
-def random_case(seed: int) -> dict[str, Any]:
+def random_case(seed: int, levels: bool = False) -> dict[str, Any]:
     """A small fleet whose times fall on whole minutes (constant laws,
     node failures on minute marks), so that failures, write ends,
-    recoveries and submissions meet at equal times."""
+    recoveries and submissions meet at equal times. With ``levels``, jobs
+    may persist their checkpoints in the background and keep faster tiers,
+    and failures may take several nodes (which tiers survive)."""
     rng = np.random.default_rng(seed)
     nodes = int(rng.integers(2, 7))
     jobs = []
     for _ in range(int(rng.integers(1, 7))):
         width = int(rng.integers(1, max(2, nodes // 2 + 1)))
+        interval = float(rng.integers(1, 5)) * 15 * MINUTE
+        extra: dict[str, Any] = {}
+        if levels and rng.random() < 0.7:
+            extra["persist"] = ace.Constant(float(rng.integers(0, 30)) * MINUTE)
+        if levels and rng.random() < 0.5:
+            extra["tiers"] = [
+                ace.CheckpointTier(
+                    interval / float(rng.integers(1, 4)),
+                    save=ace.Constant(float(rng.integers(0, 2)) * MINUTE),
+                    load=ace.Constant(float(rng.integers(0, 3)) * MINUTE),
+                    replication=int(rng.integers(1, width + 1)),
+                )
+            ]
         jobs.append(
             job(
                 width,
                 float(rng.integers(1, 12)) * 30 * MINUTE,
-                float(rng.integers(1, 5)) * 15 * MINUTE,
+                interval,
                 save=ace.Constant(float(rng.integers(0, 4)) * MINUTE),
                 init=ace.Constant(float(rng.integers(0, 3)) * MINUTE),
                 load=ace.Constant(float(rng.integers(0, 2)) * MINUTE),
                 submit=float(rng.integers(0, 8)) * 15 * MINUTE,
                 priority=int(rng.integers(0, 3)),
+                **extra,
             )
         )
     gaps = {
@@ -267,6 +313,11 @@ def random_case(seed: int) -> dict[str, Any]:
     if rng.random() < 0.5:
         kw["failures"] = ace.Exponential(float(rng.integers(2, 20)) * HOUR)
         kw["replicas"] = 3
+    if levels and rng.random() < 0.5:
+        kw["causes"] = [
+            ace.Cause("process", 0.5, detect=ace.Constant(float(rng.integers(0, 3)) * MINUTE)),
+            ace.Cause("block", 0.5, nodes=2),
+        ]
     if rng.random() < 0.3:
         kw["horizon"] = float(rng.integers(4, 40)) * 15 * MINUTE
     return {"jobs": jobs, **kw}
@@ -275,5 +326,12 @@ def random_case(seed: int) -> dict[str, Any]:
 @pytest.mark.parametrize("seed", range(120))
 def test_random_fleets_run_ahead_as_step_by_step(seed: int) -> None:
     case = random_case(seed)
+    jobs = case.pop("jobs")
+    both(jobs, seed=seed, **case)
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_random_fleets_with_checkpoint_levels(seed: int) -> None:
+    case = random_case(seed, levels=True)
     jobs = case.pop("jobs")
     both(jobs, seed=seed, **case)

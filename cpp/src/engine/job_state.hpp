@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "acesim/checkpoint_levels.hpp"
 #include "acesim/lifecycle.hpp"
 #include "acesim/records.hpp"
 #include "acesim/simulator.hpp"
@@ -19,6 +20,7 @@ namespace acesim {
 /// moment of it (JobTransitions::catch_up).
 struct RunAhead {
     Lifecycle life;
+    Levels levels;  ///< with checkpoint levels (their draws' counters included)
     double productive = 0.0;
     double ckpt_stall = 0.0;
     std::uint32_t checkpoints = 0;

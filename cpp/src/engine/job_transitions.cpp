@@ -75,28 +75,109 @@ bool JobTransitions::before_current(std::uint32_t j) const {
     return j < current_.id;
 }
 
+bool JobTransitions::try_draw(std::uint32_t j, Purpose purpose, std::uint32_t dist, double& x) {
+    // (the counters of draw_job)
+    const auto p = static_cast<std::size_t>(purpose);
+    std::uint32_t& counter = p < kPurposes ? jobs_[j].draws[p] : levels_[j].draws[p - kPurposes];
+    return draws_.try_law(EntityKind::Job, j, purpose, dist, counter, static_cast<double>(in_.jobs[j].gpus),
+                          x);
+}
+
 std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool at_bound) {
     // The same arithmetic and draws as on_phase_end's Computing and Saving
-    // cases (without maintenance, levels, limits, deferred preemptions or
-    // an event log, which turn run_ahead_ off).
+    // cases (without maintenance, limits, deferred preemptions or an event
+    // log, which turn run_ahead_ off).
+    if (!levels_.empty()) return apply_leveled_routine(j, bound, at_bound);
     JobState& job = jobs_[j];
     Lifecycle& life = job.life;
     const JobSpec& spec = in_.jobs[j];
-    const double gpus = static_cast<double>(spec.gpus);
-    std::uint32_t& saves = job.draws[static_cast<std::size_t>(Purpose::Save)];
     std::uint32_t n = 0;
     for (;;) {
         const double t = life.phase_end;
         if (!(t < bound || (at_bound && t == bound))) break;
         if (life.phase == Phase::Computing) {
             double save;
-            if (!draws_.try_law(EntityKind::Job, j, Purpose::Save, spec.save, saves, gpus, save))
+            if (!try_draw(j, Purpose::Save, spec.save, save))
                 break;  // its event draws it and says why it cannot be drawn
             begin_save(life, t, save);
         } else {
             if (life.boundary >= spec.work) break;  // the final write's end: its completion is an event
             end_save(life, *job.rec, spec.work, t);
             acesim::begin_compute(life, spec.work, t);
+        }
+        ++n;
+    }
+    return n;
+}
+
+std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double bound, bool at_bound) {
+    // The same arithmetic and draws, in the same order, as handle_job's
+    // persist end (CheckpointWrites::end_persist) and phase ends
+    // (reach_leveled_boundary, end_leveled_write, begin_compute) without
+    // shared storage, slow failures, elastic jobs, maintenance, limits,
+    // deferred preemptions or an event log (run_ahead_ is off with them).
+    JobState& job = jobs_[j];
+    Lifecycle& life = job.life;
+    Levels& L = levels_[j];
+    const LevelPlan& plan = plans_.levels[j];
+    const JobSpec& spec = in_.jobs[j];
+    JobRecord& rec = *job.rec;
+    // The draw of the write that begins (the durable's or a tier's).
+    auto write_draw = [&](double& save) {
+        return L.writing == 0 ? try_draw(j, Purpose::Save, spec.save, save)
+                              : try_draw(j, Purpose::TierSave, plan.tier[L.writing - 1].save, save);
+    };
+    std::uint32_t n = 0;
+    for (;;) {
+        // At equal times a persist's end comes before the phase's (handle_job).
+        const bool persist = L.persist_end <= life.phase_end;
+        const double t = persist ? L.persist_end : life.phase_end;
+        if (!(t < bound || (at_bound && t == bound))) break;
+        if (persist) {
+            if (life.phase == Phase::PersistWait) {
+                if (L.inflight >= spec.work) break;  // the final checkpoint: its completion is an event
+                double save;
+                if (!write_draw(save)) break;
+                levels_end_persist(L, rec);
+                rec.ckpt_stall += t - life.phase_start;
+                life.phase_start = t;
+                levels_begin_write(life, t, save);
+            } else {
+                levels_end_persist(L, rec);
+            }
+        } else if (life.phase == Phase::Computing) {
+            const bool writes = !(L.writing == 0 && L.persisting());  // else it waits for the persist
+            double save = 0.0;
+            if (writes && !write_draw(save)) break;
+            if (levels_reach_boundary(life, L, rec, t)) levels_begin_write(life, t, save);
+        } else if (life.phase == Phase::Saving) {
+            const bool durable = L.writing == 0;
+            std::uint32_t& persists = L.draws[static_cast<std::size_t>(Purpose::Persist) - kPurposes];
+            const std::uint32_t before = persists;
+            double persist_draw = 0.0;
+            if (durable && plan.persist != kNoLevelLaw &&
+                !try_draw(j, Purpose::Persist, plan.persist, persist_draw))
+                break;
+            if (durable && persist_draw == 0.0 && life.boundary >= spec.work) {
+                persists = before;  // the final checkpoint, durable at once: its completion is an event
+                break;
+            }
+            switch (levels_end_write(life, L, plan, rec, spec.work, t, persist_draw)) {
+                case WriteEnd::FinalPersist:
+                    life.phase = Phase::PersistWait;
+                    life.phase_start = t;
+                    life.phase_end = L.persist_end;
+                    break;
+                case WriteEnd::Continue:
+                case WriteEnd::Persisting:
+                    levels_begin_compute(life, L, plan, spec.work, t);
+                    break;
+                case WriteEnd::Done:  // ruled out above: its completion is an event
+                    throw std::logic_error("invariant: job " + std::to_string(j) +
+                                           "'s final checkpoint was applied ahead of the clock");
+            }
+        } else {
+            break;  // (PersistWait ends with its persist, above)
         }
         ++n;
     }
@@ -111,6 +192,7 @@ void JobTransitions::run_ahead(std::uint32_t j) {
     a.ckpt_stall = job.rec->ckpt_stall;
     a.checkpoints = job.rec->checkpoints;
     a.saves = job.draws[static_cast<std::size_t>(Purpose::Save)];
+    if (!levels_.empty()) a.levels = levels_[j];
     a.events = apply_routine(j, routine_bound(j), true);
     a.active = a.events > 0;
     kernel_.count_routine(a.events);
@@ -128,6 +210,7 @@ void JobTransitions::sync(std::uint32_t j) {
     job.rec->ckpt_stall = a.ckpt_stall;
     job.rec->checkpoints = a.checkpoints;
     job.draws[static_cast<std::size_t>(Purpose::Save)] = a.saves;
+    if (!levels_.empty()) levels_[j] = a.levels;
     kernel_.uncount_routine(a.events);
     a.active = false;
     const double now = kernel_.now();

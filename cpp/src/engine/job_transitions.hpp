@@ -76,6 +76,13 @@ private:
     /// Applies j's routine transitions due before `bound` (or at it, when
     /// `at_bound`); returns how many.
     std::uint32_t apply_routine(std::uint32_t j, double bound, bool at_bound);
+    /// The same with checkpoint levels: a persist's end, a compute's end at
+    /// a boundary of any level (and its write's begin, or a wait for the
+    /// persist in flight), a write's end and the next compute's begin.
+    std::uint32_t apply_leveled_routine(std::uint32_t j, double bound, bool at_bound);
+    /// The next draw of j's `purpose` law `dist` if it is finite (its
+    /// counter moves on); false otherwise (the event will draw it, and say why).
+    bool try_draw(std::uint32_t j, Purpose purpose, std::uint32_t dist, double& x);
     /// The latest a routine transition of j may be applied ahead (included).
     double routine_bound(std::uint32_t j) const;
     /// j's transitions at the current event's time came before it (the

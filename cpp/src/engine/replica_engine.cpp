@@ -62,10 +62,13 @@ void ReplicaEngine::run() {
     if (limits_) limit_at_.assign(n, std::numeric_limits<double>::infinity());
     // Routine checkpoints run ahead of the clock where nothing but a stop
     // (interrupt, which catches the job up first) looks at a running job's
-    // progress between its own events: no event log, checkpoint levels,
-    // time limits, planned maintenance, shared storage, elastic jobs or
-    // checkpoint-aware preemption (which weighs every candidate's progress).
-    run_ahead_ = pool_.enabled() && levels_.empty() && !ledger_.recording() && !limits_ &&
+    // progress between its own events: no event log, slow failures (which
+    // change a running job's rate), time limits, planned maintenance,
+    // shared storage, elastic jobs or checkpoint-aware preemption (which
+    // weighs every candidate's progress).
+    run_ahead_ = pool_.enabled() && !ledger_.recording() && !limits_ &&
+                 std::none_of(in_.causes.begin(), in_.causes.end(),
+                              [](const CauseSpec& c) { return c.slowdown > 0.0; }) &&
                  pool_.maintenance().empty() && !storage_.enabled() &&
                  in_.policy.preemption != Preemption::CheckpointAware &&
                  std::none_of(in_.job_options.begin(), in_.job_options.end(),
