@@ -259,7 +259,8 @@ def random_case(seed: int, levels: bool = False) -> dict[str, Any]:
     node failures on minute marks), so that failures, write ends,
     recoveries and submissions meet at equal times. With ``levels``, jobs
     may persist their checkpoints in the background and keep faster tiers,
-    and failures may take several nodes (which tiers survive)."""
+    some may be elastic, and failures may take several nodes (which tiers
+    survive)."""
     rng = np.random.default_rng(seed)
     nodes = int(rng.integers(2, 7))
     jobs = []
@@ -269,6 +270,8 @@ def random_case(seed: int, levels: bool = False) -> dict[str, Any]:
         extra: dict[str, Any] = {}
         if levels and rng.random() < 0.7:
             extra["persist"] = ace.Constant(float(rng.integers(0, 30)) * MINUTE)
+        if levels and width > 1 and rng.random() < 0.3:
+            extra["min_gpus"] = 8  # elastic: it steps its checkpoints, the others run ahead
         if levels and rng.random() < 0.5:
             extra["tiers"] = [
                 ace.CheckpointTier(

@@ -382,7 +382,7 @@ void JobTransitions::begin_compute(std::uint32_t j, double t) {
     }
     if (!pool_.maintenance().empty()) plan_drain_checkpoint(j, t);
     log(j, EventKind::ComputeBegin, t);
-    if (run_ahead_) {
+    if (run_ahead_ && in_.options(j).min_gpus == 0) {  // (an elastic job's width changes between its events)
         run_ahead(j);
     } else {
         schedule_job(j);

@@ -64,15 +64,14 @@ void ReplicaEngine::run() {
     // (interrupt, which catches the job up first) looks at a running job's
     // progress between its own events: no event log, slow failures (which
     // change a running job's rate), time limits, planned maintenance,
-    // shared storage, elastic jobs or checkpoint-aware preemption (which
-    // weighs every candidate's progress).
+    // shared storage or checkpoint-aware preemption (which weighs every
+    // candidate's progress); elastic jobs step theirs (begin_compute). An
+    // outside scheduler's run (FleetModel) keeps the event log: it steps.
     run_ahead_ = pool_.enabled() && !ledger_.recording() && !limits_ &&
                  std::none_of(in_.causes.begin(), in_.causes.end(),
                               [](const CauseSpec& c) { return c.slowdown > 0.0; }) &&
                  pool_.maintenance().empty() && !storage_.enabled() &&
-                 in_.policy.preemption != Preemption::CheckpointAware &&
-                 std::none_of(in_.job_options.begin(), in_.job_options.end(),
-                              [](const JobOptions& o) { return o.min_gpus > 0; });
+                 in_.policy.preemption != Preemption::CheckpointAware;
     if (run_ahead_) kernel_.defer_limit();
     // Node failure processes never end: the run ends when every job is done
     // (or closed as unplaceable).
