@@ -76,16 +76,23 @@ def test_fleet_month(benchmark: Any, workload: ace.JobArray) -> None:
     )
     check(res, workload)
     events = int(res.fleet["events"][0])
+    heap = int(res.fleet["heap_events"][0])
+    # Routine checkpoints run ahead of the clock: most events skip the heap.
+    assert heap < events
     seconds = benchmark.stats.stats.min
     peak = peak_rss_mb()
     benchmark.extra_info.update(
-        jobs=len(workload), events=events, events_per_second=events / seconds, peak_rss_mb=peak
+        jobs=len(workload),
+        events=events,
+        heap_events=heap,
+        events_per_second=events / seconds,
+        peak_rss_mb=peak,
     )
     REPORT.append(
         f"fleet month: {NODES} nodes x {GPUS_PER_NODE} GPUs, {DAYS} days, {len(workload):,} jobs, "
-        f"{events:,} events: {seconds:.2f} s per replica "
+        f"{events:,} events ({heap:,} through the heap): {seconds:.2f} s per replica "
         f"({events / seconds / 1e6:.2f} M events/s), "
-        f"peak RSS {peak:.0f} MB in a fresh process"
+        f"peak RSS {peak:.0f} MB in a fresh process (targets: 1.2 s, 500 MB)"
     )
 
 
