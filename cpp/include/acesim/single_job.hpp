@@ -129,9 +129,10 @@ ACESIM_HD std::int32_t draw_cause(const CauseTable& causes, const Stream& s_caus
     return static_cast<std::int32_t>(causes.count - 1);
 }
 
-/// A row's identity columns (every bucket zero).
-ACESIM_HD void open_row(JobRecord& rec, const SingleJobSpec& spec, std::uint32_t replica,
-                        std::uint32_t entity) {
+/// A row's identity columns (every bucket zero); `Spec`: a SingleJobSpec,
+/// or the fleet engine's JobSpec.
+template <class Spec>
+ACESIM_HD void open_row(JobRecord& rec, const Spec& spec, std::uint32_t replica, std::uint32_t entity) {
     rec = JobRecord{};
     rec.replica = replica;
     rec.job = entity;

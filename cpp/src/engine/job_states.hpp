@@ -16,6 +16,7 @@
 
 #include "acesim/records.hpp"
 #include "acesim/simulator.hpp"
+#include "acesim/single_job.hpp"
 #include "job_state.hpp"
 #include "plans.hpp"
 
@@ -91,13 +92,7 @@ public:
         *s = JobState{};
         s->rec = keep_ ? rows_ + j : &s->row;
         const JobSpec& spec = specs_[j];
-        JobRecord& r = *s->rec;
-        r = JobRecord{};
-        r.replica = replica_;
-        r.job = j;
-        r.gpus = spec.gpus;
-        r.priority = spec.priority;
-        r.submit = spec.submit;
+        detail::open_row(*s->rec, spec, replica_, j);
         s->life.interval = plans_.jobs[j].interval;
         s->life.phase_end = spec.submit;
         state_[j] = s;
