@@ -143,3 +143,55 @@ def test_fleet_month_greedy_backfill(benchmark: Any, workload: ace.JobArray) -> 
     check(res, workload)
     seconds = benchmark.stats.stats.min
     REPORT.append(f"fleet month, greedy backfill: {seconds:.2f} s per replica")
+
+
+MILLION_NODES = 131_072  # 1,048,576 GPUs
+MILLION_SPARES = 512
+
+
+def test_fleet_month_million_gpus(benchmark: Any) -> None:
+    """The same month at 1,048,576 GPUs: 131,072 nodes, about 13.8M
+    Meta-like jobs, 512 hot spares. One replica in a fresh process: the
+    simulate call's time and the process's peak memory, results included
+    (targets: 12 s and 4 GB)."""
+    script = textwrap.dedent(
+        f"""
+        import json, time
+        import acesim as ace
+        jobs = ace.workloads.meta_like({DAYS}, {MILLION_NODES * GPUS_PER_NODE}, seed=0)
+        fleet = ace.Fleet({MILLION_NODES}, {GPUS_PER_NODE}, spares={MILLION_SPARES},
+                          repair=ace.Exponential(4 * ace.HOUR),
+                          node_failures=ace.Exponential(ace.DAY / {RSC1_FAILURES_PER_NODE_DAY}))
+        start = time.perf_counter()
+        res = ace.simulate(jobs, fleet=fleet, horizon={DAYS} * ace.DAY, seed=1, threads=1)
+        seconds = time.perf_counter() - start
+        with open("/proc/self/status") as status:
+            hwm = [l for l in status if l.startswith("VmHWM:")][0]
+        f = res.fleet[0]
+        j = res.jobs
+        total = sum(j[b] for b in ("productive", "wasted", "ckpt_stall", "overhead",
+                                   "detection", "queue_wait", "recovery_wait"))
+        print(json.dumps(dict(
+            jobs=len(jobs), seconds=seconds, peak_mb=int(hwm.split()[1]) / 1024,
+            events=int(f["events"]), heap_events=int(f["heap_events"]), ettr=float(f["ettr"]),
+            completed=int(f["jobs_completed"]), node_failures=int(f["node_failures"]),
+            worst_gap=float(abs(total - j["wall"]).max()))))
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["jobs"] > 13_000_000
+    assert 0.8 < r["ettr"] < 1.0
+    assert r["completed"] > 0.99 * r["jobs"]
+    assert r["worst_gap"] < 1e-3  # every row's buckets add up to its wall
+    assert r["heap_events"] < r["events"]
+    expected = MILLION_NODES * RSC1_FAILURES_PER_NODE_DAY * DAYS
+    assert abs(r["node_failures"] - expected) < 5 * np.sqrt(expected)
+    benchmark.extra_info.update(r)
+    benchmark.pedantic(lambda: None, rounds=1)
+    REPORT.append(
+        f"fleet month at 1,048,576 GPUs: {MILLION_NODES} nodes, {r['jobs']:,} jobs, "
+        f"{r['events']:,} events ({r['heap_events']:,} through the heap): "
+        f"{r['seconds']:.1f} s, peak RSS {r['peak_mb']:.0f} MB in a fresh process "
+        f"(targets: 12 s, 4 GB)"
+    )
