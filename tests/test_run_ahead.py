@@ -2,17 +2,20 @@
 
 In a fleet run, a computing job's checkpoint begins and ends are applied
 when its compute phase begins, up to its completion, its next job-level
-failure or the horizon, instead of one heap event each; when a failure or a
-preemption stops the job earlier, it is brought back to that moment
-(``JobTransitions::catch_up``). The event log turns this off (every
-transition is then logged as its own event), so a run with
-``record_events=True`` is the step-by-step reference: its tables must be the
-same bytes, ``fleet.events`` included (every checkpoint still counts).
+failure or the horizon, instead of one heap event each (with checkpoint
+levels: persist ends, tier writes and waits for a persist as well; an
+elastic job steps its own); when a failure or a preemption stops the job
+earlier, it is brought back to that moment (``JobTransitions::catch_up``).
+The event log turns this off (every transition is then logged as its own
+event), so a run with ``record_events=True`` is the step-by-step reference:
+its tables must be the same bytes, ``fleet.events`` included (every
+checkpoint still counts), all but ``fleet.heap_events`` (the events the heap
+delivered: the work done).
 
 The hand-worked cases put a node failure, or a preemption, at the exact
-instant a checkpoint write ends: the kernel's order at equal times decides
-whether the write is kept (the fleet's events come first, then jobs by
-index).
+instant a checkpoint write or a persist ends: the kernel's order at equal
+times decides whether it is kept (the fleet's events come first, then jobs
+by index).
 """
 
 from __future__ import annotations

@@ -199,7 +199,7 @@ void JobTransitions::run_ahead(std::uint32_t j) {
     schedule_job(j);
 }
 
-void JobTransitions::sync(std::uint32_t j) {
+void JobTransitions::catch_up(std::uint32_t j) {
     JobState& job = jobs_[j];
     RunAhead& a = job.ahead;
     if (!a.active) return;
@@ -445,7 +445,7 @@ void JobTransitions::stop_at_time_limit(std::uint32_t j, double t) {
 }
 
 double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes) {
-    sync(j);  // (t is the current event's time)
+    catch_up(j);  // (t is the current event's time)
     JobState& job = jobs_[j];
     const double overhead = t - job.life.phase_start;
     const bool starting = job.life.phase == Phase::Starting;

@@ -54,7 +54,7 @@ public:
     void run_ahead(std::uint32_t j);
     /// Job j's state at the current event (transitions applied ahead of it
     /// are taken back; a no-op when none are).
-    void sync(std::uint32_t j);
+    void catch_up(std::uint32_t j);
     void enqueue(std::uint32_t j, double t);
     void wait_for_nodes(std::uint32_t j, double t);
     void log(std::uint32_t j, EventKind kind, double t) { ledger_.log(j, kind, t, jobs_[j].life.committed); }

@@ -100,7 +100,7 @@ void ReplicaEngine::check_event_limit() {
     // the current event are taken back before the bound is judged.
     for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
         if (!jobs_.live(j) || !jobs_[j].ahead.active) continue;
-        lifecycle_.sync(j);
+        lifecycle_.catch_up(j);
         lifecycle_.schedule_job(j);
     }
     if (kernel_.over_limit()) kernel_.throw_over_limit();
