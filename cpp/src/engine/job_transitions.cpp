@@ -69,12 +69,6 @@ double JobTransitions::routine_bound(std::uint32_t j) const {
     return clock.holding ? std::min(bound, clock.fail_at) : bound;
 }
 
-bool JobTransitions::before_current(std::uint32_t j) const {
-    if (current_.planned) return true;
-    if (current_.node || current_arrival_) return false;
-    return j < current_.id;
-}
-
 bool JobTransitions::try_draw(std::uint32_t j, Purpose purpose, std::uint32_t dist, double& x) {
     // (the counters of draw_job)
     const auto p = static_cast<std::size_t>(purpose);
@@ -215,7 +209,7 @@ void JobTransitions::catch_up(std::uint32_t j) {
     a.active = false;
     const double now = kernel_.now();
     const double bound = routine_bound(j);
-    kernel_.count_routine(now < bound ? apply_routine(j, now, before_current(j))
+    kernel_.count_routine(now < bound ? apply_routine(j, now, EventKernel::job_event_before(j, current_))
                                       : apply_routine(j, bound, true));
 }
 

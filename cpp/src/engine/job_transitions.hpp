@@ -85,10 +85,6 @@ private:
     bool try_draw(std::uint32_t j, Purpose purpose, std::uint32_t dist, double& x);
     /// The latest a routine transition of j may be applied ahead (included).
     double routine_bound(std::uint32_t j) const;
-    /// j's transitions at the current event's time came before it (the
-    /// kernel's order at equal times: submissions, node events, jobs by
-    /// index, planned events).
-    bool before_current(std::uint32_t j) const;
 };
 
 }  // namespace acesim

@@ -24,6 +24,7 @@ struct DueEvent {
     std::uint32_t id;
     bool node;
     bool planned = false;
+    bool arrival = false;  ///< a job's submission (from the sorted arrivals, not the heap)
 };
 
 class EventKernel {
@@ -100,7 +101,7 @@ public:
             count_event();
             if (checking_ && e.time < now_) throw std::logic_error("invariant: events ran backwards in time");
             now_ = e.time;
-            due = DueEvent{e.time, id, is_node};
+            due = DueEvent{e.time, id, is_node, false, arrival};
             return true;
         }
     }
@@ -141,6 +142,15 @@ public:
         if (t > now_) now_ = t;
     }
     double horizon() const { return horizon_; }
+
+    /// Whether job j's event at the time of `current` comes before it in
+    /// the kernel's order at equal times (kJobBit): submissions, the fleet's
+    /// events, the jobs' events by job index, planned events.
+    static bool job_event_before(std::uint32_t j, const DueEvent& current) {
+        if (current.planned) return true;
+        if (current.node || current.arrival) return false;
+        return j < current.id;
+    }
 
 private:
     /// The entry is its entity's latest (not superseded).

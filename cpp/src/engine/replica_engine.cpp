@@ -133,13 +133,12 @@ void ReplicaEngine::handle(const DueEvent& e) {
     }
     pool_.set_now(e.time);
     current_ = e;
-    current_arrival_ = !e.node && !e.planned && !jobs_.opened(e.id);
     if (e.planned) {
         failures_.begin_maintenance(e.id, e.time);
     } else if (e.node) {
         failures_.handle_node(e.id, e.time);
     } else {
-        if (!jobs_.opened(e.id)) open_job(e.id);  // its submission
+        if (e.arrival) open_job(e.id);  // its submission
         lifecycle_.handle_job(e.id);
     }
     failures_.reschedule_touched_nodes();

@@ -65,8 +65,7 @@ struct ReplicaState {
     /// (JobTransitions::run_ahead); set by ReplicaEngine::run where nothing
     /// else reads a running job's progress between its own events.
     bool run_ahead_ = false;
-    DueEvent current_{};            ///< the event being handled
-    bool current_arrival_ = false;  ///< and it is a job's submission
+    DueEvent current_{};  ///< the event being handled
 };
 
 class JobTransitions;
@@ -98,8 +97,7 @@ struct ReplicaParts {
           storage_(s.storage_),
           outside_(s.outside_),
           run_ahead_(s.run_ahead_),
-          current_(s.current_),
-          current_arrival_(s.current_arrival_) {}
+          current_(s.current_) {}
 
     void wire(JobTransitions* lifecycle, FailureRouting* failures, RecoveryActions* recovery,
               CheckpointWrites* checkpoints, ElasticResize* elastic) {
@@ -130,7 +128,6 @@ struct ReplicaParts {
     OutsideScheduler& outside_;
     const bool& run_ahead_;
     const DueEvent& current_;
-    const bool& current_arrival_;
     JobTransitions* lifecycle_ = nullptr;
     FailureRouting* failures_ = nullptr;
     RecoveryActions* recovery_ = nullptr;
