@@ -11,8 +11,9 @@ What each helper checks:
 - :func:`assert_accounting`: a job table has rows; on every row the time
   buckets (acesim's ``BUCKETS``) add up to ``wall`` (to ``rtol``/``atol``); no
   bucket is negative.
-- :func:`model_bytes`: a table's bytes without the columns that measure the
-  engine's work (``heap_events``), for comparing runs on different paths.
+- :func:`model_bytes`: a table's named fields as bytes, without padding and
+  without the columns that measure the engine's work (``heap_events``), for
+  comparing runs, copies and runs on different paths.
 - :func:`assert_fleet_totals`: each replica's fleet row counts exactly the
   planned interruptions and the failures of that replica's job rows.
 - :func:`run`: ``ace.simulate`` with ``check_invariants=True`` (one thread
@@ -21,7 +22,8 @@ What each helper checks:
 
 The builders check nothing: :func:`job` (a whole-node job, init, save and
 load zero unless given), :func:`trace_fleet` (a fleet whose nodes fail only
-at given gaps) and :func:`rows_of` (trace rows as plain tuples).
+at given gaps), :func:`rows_of` (trace rows as plain tuples) and
+:func:`placement` (the nodes each job holds at a moment, found by probes).
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ WORK_COLUMNS = ("heap_events",)
 
 
 def model_bytes(table: np.ndarray) -> bytes:
-    """The table's bytes without its :data:`WORK_COLUMNS` (and padding):
-    what two runs of the same model on different paths must share."""
+    """The table's named fields, field by field, without its
+    :data:`WORK_COLUMNS`: what two runs of the same model must share, on any
+    path. (Not its padding: numpy leaves a copy's padding bytes
+    uninitialized, the core's are zero; a view of some fields gives those.)"""
     names = [
         n for n in table.dtype.names or () if n not in WORK_COLUMNS and not n.startswith("pad")
     ]
@@ -115,3 +119,22 @@ def trace_fleet(
 def rows_of(trace: np.ndarray, *fields: str) -> list[tuple[Any, ...]]:
     """The given fields of each trace row, as plain Python tuples."""
     return [tuple(r[f].item() for f in fields) for r in trace]
+
+
+def placement(jobs: list[ace.Job], nodes: int, at: float, spares: int = 0) -> list[list[int]]:
+    """The nodes each job holds just before ``at`` (no failure happens
+    earlier), found by probe runs that fail one node at ``at`` and read which
+    job the failure hit (an idle node or hot spare hits none)."""
+    held: list[list[int]] = [[] for _ in jobs]
+    for n in range(nodes):
+        probe = ace.simulate(
+            jobs,
+            fleet=trace_fleet(nodes, {n: [at]}, repair=HOUR, spares=spares),
+            horizon=at + 1.0,
+            check_invariants=True,
+            threads=1,
+        )
+        for j in probe.trace["job"][probe.trace["time"] == at]:
+            if j >= 0:
+                held[int(j)].append(n)
+    return held

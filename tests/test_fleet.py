@@ -18,8 +18,7 @@ from typing import Any
 import acesim as ace
 import numpy as np
 import pytest
-from hand_cases import DAY, HOUR, MINUTE, assert_accounting
-from numpy.lib import recfunctions as rfn
+from hand_cases import DAY, HOUR, MINUTE, assert_accounting, model_bytes
 
 #: Row fields that describe the failure *law* (its mean and the analytic
 #: expectations built on it), not what happened in the run.
@@ -49,12 +48,6 @@ def run(jobs: Any, *, check_invariants: bool = True, **kwargs: Any) -> ace.Simul
 def held_time(rows: np.ndarray) -> np.ndarray:
     """Seconds a job held hardware with its failure clock running."""
     return rows["wall"] - rows["detection"] - rows["queue_wait"] - rows["recovery_wait"]
-
-
-def packed(rows: np.ndarray) -> bytes:
-    """Bytes of the named fields only (copies of structured arrays leave
-    padding uninitialized)."""
-    return bytes(rfn.repack_fields(rows).tobytes())
 
 
 def lows(res: ace.SimulationResult, high: int = 0) -> np.ndarray:
@@ -512,7 +505,7 @@ def test_node_trace_replay_reproduces_the_run(
         np.testing.assert_array_equal(again.jobs[name], first.jobs[name], err_msg=name)
     for name in ("time", "job", "node", "cause", "origin", "event", "inter_failure"):
         np.testing.assert_array_equal(again.trace[name], first.trace[name], err_msg=name)
-    assert packed(again.fleet) == packed(first.fleet)
+    assert model_bytes(again.fleet) == model_bytes(first.fleet)
 
 
 @pytest.mark.parametrize("interval", [HOUR, "young"])

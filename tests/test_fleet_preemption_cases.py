@@ -33,7 +33,7 @@ from typing import Any
 import acesim as ace
 import numpy as np
 import pytest
-from hand_cases import HOUR, MINUTE, assert_accounting, trace_fleet
+from hand_cases import HOUR, MINUTE, assert_accounting, placement, trace_fleet
 
 GPUS = 8  # every low-priority job: one whole node
 RESTART = 6 * MINUTE  # init + load of a low-priority job
@@ -66,25 +66,6 @@ def low(
         submit=submit,
         priority=priority,
     )
-
-
-def placement(jobs: list[ace.Job], nodes: int, at: float, spares: int = 0) -> list[list[int]]:
-    """The nodes each job holds just before ``at`` (no failure happens
-    earlier), found by probe runs that fail one node at ``at`` and read which
-    job the failure hit (an idle node or hot spare hits none)."""
-    held: list[list[int]] = [[] for _ in jobs]
-    for n in range(nodes):
-        probe = ace.simulate(
-            jobs,
-            fleet=trace_fleet(nodes, {n: [at]}, repair=HOUR, spares=spares),
-            horizon=at + 1.0,
-            check_invariants=True,
-            threads=1,
-        )
-        for j in probe.trace["job"][probe.trace["time"] == at]:
-            if j >= 0:
-                held[int(j)].append(n)
-    return held
 
 
 def run(

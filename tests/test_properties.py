@@ -716,16 +716,6 @@ def same_tables(a: ace.SimulationResult, b: ace.SimulationResult, what: str) -> 
         assert model_bytes(x) == model_bytes(y), (what, table, first_difference(x, y))
 
 
-def field_bytes(x: np.ndarray) -> bytes:
-    """The array's fields, field by field (not its padding: numpy leaves a
-    copy's padding bytes uninitialized, the core's are zero)."""
-    return b"".join(
-        np.ascontiguousarray(x[name]).tobytes()
-        for name in x.dtype.names or ()
-        if not name.startswith("pad")
-    )
-
-
 def first_difference(x: np.ndarray, y: np.ndarray) -> Any:
     if x.shape != y.shape:
         return ("shape", x.shape, y.shape)
@@ -798,7 +788,7 @@ def check_plain(spec: dict[str, Any]) -> None:
         solo = run(alone, threads=1)
         mine = rows[rows["job"] == 0]
         assert solo.jobs.dtype == mine.dtype
-        assert field_bytes(solo.jobs) == field_bytes(mine), first_difference(solo.jobs, mine)
+        assert model_bytes(solo.jobs) == model_bytes(mine), first_difference(solo.jobs, mine)
 
 
 def check_batch(spec: dict[str, Any]) -> None:
@@ -829,7 +819,7 @@ def check_batch(spec: dict[str, Any]) -> None:
         assert solo.dtype == mine.dtype
         assert np.all(mine["job"] == p)
         mine["job"] = 0
-        assert field_bytes(solo) == field_bytes(mine), (p, first_difference(solo, mine))
+        assert model_bytes(solo) == model_bytes(mine), (p, first_difference(solo, mine))
 
 
 # --------------------------------------------------------------------------- the tests
@@ -946,7 +936,7 @@ def check_trace_replay(spec: dict[str, Any]) -> None:
         for table in ("jobs", "trace", "fleet"):
             x = getattr(res, table)
             mine = x[x["replica"] == r]
-            assert field_bytes(mine) == field_bytes(getattr(again, table)), (
+            assert model_bytes(mine) == model_bytes(getattr(again, table)), (
                 "replay",
                 r,
                 table,

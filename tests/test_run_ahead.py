@@ -25,19 +25,18 @@ from typing import Any
 import acesim as ace
 import numpy as np
 import pytest
-from hand_cases import HOUR, MINUTE, ZERO, assert_accounting, job, model_bytes, trace_fleet
+from hand_cases import (
+    HOUR,
+    MINUTE,
+    ZERO,
+    assert_accounting,
+    job,
+    model_bytes,
+    placement,
+    trace_fleet,
+)
 
 SAVE = ace.Constant(60.0)
-
-
-def node_of(jobs: list[ace.Job], nodes: int, index: int, at: float) -> int:
-    """The (first) node job ``index`` holds at ``at``, by probe runs that fail
-    one node there and read whom the failure hit."""
-    for n in range(nodes):
-        probe = ace.simulate(jobs, fleet=trace_fleet(nodes, {n: [at]}), horizon=at + 1.0, threads=1)
-        if index in probe.trace["job"].tolist():
-            return n
-    raise AssertionError(f"job {index} holds no node at {at}")
 
 
 def both(jobs: Any, **kw: Any) -> ace.SimulationResult:
@@ -83,7 +82,7 @@ def test_a_node_failure_at_a_write_end(
     is seen at once, restarts on the other node at the failure and computes the rest:
     10,800 - committed_before seconds, with one 60 s write per hour of it."""
     jobs = [job(1, 3 * HOUR, save=SAVE)]
-    node = node_of(jobs, 2, 0, 100.0)
+    node = placement(jobs, 2, 100.0)[0][0]
     res = both(jobs, fleet=trace_fleet(2, {node: [fail_at]}, repair=HOUR))
     row = res.jobs[0]
     assert res.trace["job"].tolist() == [0]
@@ -142,7 +141,7 @@ def test_a_node_failure_at_a_persist_end(fail_at: float) -> None:
     checkpoint is durable and 600.5 s are lost; from 3,600 s committed it is
     done at 4,260.5 + 3,600 + 60 + 600 = 8,520.5 s."""
     jobs = [job(1, 2 * HOUR, save=SAVE, persist=ace.Constant(600.0))]
-    node = node_of(jobs, 2, 0, 100.0)
+    node = placement(jobs, 2, 100.0)[0][0]
     res = both(jobs, fleet=trace_fleet(2, {node: [fail_at]}, repair=HOUR))
     row = res.jobs[0]
     assert row["failures"] == 1
@@ -173,7 +172,7 @@ def preemption_at_a_write_end(victim_first: bool) -> ace.SimulationResult:
     high = job(1, 2 * HOUR, save=ZERO, priority=5)
     jobs = [low, high] if victim_first else [high, low]
     detection = ace.Cause("hang", 1.0, detect=ace.Constant(660.0))
-    node = node_of(jobs, 2, 1 if victim_first else 0, 100.0)  # the high job's
+    node = placement(jobs, 2, 100.0)[1 if victim_first else 0][0]  # the high job's
     fleet = trace_fleet(2, {node: [3000.0]}, repair=ace.Constant(ace.DAY))
     policy = ace.Policy(replacement=ace.Replacement.PREEMPT_LOWER)
     return both(jobs, fleet=fleet, policy=policy, causes=[detection])

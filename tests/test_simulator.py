@@ -16,7 +16,6 @@ import pytest
 from acesim.distributions import Weibull
 from acesim.simulation import BUCKETS
 from hand_cases import model_bytes
-from numpy.lib import recfunctions as rfn
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 
@@ -24,14 +23,6 @@ MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 #: Row fields that describe the failure *law* (its mean and the analytic
 #: expectations built on it), not what happened in the run.
 LAW_FIELDS = ("mtbf", "young_interval", "daly_interval", "expected_ettr", "expected_waste")
-
-
-def packed(rows: np.ndarray) -> bytes:
-    """The bytes of ``rows``' named fields only. numpy leaves the padding bytes
-    of a structured array uninitialized when it copies one (boolean masks,
-    ``concatenate``), so compare copies through this; arrays straight from
-    ``simulate`` are also compared with a plain ``tobytes()``."""
-    return bytes(rfn.repack_fields(rows).tobytes())
 
 
 def segments(work: float, interval: float) -> int:
@@ -325,7 +316,7 @@ def test_horizon_leaves_rows_that_finish_before_it_unchanged() -> None:
     cut = ace.simulate(jobs, failures=failures, replicas=300, seed=8, horizon=horizon).jobs
     done = full["end"] <= horizon
     assert 0 < done.sum() < done.size
-    assert packed(cut[done]) == packed(full[done])
+    assert model_bytes(cut[done]) == model_bytes(full[done])
     assert not cut["completed"][~done].any()
     assert np.all(cut["failures"][~done] <= full["failures"][~done])
     assert np.all(cut["checkpoints"][~done] <= full["checkpoints"][~done])
@@ -380,9 +371,9 @@ def test_replica_split_across_calls() -> None:
     jobs = np.concatenate([p.jobs for p in parts])
     fleet = np.concatenate([p.fleet for p in parts])
     trace = np.concatenate([p.trace for p in parts])
-    assert packed(jobs) == packed(whole.jobs)
-    assert packed(fleet) == packed(whole.fleet)
-    assert packed(trace) == packed(whole.trace)
+    assert model_bytes(jobs) == model_bytes(whole.jobs)
+    assert model_bytes(fleet) == model_bytes(whole.fleet)
+    assert model_bytes(trace) == model_bytes(whole.trace)
 
 
 def test_record_events_does_not_change_results() -> None:
@@ -522,10 +513,12 @@ def test_replay_reproduces_a_run(failures: ace.Distribution) -> None:
         )
         original, row = res.jobs[r : r + 1], again.jobs
         lifecycle = [f for f in original.dtype.names if f not in LAW_FIELDS]
-        assert packed(row[lifecycle]) == packed(original[lifecycle])
-        assert packed(again.trace) == packed(_per_replica(res.trace, r))
+        assert model_bytes(row[lifecycle]) == model_bytes(original[lifecycle])
+        assert model_bytes(again.trace) == model_bytes(_per_replica(res.trace, r))
         fleet_fields = ["failures", "checkpoints", "events", "gpu_hours", "productive_gpu_hours"]
-        assert packed(again.fleet[fleet_fields]) == packed(res.fleet[r : r + 1][fleet_fields])
+        assert model_bytes(again.fleet[fleet_fields]) == model_bytes(
+            res.fleet[r : r + 1][fleet_fields]
+        )
         replayed += 1
     assert replayed == 5
 
