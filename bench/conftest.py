@@ -17,6 +17,13 @@ if str(TESTS) not in sys.path:
 REPORT: list[str] = []
 
 
+def report(line: str) -> None:
+    """A bench's figures: printed now (seen under ``-s``) and in the
+    terminal summary at the end of the run."""
+    print(line)
+    REPORT.append(line)
+
+
 def timed(fn: Callable[[], Any], log: list[float]) -> Callable[[], Any]:
     """``fn`` that appends its own duration to ``log`` (so timings exist
     even under ``--benchmark-disable``)."""

@@ -116,7 +116,7 @@ pytest.importorskip("pytest_benchmark")
 
 import acesim as ace
 from airesim_reference import STANDARD, run_replications
-from conftest import REPORT, timed
+from conftest import report, timed
 
 SC = STANDARD
 GPUS_PER_NODE = 8
@@ -269,8 +269,7 @@ def _compare(
         f"mean wall acesim {wall_a:,.1f} +- {se_a:.1f} h vs SimPy {wall_s:,.1f} +- {se_s:.1f} h"
         f"{less}, ETTR {ettr_a:.4f} vs {ettr_s:.4f}"
     )
-    print(line)
-    REPORT.append(line)
+    report(line)
     assert ratio > 1.0
     return ratio
 

@@ -14,7 +14,7 @@ from typing import Any
 import acesim as ace
 import numpy as np
 from acesim import _core, simulation
-from conftest import REPORT
+from conftest import report
 
 CALLS = 2_000
 ROUNDS = 5
@@ -59,7 +59,7 @@ def test_wrapper_cost_per_call(benchmark: Any) -> None:
     wrapper = total - inner
     benchmark.extra_info.update(call_us=total * 1e6, core_us=inner * 1e6, wrapper_us=wrapper * 1e6)
     benchmark.pedantic(lambda: None, rounds=1)
-    REPORT.append(
+    report(
         f"simulate call, 1 job x 1 replica: {total * 1e6:.1f} us, of which the compiled call "
         f"{inner * 1e6:.1f} us and the Python wrapper {wrapper * 1e6:.1f} us "
         f"({wrapper / total:.0%} of the call)"

@@ -10,7 +10,7 @@ from typing import Any
 
 import acesim as ace
 import numpy as np
-from conftest import REPORT
+from conftest import report
 
 FLEET = ace.Fleet(
     64, spares=8, repair=ace.Exponential(ace.HOUR), node_failures=ace.Exponential(2 * ace.DAY)
@@ -54,7 +54,7 @@ def test_python_policy_overhead(benchmark: Any) -> None:
     benchmark.extra_info.update(
         calls=calls, builtin_s=builtin_s, python_s=python_s, overhead_us_per_call=per_call * 1e6
     )
-    REPORT.append(
+    report(
         f"python policy: {calls:,} decisions, {python_s:.3f} s vs built-in {builtin_s:.3f} s: "
         f"{per_call * 1e6:.2f} us per call over the enum path (target 1 us)"
     )

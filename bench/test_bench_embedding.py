@@ -42,7 +42,7 @@ pytest.importorskip("pytest_benchmark")
 import acesim as ace
 from acesim import serve
 from acesim.simulation import BUCKETS
-from conftest import REPORT
+from conftest import report
 from embedding_scheduler import Client, Direct, Remote, job_object, run_scheduler, scenario_objects
 
 STEPS = 10_000
@@ -205,5 +205,4 @@ def test_embedding_step_overhead(benchmark: Any) -> None:
         f"({per_request / sim_event:.0f}x simulate's event; {last['requests']} requests), "
         f"of which the server's own work {server_side * 1e6:.1f} us"
     )
-    print(line)
-    REPORT.append(line)
+    report(line)

@@ -13,7 +13,7 @@ from typing import Any
 
 import acesim as ace
 import pytest
-from conftest import REPORT
+from conftest import report
 
 NODES = 16_384
 DAYS = 30
@@ -65,7 +65,7 @@ def test_fleet_event_rate_vs_bare_heap(benchmark: Any, bare_heap: Path) -> None:
         ratio=ratio,
         bare_seconds=events / bare,
     )
-    REPORT.append(
+    report(
         f"event rate: fleet {fleet_rate / 1e6:.2f} M events/s (whole simulate call, accounting "
         f"and results included) vs bare heap loop {bare / 1e6:.2f} M events/s "
         f"({events / bare:.2f} s for the same {events:,} events): {ratio:.2f} of the bare rate "

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 import pytest
-from conftest import REPORT
+from conftest import report
 from interrupt_child import CHILD
 
 pytest.importorskip("pytest_benchmark")
@@ -65,7 +65,7 @@ def test_ctrl_c_latency(benchmark: Any, what: str, threads: int) -> None:
     worst = max(tries)
     benchmark.extra_info.update(latency_ms=[round(t * 1000, 1) for t in tries])
     moments = ", ".join(f"{d} s: {t * 1000:.0f}" for d, t in zip(DELAYS_S, tries, strict=True))
-    REPORT.append(
+    report(
         f"Ctrl-C {what}, {threads} thread(s): worst {worst * 1000:.0f} ms "
         f"(at {moments} ms; goal < 100 ms)"
     )

@@ -40,7 +40,7 @@ pytest.importorskip("pytest_benchmark")
 
 import acesim as ace
 from acesim.simulation import BUCKETS
-from conftest import REPORT
+from conftest import report
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 GPUS, WORK, INTERVAL = 1024, 3 * DAY, HOUR
@@ -146,7 +146,7 @@ def interleaved(
     return round_
 
 
-def report(
+def report_variants(
     benchmark: Any,
     path: str,
     rows: dict[str, np.ndarray],
@@ -170,8 +170,7 @@ def report(
         parts.append(f"{name} {per_replica * 1e6:.2f} us ({ratio:.2f}x)")
     benchmark.extra_info.update(replicas=replicas, rounds=len(logs[baseline]))
     line = f"lifecycle, {path}, {replicas} replicas, one core, per replica: " + ", ".join(parts)
-    print(line)
-    REPORT.append(line)
+    report(line)
 
 
 @pytest.fixture(scope="module")
@@ -190,7 +189,7 @@ def test_lifecycle_batch(benchmark: Any, batch_rows: dict[str, np.ndarray]) -> N
     assert rows["two-level"]["tier_restores"].sum() > 0
     assert rows["synchronous"]["tier_restores"].sum() == 0
     batch_rows.update(rows)
-    report(benchmark, "batch Monte Carlo", rows, logs, REPLICAS, BASELINE)
+    report_variants(benchmark, "batch Monte Carlo", rows, logs, REPLICAS, BASELINE)
 
 
 def test_lifecycle_event_heap(benchmark: Any, batch_rows: dict[str, np.ndarray]) -> None:
@@ -206,7 +205,7 @@ def test_lifecycle_event_heap(benchmark: Any, batch_rows: dict[str, np.ndarray])
     for name in BATCH_VARIANTS:
         other = batch_rows[name] if name in batch_rows else _batch(name)
         assert other.tobytes() == rows[name].tobytes(), name
-    report(benchmark, "simulate", rows, logs, REPLICAS, BASELINE)
+    report_variants(benchmark, "simulate", rows, logs, REPLICAS, BASELINE)
 
 
 HAS_ELASTIC = "min_gpus" in inspect.signature(ace.Job).parameters
@@ -233,7 +232,7 @@ def test_elastic_fleet(benchmark: Any) -> None:
     for r in rows.values():
         check(r, FLEET_REPLICAS)
     assert rows["elastic"].tobytes() != rows["non-elastic"].tobytes()
-    report(benchmark, "fleet event heap", rows, logs, FLEET_REPLICAS, "non-elastic")
+    report_variants(benchmark, "fleet event heap", rows, logs, FLEET_REPLICAS, "non-elastic")
 
 
 def test_shared_storage(benchmark: Any) -> None:
@@ -264,4 +263,6 @@ def test_shared_storage(benchmark: Any) -> None:
         check(r, FLEET_REPLICAS // 4 * len(jobs))
     assert rows["shared storage"]["contention"].sum() > 0.0
     assert rows["synchronous"]["contention"].sum() == 0.0
-    report(benchmark, "fleet event heap, 8 jobs", rows, logs, FLEET_REPLICAS // 4, "synchronous")
+    report_variants(
+        benchmark, "fleet event heap, 8 jobs", rows, logs, FLEET_REPLICAS // 4, "synchronous"
+    )

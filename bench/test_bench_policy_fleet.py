@@ -23,7 +23,7 @@ from typing import Any
 import acesim as ace
 import pytest
 from acesim.compiled import FailurePolicyFn
-from conftest import REPORT
+from conftest import report
 
 SOURCE = """
 #include "acesim_policy.h"
@@ -85,7 +85,7 @@ def test_policies_at_fleet_scale(benchmark: Any, compiled_builtin: ace.CompiledP
     python, compiled = best["python"] / best["enum"], best["compiled"] / best["enum"]
     benchmark.extra_info.update(seconds=best, decisions=decisions)
     benchmark.pedantic(lambda: None, rounds=1)
-    REPORT.append(
+    report(
         f"fleet month, {decisions:,} failure decisions: enum {best['enum']:.2f} s, Python "
         f"on_failure {best['python']:.2f} s ({python:.2f}x, target <= 1.2x), compiled "
         f"{best['compiled']:.2f} s ({compiled:.2f}x, target <= 1.05x)"

@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("pytest_benchmark")
 
 import acesim as ace
-from conftest import REPORT, timed
+from conftest import report, timed
 
 N = 10_000_000
 ROUNDS = 5
@@ -79,7 +79,7 @@ def test_sample_vs_numpy(benchmark: Any, law: str) -> None:
         numpy_ns_per_draw=numpy_s / N * 1e9,
         ratio_acesim_over_numpy=ratio,
     )
-    REPORT.append(
+    report(
         f"sampler {law}: acesim {acesim_s / N * 1e9:.2f} ns/draw, numpy Generator(Philox) "
         f"{numpy_s / N * 1e9:.2f} ns/draw on one core: ratio {ratio:.2f} (acesim / numpy)"
     )

@@ -22,7 +22,7 @@ pytest.importorskip("simpy")
 pytest.importorskip("pytest_benchmark")
 
 import acesim as ace
-from conftest import REPORT, timed
+from conftest import report, timed
 from simpy_reference import run_replicas
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
@@ -122,8 +122,7 @@ def _compare(
         f"(target 1000x); pooled ETTR acesim {ettr_a:.4f} vs SimPy {ettr_s:.4f} "
         f"(combined SE {se:.4f})"
     )
-    print(line)
-    REPORT.append(line)
+    report(line)
     assert ratio > 1.0
     return ratio
 

@@ -25,7 +25,7 @@ from typing import Any
 import acesim as ace
 import pytest
 from acesim.sweep import SweepResult, grid, sweep
-from conftest import REPORT
+from conftest import report
 from workers import worker_path
 
 WORKERS = 2
@@ -154,7 +154,7 @@ def test_sweep_dask_speedup(benchmark: Any, dask_client: Any) -> None:
         foreign_load_cores=load,
     )
     neighbours = "unknown" if load is None else f"{load:.2f} cores"
-    REPORT.append(
+    report(
         f"sweep: {len(todo)} scenarios x {REPLICAS:,} replicas of a 30-day job: "
         f"1 local process {one:.2f} s, Dask {WORKERS} workers {two:.2f} s (best of {ROUNDS}): "
         f"speed-up {speedup:.2f}x (target {TARGET}x"

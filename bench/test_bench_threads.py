@@ -20,7 +20,7 @@ from typing import Any
 
 import acesim as ace
 import numpy as np
-from conftest import REPORT
+from conftest import report
 from test_bench_sweep import BUSY, system_busy_seconds
 
 TARGET = 1.85
@@ -74,7 +74,7 @@ def test_threads_on_unequal_points(benchmark: Any) -> None:
         one_thread_s=min(one), two_threads_s=min(two), speedup=speedup, foreign_cores=busy
     )
     benchmark.pedantic(lambda: None, rounds=1)
-    REPORT.append(
+    report(
         f"threads, 8 unequal grid points x {REPLICAS:,} replicas: 1 thread {min(one):.2f} s, "
         f"2 threads {min(two):.2f} s: {speedup:.2f}x (target >= {TARGET}x; other load "
         f"{'unknown' if busy is None else f'{busy:.2f} cores'})"
