@@ -17,6 +17,31 @@ if str(TESTS) not in sys.path:
 REPORT: list[str] = []
 
 
+def against_simpy(
+    benchmark: Any,
+    log: list[float],
+    replicas: int,
+    simpy_per_replica: float,
+    acesim_rows: Any,
+    simpy_rows: Any,
+) -> tuple[float, float]:
+    """acesim's time per replica (its best round in ``log``, of ``replicas``
+    each) and its ratio to a SimPy model's, recorded in ``extra_info`` with
+    both models' failures per replica; acesim must be the faster."""
+    acesim_per_replica = min(log) / replicas
+    ratio = simpy_per_replica / acesim_per_replica
+    benchmark.extra_info.update(
+        replicas=replicas,
+        acesim_s_per_replica=acesim_per_replica,
+        simpy_s_per_replica=simpy_per_replica,
+        ratio_simpy_over_acesim=ratio,
+        failures_per_replica_acesim=float(acesim_rows["failures"].mean()),
+        failures_per_replica_simpy=float(simpy_rows["failures"].mean()),
+    )
+    assert ratio > 1.0
+    return acesim_per_replica, ratio
+
+
 def report(line: str) -> None:
     """A bench's figures: printed now (seen under ``-s``) and in the
     terminal summary at the end of the run."""
