@@ -98,6 +98,37 @@ def test_a_node_failure_at_a_write_end(
     assert row["ckpt_stall"] == pytest.approx(60.0 * row["checkpoints"], abs=1e-9)
 
 
+@pytest.mark.parametrize(
+    "first_failure, wasted, end",
+    [
+        # The job's own failure at its first write's end (3,660 s of held
+        # time): within one job the phase end comes first, so the checkpoint
+        # is kept and nothing is lost; restarted at once from 3,600 s it
+        # computes the last hour and writes it: done at 3,660 + 3,600 + 60.
+        pytest.param(3660.0, 0.0, 7320.0, id="at-the-write-end"),
+        # Half a second earlier the write is cut off: its segment's 3,600 s
+        # and 59.5 s of write are lost, and the 2 h and two writes come after.
+        pytest.param(3659.5, 3659.5, 3659.5 + 7320.0, id="just-before"),
+    ],
+)
+def test_a_job_level_failure_at_a_write_end(
+    first_failure: float, wasted: float, end: float
+) -> None:
+    """A job-level failure bounds the stretch run ahead: one 8-GPU job, 2 h
+    of work, 1 h interval, 60 s writes, no init or load, on one node of two;
+    its failures are replayed (the first at ``first_failure`` held seconds,
+    the next never within the run). It is seen at once and restarts at once."""
+    jobs = [job(1, 2 * HOUR, save=SAVE)]
+    res = both(jobs, failures=ace.Replay([first_failure, 1e9]), fleet=trace_fleet(2, {}))
+    row = res.jobs[0]
+    assert res.trace["time"].tolist() == [first_failure]
+    assert row["failures"] == 1 and row["restarts"] == 1
+    assert row["wasted"] == pytest.approx(wasted, abs=1e-9)
+    assert row["end"] == pytest.approx(end, abs=1e-9)
+    assert row["checkpoints"] == 2
+    assert row["productive"] == 2 * HOUR
+
+
 def test_events_count_every_checkpoint() -> None:
     """fleet.events counts each checkpoint's begin and end whether or not
     the heap saw them. One job, 5 h of work, 1 h interval, never failing:
