@@ -472,3 +472,26 @@ def test_a_replayed_failure_pending_over_a_maintenance_window_still_fires() -> N
         )
         res = ace.simulate([ace.Job(8, 10 * hour, hour)], fleet=fleet, check_invariants=True)
         assert res.trace["time"][res.trace["node"] == 0].tolist() == fires
+
+
+def test_rows_of_a_job_done_and_of_one_never_submitted() -> None:
+    """The engine holds a job's state only while it is live: its row is
+    written to the output when it ends, and a job submitted after the
+    horizon is opened only to be closed. Two nodes, horizon 8,000 s. Job 0
+    (2 h of work, 1 h interval, 60 s writes, no init or load) is done at
+    7,200 + 2 x 60 = 7,320 s with two checkpoints, progress 7,200 s and its
+    interval; job 1, submitted at 10,000 s, closes NOT_SUBMITTED with wall 0
+    at its submission time and its planned interval. The fleet's makespan
+    leaves job 1 out: 7,320 s."""
+    jobs = [job(1, 2 * HOUR, save=ace.Constant(60.0)), job(1, HOUR, submit=10000.0)]
+    res = run(jobs, fleet=trace_fleet(2, {}), horizon=8000.0)
+    done, late = res.jobs
+    assert done["status"] == int(ace.JobStatus.DONE) and done["completed"]
+    assert (done["end"], done["wall"], done["checkpoints"]) == (7320.0, 7320.0, 2)
+    assert (done["progress"], done["checkpoint_interval"]) == (7200.0, HOUR)
+    assert (done["productive"], done["ckpt_stall"]) == (7200.0, 120.0)
+    assert late["status"] == int(ace.JobStatus.NOT_SUBMITTED) and not late["completed"]
+    assert (late["submit"], late["end"], late["wall"]) == (10000.0, 10000.0, 0.0)
+    assert (late["progress"], late["checkpoint_interval"]) == (0.0, HOUR)
+    f = res.fleet[0]
+    assert (f["jobs"], f["jobs_completed"], f["makespan"], f["checkpoints"]) == (2, 1, 7320.0, 2)
