@@ -178,15 +178,24 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
     return n;
 }
 
-void JobTransitions::run_ahead(std::uint32_t j) {
+void JobTransitions::stretch_start(std::uint32_t j, bool restore) {
+    // What apply_routine changes, kept at a stretch's start or put back.
     JobState& job = jobs_[j];
     RunAhead& a = job.ahead;
-    a.life = job.life;
-    a.productive = job.rec->productive;
-    a.ckpt_stall = job.rec->ckpt_stall;
-    a.checkpoints = job.rec->checkpoints;
-    a.saves = job.draws[static_cast<std::size_t>(Purpose::Save)];
-    if (!levels_.empty()) a.levels = levels_[j];
+    const auto keep_or_restore = [restore](auto& kept, auto& now) {
+        restore ? void(now = kept) : void(kept = now);
+    };
+    keep_or_restore(a.life, job.life);
+    keep_or_restore(a.productive, job.rec->productive);
+    keep_or_restore(a.ckpt_stall, job.rec->ckpt_stall);
+    keep_or_restore(a.checkpoints, job.rec->checkpoints);
+    keep_or_restore(a.saves, job.draws[static_cast<std::size_t>(Purpose::Save)]);
+    if (!levels_.empty()) keep_or_restore(a.levels, levels_[j]);  // (its draws' counters included)
+}
+
+void JobTransitions::run_ahead(std::uint32_t j) {
+    stretch_start(j, false);
+    RunAhead& a = jobs_[j].ahead;
     a.events = apply_routine(j, routine_bound(j), true);
     a.active = a.events > 0;
     kernel_.count_routine(a.events);
@@ -194,17 +203,11 @@ void JobTransitions::run_ahead(std::uint32_t j) {
 }
 
 void JobTransitions::catch_up(std::uint32_t j) {
-    JobState& job = jobs_[j];
-    RunAhead& a = job.ahead;
+    RunAhead& a = jobs_[j].ahead;
     if (!a.active) return;
     // Back to the stretch's start, then the transitions up to now again:
     // the same draws (counter-based) and the same arithmetic in the same order.
-    job.life = a.life;
-    job.rec->productive = a.productive;
-    job.rec->ckpt_stall = a.ckpt_stall;
-    job.rec->checkpoints = a.checkpoints;
-    job.draws[static_cast<std::size_t>(Purpose::Save)] = a.saves;
-    if (!levels_.empty()) levels_[j] = a.levels;
+    stretch_start(j, true);
     kernel_.uncount_routine(a.events);
     a.active = false;
     const double now = kernel_.now();

@@ -83,6 +83,9 @@ private:
     /// The next draw of j's `purpose` law `dist` if it is finite (its
     /// counter moves on); false otherwise (the event will draw it, and say why).
     bool try_draw(std::uint32_t j, Purpose purpose, std::uint32_t dist, double& x);
+    /// Keeps what apply_routine changes in j's RunAhead (a stretch begins),
+    /// or with `restore` puts it back (catch_up).
+    void stretch_start(std::uint32_t j, bool restore);
     /// The latest a routine transition of j may be applied ahead (included).
     double routine_bound(std::uint32_t j) const;
 };
