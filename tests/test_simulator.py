@@ -814,3 +814,19 @@ def test_result_code_enums_match_the_core() -> None:
     assert set(res.trace["source"].tolist()) == {ace.FailureSource.JOB, ace.FailureSource.NODE}
     assert set(res.node_events["kind"].tolist()) <= set(ace.NodeEventKind)
     assert ace.EventKind.START_BEGIN in res.events["kind"]
+
+
+def test_a_result_built_from_the_core_tables_is_the_dataclass_built_by_hand() -> None:
+    """SimulationResult._from_tables sets every field at once (not through
+    the frozen dataclass's __init__): the same fields, values, equality and
+    immutability as the result __init__ builds."""
+    import dataclasses
+
+    res = ace.simulate(ace.Job(64, 6 * 3600.0, 1800.0, name="a"), ace.Exponential(7200.0), seed=3)
+    names = {f.name for f in dataclasses.fields(res)}
+    assert set(vars(res)) == names
+    by_hand = ace.SimulationResult(**{name: getattr(res, name) for name in names})
+    assert by_hand == res
+    assert vars(by_hand).keys() == vars(res).keys()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.seed = 4  # type: ignore[misc]

@@ -5,26 +5,28 @@
 
 #include "acesim/distribution_table.hpp"
 #include "acesim/portable_math.hpp"
+#include "engine/require.hpp"
 
 namespace acesim {
+
+using detail::require;
+using detail::require_that;
 namespace {
 
-void require(bool ok, const std::string& message) {
-    if (!ok) throw std::invalid_argument(message);
-}
-
 void require_finite_positive(double value, const char* name) {
-    require(std::isfinite(value) && value > 0.0,
-            std::string(name) + " must be a finite number > 0, got " + std::to_string(value));
+    require_that(std::isfinite(value) && value > 0.0, [&] {
+        return std::string(name) + " must be a finite number > 0, got " + std::to_string(value);
+    });
 }
 
 void require_durations(const std::vector<double>& values, const char* name, bool allow_inf) {
-    require(!values.empty(), std::string(name) + " must not be empty");
-    require(values.size() <= std::numeric_limits<std::uint32_t>::max(),
-            std::string(name) + " has more than 2^32 - 1 values");
+    require_that(!values.empty(), [&] { return std::string(name) + " must not be empty"; });
+    require_that(values.size() <= std::numeric_limits<std::uint32_t>::max(),
+                 [&] { return std::string(name) + " has more than 2^32 - 1 values"; });
     for (double v : values) {
-        require(!std::isnan(v) && v >= 0.0 && (allow_inf || std::isfinite(v)),
-                std::string(name) + " must hold finite durations >= 0 (found " + std::to_string(v) + ")");
+        require_that(!std::isnan(v) && v >= 0.0 && (allow_inf || std::isfinite(v)), [&] {
+            return std::string(name) + " must hold finite durations >= 0 (found " + std::to_string(v) + ")";
+        });
     }
 }
 
@@ -114,8 +116,8 @@ void Distribution::lay_out(Table& out) const {
 }
 
 Distribution Distribution::constant(double value) {
-    require(std::isfinite(value) && value >= 0.0,
-            "value must be a finite duration >= 0, got " + std::to_string(value));
+    require_that(std::isfinite(value) && value >= 0.0,
+                 [&] { return "value must be a finite duration >= 0, got " + std::to_string(value); });
     return leaf(DistKind::Constant, value, 0.0);
 }
 
@@ -140,7 +142,7 @@ Distribution Distribution::weibull(double shape, double scale) {
 }
 
 Distribution Distribution::lognormal(double mu, double sigma) {
-    require(std::isfinite(mu), "mu must be finite, got " + std::to_string(mu));
+    require_that(std::isfinite(mu), [&] { return "mu must be finite, got " + std::to_string(mu); });
     require_finite_positive(sigma, "sigma");
     require(std::isfinite(std::exp(mu + 0.5 * sigma * sigma)),
             "mu and sigma are too large: the mean exp(mu + sigma^2 / 2) overflows");
@@ -162,8 +164,9 @@ Distribution Distribution::empirical(const std::vector<double>& samples) {
 Distribution Distribution::block_bootstrap(const std::vector<double>& sequence, std::uint32_t block) {
     require_durations(sequence, "sequence", false);
     require(block >= 1, "block must be >= 1");
-    require(block <= sequence.size(),
-            "block must not exceed the length of sequence (" + std::to_string(sequence.size()) + ")");
+    require_that(block <= sequence.size(), [&] {
+        return "block must not exceed the length of sequence (" + std::to_string(sequence.size()) + ")";
+    });
     return with_data(DistKind::BlockBootstrap, sequence, static_cast<double>(block), true);
 }
 
@@ -178,7 +181,8 @@ Distribution Distribution::mixture(const std::vector<double>& weights,
     require(weights.size() == components.size(), "weights and components must have the same length");
     double largest = 0.0;
     for (double w : weights) {
-        require(std::isfinite(w) && w >= 0.0, "weights must be finite and >= 0, got " + std::to_string(w));
+        require_that(std::isfinite(w) && w >= 0.0,
+                     [&] { return "weights must be finite and >= 0, got " + std::to_string(w); });
         largest = std::max(largest, w);
     }
     require(largest > 0.0, "weights must not all be zero");
@@ -198,7 +202,8 @@ Distribution Distribution::mixture(const std::vector<double>& weights,
 
 Distribution Distribution::scale_aware(const Distribution& base, double ref_gpus, double exponent) {
     require_finite_positive(ref_gpus, "ref_gpus");
-    require(std::isfinite(exponent), "exponent must be finite, got " + std::to_string(exponent));
+    require_that(std::isfinite(exponent),
+                 [&] { return "exponent must be finite, got " + std::to_string(exponent); });
     // One link (the base) and a 0 beside it: data and links stay the same length.
     return composite({DistKind::ScaleAware, 0, 1, ref_gpus, exponent}, {0.0}, {base});
 }

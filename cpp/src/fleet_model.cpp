@@ -8,14 +8,12 @@
 
 #include "engine/plans.hpp"
 #include "engine/replica_engine.hpp"
+#include "engine/require.hpp"
 
 namespace acesim {
 
-namespace {
-void require(bool ok, const std::string& message) {
-    if (!ok) throw std::invalid_argument(message);
-}
-}  // namespace
+using detail::require;
+using detail::require_that;
 
 FleetModelCore::FleetModelCore(SimulationInput setup, bool report_checkpoints) : in_(std::move(setup)) {
     require(in_.fleet.enabled, "FleetModel: a fleet is required");
@@ -81,8 +79,10 @@ std::uint32_t FleetModelCore::submit(JobSpec spec, JobOptions options,
 
 void FleetModelCore::require_job(std::uint32_t job, const char* what) const {
     require(!closed_, "FleetModel: the model was closed");
-    require(job < in_.jobs.size(), std::string(what) + ": job " + std::to_string(job) + " does not exist (" +
-                                       std::to_string(in_.jobs.size()) + " submitted)");
+    require_that(job < in_.jobs.size(), [&] {
+        return std::string(what) + ": job " + std::to_string(job) + " does not exist (" +
+               std::to_string(in_.jobs.size()) + " submitted)";
+    });
 }
 
 void FleetModelCore::start(std::uint32_t job, const std::vector<std::uint32_t>& nodes) {
@@ -108,8 +108,10 @@ void FleetModelCore::stop(std::uint32_t job, std::int32_t for_job) {
 std::vector<ModelEvent> FleetModelCore::advance(double until) {
     require(!closed_, "FleetModel: the model was closed");
     require(!std::isnan(until), "advance: until must be a time (not NaN)");
-    require(until >= engine_->now(), "advance: time cannot go backwards (until " + std::to_string(until) +
-                                         " is before now, " + std::to_string(engine_->now()) + ")");
+    require_that(until >= engine_->now(), [&] {
+        return "advance: time cannot go backwards (until " + std::to_string(until) + " is before now, " +
+               std::to_string(engine_->now()) + ")";
+    });
     return engine_->advance(until);
 }
 

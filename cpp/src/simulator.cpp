@@ -16,14 +16,14 @@
 #include "engine/ledger.hpp"
 #include "engine/plans.hpp"
 #include "engine/replica_engine.hpp"
+#include "engine/require.hpp"
 
 namespace acesim {
 
-namespace {
+using detail::require;
+using detail::require_that;
 
-void require(bool ok, const std::string& message) {
-    if (!ok) throw std::invalid_argument(message);
-}
+namespace {
 
 std::vector<DistributionView> make_views(const SimulationInput& in) {
     std::vector<DistributionView> views;

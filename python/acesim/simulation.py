@@ -322,8 +322,12 @@ class SimulationResult(_Provenance):
         arguments: Mapping[str, Any] | None = None,
         job_names: Sequence[str | None] = (),
     ) -> SimulationResult:
-        """From the core's tables by name (a run's, or a closed FleetModel's)."""
-        return cls(
+        """From the core's tables by name (a run's, or a closed FleetModel's).
+
+        Every field is set at once, as the frozen dataclass's ``__init__``
+        would set them one by one (a third of a small call's Python time)."""
+        result = cls.__new__(cls)
+        result.__dict__.update(
             jobs=raw["jobs"],
             fleet=raw["fleet"],
             trace=raw["trace"],
@@ -335,6 +339,7 @@ class SimulationResult(_Provenance):
             job_names=tuple(job_names),
             _origin=None if arguments is None else {"arguments": arguments},
         )
+        return result
 
     def save(self, path: str | os.PathLike[str], provenance: dict[str, Any] | None = None) -> None:
         """Write the result to ``path`` (``.npz``, ``.parquet``, ``.csv`` or
@@ -677,15 +682,18 @@ class _DistributionTable:
         if dist is None:
             return -1
         key = id(dist)
-        if key not in self._index_of:
-            self._index_of[key] = len(self.compiled)
+        found = self._index_of.get(key)
+        if found is None:
+            found = self._index_of[key] = len(self.compiled)
             self.compiled.append(dist._compiled)
             self._laws.append(dist)
-        return self._index_of[key]
+        return found
 
 
 def _failure_laws(failures: Any, jobs: list[Job] | JobArray, index: Any) -> int | list[int]:
     """One law for every job (an index), or one per job (a list)."""
+    if isinstance(failures, Distribution):
+        return int(index(failures))
     failures = scipy_to_law("failures", failures)
     if failures is None or isinstance(failures, Distribution):
         return int(index(failures))
@@ -924,8 +932,8 @@ def simulate(
             bool(check_invariants),
             threads_,
             max_events_,
-            time_limit=_time_limits(job_list),
-            checkpoint_levels=_checkpoint_levels(job_list, index),
+            _time_limits(job_list),
+            _checkpoint_levels(job_list, index),
         )
     arguments = {
         "jobs": jobs,
@@ -1138,7 +1146,7 @@ def batch_simulate(
         threads_,
         max_events_,
         device,
-        checkpoint_levels=_checkpoint_levels(job_list, table.index),
+        _checkpoint_levels(job_list, table.index),
     )
     arguments = {
         "jobs": jobs,

@@ -11,22 +11,15 @@
 #include <vector>
 
 #include "acesim/analytic.hpp"
+#include "require.hpp"
 
 namespace acesim {
+
+using detail::require;
+using detail::require_that;
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-void require(bool ok, const std::string& message) {
-    if (!ok) throw std::invalid_argument(message);
-}
-
-/// Like require, but builds the message only on failure (per-job checks run
-/// over millions of jobs).
-template <class Message>
-void require_that(bool ok, Message message) {
-    if (!ok) throw std::invalid_argument(message());
-}
 
 /// The shortest mean time between failures a failure law may have (seconds).
 constexpr double kShortestMeanBetweenFailures = 1e-3;
@@ -157,8 +150,9 @@ void validate(const SimulationInput& in) {
 void validate_setup(const SimulationInput& in) {
     require(in.time_limits.empty() || in.time_limits.size() == in.jobs.size(), "time_limit: one per job");
     require(in.job_options.empty() || in.job_options.size() == in.jobs.size(), "job options: one per job");
-    require(in.jobs.size() <= kMaxEntityId + 1ull,
-            "jobs: at most " + std::to_string(kMaxEntityId + 1ull) + " jobs per simulation");
+    require_that(in.jobs.size() <= kMaxEntityId + 1ull, [] {
+        return "jobs: at most " + std::to_string(kMaxEntityId + 1ull) + " jobs per simulation";
+    });
     require(in.replicas >= 1, "replicas must be >= 1");
     require(static_cast<std::uint64_t>(in.first_replica) + in.replicas <= 0xFFFFFFFFull,
             "replicas: replica ids must fit in 32 bits");
@@ -176,21 +170,25 @@ void validate_setup(const SimulationInput& in) {
         // seconds). (ScaleAware factors are positive: the sign of the mean
         // does not depend on size; the floor is checked at one GPU.)
         const double mean = in.distributions[law].mean(1.0);
-        require(mean > 0.0, "failures must have a mean > 0 (got " + std::to_string(mean) + ")");
-        require(mean >= kShortestMeanBetweenFailures, "failures must have a mean of at least 1 ms (got " +
-                                                          format_seconds(mean) + " s; times are in seconds)");
+        require_that(mean > 0.0,
+                     [&] { return "failures must have a mean > 0 (got " + std::to_string(mean) + ")"; });
+        require_that(mean >= kShortestMeanBetweenFailures, [&] {
+            return "failures must have a mean of at least 1 ms (got " + format_seconds(mean) +
+                   " s; times are in seconds)";
+        });
     };
     check_law(in.job_failures);
     for (std::uint32_t law : in.job_failure_laws) check_law(law);
     double share = 0.0;
     for (std::size_t c = 0; c < in.causes.size(); ++c) {
         const CauseSpec& cause = in.causes[c];
-        require(std::isfinite(cause.share) && cause.share >= 0.0,
-                "causes[" + std::to_string(c) + "].share must be >= 0");
+        const auto field = [c](const char* what) { return "causes[" + std::to_string(c) + "]." + what; };
+        require_that(std::isfinite(cause.share) && cause.share >= 0.0,
+                     [&] { return field("share must be >= 0"); });
         require(cause.detect == kNoDistribution || cause.detect < nd, "causes: bad distribution index");
-        require(cause.nodes >= 1, "causes[" + std::to_string(c) + "].nodes must be >= 1");
-        require(cause.slowdown >= 0.0 && cause.slowdown < 1.0,
-                "causes[" + std::to_string(c) + "].slowdown must be in [0, 1)");
+        require_that(cause.nodes >= 1, [&] { return field("nodes must be >= 1"); });
+        require_that(cause.slowdown >= 0.0 && cause.slowdown < 1.0,
+                     [&] { return field("slowdown must be in [0, 1)"); });
         share += cause.share;
     }
     require(in.causes.empty() || share > 0.0, "causes: shares must not all be zero");
@@ -214,9 +212,10 @@ void validate_setup(const SimulationInput& in) {
         if (f.node_failures != kNoDistribution) {
             const double mean = in.distributions[f.node_failures].mean(1.0);
             require(mean > 0.0, "fleet.node_failures must have a mean > 0");
-            require(mean >= kShortestMeanBetweenFailures,
-                    "fleet.node_failures must have a mean of at least 1 ms (got " + format_seconds(mean) +
-                        " s; times are in seconds)");
+            require_that(mean >= kShortestMeanBetweenFailures, [&] {
+                return "fleet.node_failures must have a mean of at least 1 ms (got " + format_seconds(mean) +
+                       " s; times are in seconds)";
+            });
         }
         require(std::isfinite(f.lemon_fraction) && f.lemon_fraction >= 0.0 && f.lemon_fraction <= 1.0,
                 "fleet.lemon_fraction must be in [0, 1]");
@@ -226,22 +225,26 @@ void validate_setup(const SimulationInput& in) {
         for (std::size_t k = 0; k < f.rate_windows.size(); ++k) {
             const RateWindow& w = f.rate_windows[k];
             const std::string name = "fleet.rate_windows[" + std::to_string(k) + "]";
-            require(std::isfinite(w.start) && w.start >= 0.0, name + ": start must be finite and >= 0");
-            require(!std::isnan(w.end) && w.end > w.start,
-                    name + ": end must be > start (math.inf for none)");
-            require(std::isfinite(w.factor) && w.factor >= 0.0, name + ": factor must be finite and >= 0");
+            require_that(std::isfinite(w.start) && w.start >= 0.0,
+                         [&] { return name + ": start must be finite and >= 0"; });
+            require_that(!std::isnan(w.end) && w.end > w.start,
+                         [&] { return name + ": end must be > start (math.inf for none)"; });
+            require_that(std::isfinite(w.factor) && w.factor >= 0.0,
+                         [&] { return name + ": factor must be finite and >= 0"; });
         }
         // Per node: its windows' (start, end), to reject overlaps.
         std::vector<std::vector<std::pair<double, double>>> spans(f.maintenance.empty() ? 0 : f.nodes);
         for (std::size_t k = 0; k < f.maintenance.size(); ++k) {
             const MaintenanceWindow& w = f.maintenance[k];
             const std::string name = "fleet.maintenance[" + std::to_string(k) + "]";
-            require(std::isfinite(w.start) && w.start >= 0.0, name + ": start must be finite and >= 0");
-            require(std::isfinite(w.duration) && w.duration > 0.0,
-                    name + ": duration must be finite and > 0");
-            require(!w.nodes.empty(), name + ": nodes must not be empty");
+            require_that(std::isfinite(w.start) && w.start >= 0.0,
+                         [&] { return name + ": start must be finite and >= 0"; });
+            require_that(std::isfinite(w.duration) && w.duration > 0.0,
+                         [&] { return name + ": duration must be finite and > 0"; });
+            require_that(!w.nodes.empty(), [&] { return name + ": nodes must not be empty"; });
             for (std::uint32_t n : w.nodes) {
-                require(n < f.nodes, name + ": node " + std::to_string(n) + " is not in the fleet");
+                require_that(n < f.nodes,
+                             [&] { return name + ": node " + std::to_string(n) + " is not in the fleet"; });
                 spans[n].emplace_back(w.start, w.start + w.duration);
             }
         }
@@ -249,18 +252,21 @@ void validate_setup(const SimulationInput& in) {
             auto& node = spans[n];
             std::sort(node.begin(), node.end());
             for (std::size_t k = 1; k < node.size(); ++k)
-                require(node[k].first >= node[k - 1].second, "fleet.maintenance: windows of node " +
-                                                                 std::to_string(n) +
-                                                                 " overlap (or list it twice)");
+                require_that(node[k].first >= node[k - 1].second, [&] {
+                    return "fleet.maintenance: windows of node " + std::to_string(n) +
+                           " overlap (or list it twice)";
+                });
         }
         for (std::size_t s = 0; s < f.repair_stages.size(); ++s) {
             const RepairStageSpec& stage = f.repair_stages[s];
             const std::string name = "fleet.repair.stages[" + std::to_string(s) + "]";
-            require(stage.duration < nd, name + ".duration: bad distribution index");
-            require(stage.escalate >= 0.0 && stage.escalate <= 1.0, name + ".escalate must be in [0, 1]");
-            require(stage.fix >= 0.0 && stage.fix <= 1.0, name + ".fix must be in [0, 1]");
-            require(s + 1 < f.repair_stages.size() || stage.escalate == 0.0,
-                    name + ".escalate must be 0: the last stage cannot escalate");
+            require_that(stage.duration < nd, [&] { return name + ".duration: bad distribution index"; });
+            require_that(stage.escalate >= 0.0 && stage.escalate <= 1.0,
+                         [&] { return name + ".escalate must be in [0, 1]"; });
+            require_that(stage.fix >= 0.0 && stage.fix <= 1.0,
+                         [&] { return name + ".fix must be in [0, 1]"; });
+            require_that(s + 1 < f.repair_stages.size() || stage.escalate == 0.0,
+                         [&] { return name + ".escalate must be 0: the last stage cannot escalate"; });
         }
         require(f.misdiagnosis >= 0.0 && f.misdiagnosis <= 1.0,
                 "fleet.repair.misdiagnosis must be in [0, 1]");
@@ -335,8 +341,9 @@ double interval_for(const JobSpec& job, const JobProfile& profile) {
         profile.save_mean > 0.0,
         "checkpoint_interval: the 'young', 'daly' and 'adaptive' rules need a save latency with mean > 0");
     const double interval = job.rule == IntervalRule::Daly ? profile.daly : profile.young;
-    require(std::isfinite(interval) && interval > 0.0,
-            "checkpoint_interval: the rule gave no usable interval (" + std::to_string(interval) + ")");
+    require_that(std::isfinite(interval) && interval > 0.0, [&] {
+        return "checkpoint_interval: the rule gave no usable interval (" + std::to_string(interval) + ")";
+    });
     return std::min(interval, job.work);
 }
 
