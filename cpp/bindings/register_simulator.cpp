@@ -120,8 +120,16 @@ SimulationInput job_input(const std::vector<Distribution>& distributions, const 
         // Ctrl-C in (its KeyboardInterrupt propagates).
         if (j % kPollJobs == 0 && PyErr_CheckSignals() != 0) throw py::error_already_set();
         if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
-        in.jobs[j] =
-            JobSpec{g[j], w[j], ci[j], static_cast<IntervalRule>(r[j]), ini[j], sv[j], ld[j], sb[j], pr[j]};
+        JobSpec& spec = in.jobs[j];
+        spec.gpus = g[j];
+        spec.work = w[j];
+        spec.checkpoint_interval = ci[j];
+        spec.rule = static_cast<IntervalRule>(r[j]);
+        spec.init = ini[j];
+        spec.save = sv[j];
+        spec.load = ld[j];
+        spec.submit = sb[j];
+        spec.priority = pr[j];
     }
     set_failure_laws(in, job_failures);
     for (const auto& [share, detect, node_down, nodes, node_scope, slowdown] : causes)
@@ -516,8 +524,15 @@ void register_fleet_model(py::module_& m) {
                const std::vector<std::tuple<double, std::uint32_t, std::uint32_t, std::uint32_t>>& tiers,
                std::uint32_t min_gpus, std::int64_t reconfigure, double scaling, double checkpoint_bytes) {
                 if (rule > 3) throw std::invalid_argument("rule: unknown interval rule");
-                JobSpec spec{gpus, work, interval, static_cast<IntervalRule>(rule), init, save,
-                             load, 0.0,  priority};
+                JobSpec spec;
+                spec.gpus = gpus;
+                spec.work = work;
+                spec.checkpoint_interval = interval;
+                spec.rule = static_cast<IntervalRule>(rule);
+                spec.init = init;
+                spec.save = save;
+                spec.load = load;
+                spec.priority = priority;
                 JobOptions options;
                 options.persist = index_or_none(persist);
                 options.min_gpus = min_gpus;
