@@ -37,7 +37,7 @@ import math
 import acesim as ace
 import numpy as np
 import pytest
-from hand_cases import DAY, HOUR, MINUTE, job, rows_of, run, trace_fleet
+from hand_cases import DAY, HOUR, MINUTE, ZERO, job, rows_of, run, trace_fleet
 
 #: A cause seen after 6 minutes (0.1 h): the node goes to repair.
 SIX_MINUTES = [ace.Cause("crash", 1.0, detect=ace.Constant(6 * MINUTE))]
@@ -495,3 +495,30 @@ def test_rows_of_a_job_done_and_of_one_never_submitted() -> None:
     assert (late["progress"], late["checkpoint_interval"]) == (0.0, HOUR)
     f = res.fleet[0]
     assert (f["jobs"], f["jobs_completed"], f["makespan"], f["checkpoints"]) == (2, 1, 7320.0, 2)
+
+
+def test_a_node_holding_more_jobs_than_it_keeps_inline() -> None:
+    """Two nodes of 16 GPUs and twenty 1-GPU jobs (10 h of work, hourly
+    checkpoints): jobs 0-15 fill node 1, jobs 16-19 go to node 0 (a node
+    lists up to 8 jobs in itself, more in a vector). Node 1 fails at 2.5 h
+    and WAIT_REPAIR waits the 1 h repair: each of its 16 jobs loses the
+    0.5 h since its 2 h checkpoint, waits 1 h and ends at 10 + 0.5 + 1 =
+    11.5 h; the four on node 0 end at 10 h. The failure hits the 16 in job
+    order, and all 16 return to node 1."""
+    jobs = [ace.Job(1, 10 * HOUR, HOUR, init=ZERO, save=ZERO, load=ZERO) for _ in range(20)]
+    fleet = trace_fleet(2, {1: [2.5 * HOUR]}, repair=HOUR, gpus_per_node=16)
+    res = run(
+        jobs,
+        fleet=fleet,
+        policy=ace.Policy(replacement=ace.Replacement.WAIT_REPAIR),
+        record_events=True,
+    )
+    rows = res.jobs
+    hit, spared = rows[:16], rows[16:]
+    assert rows_of(res.trace, "job", "node", "time") == [(j, 1, 2.5 * HOUR) for j in range(16)]
+    assert np.all(hit["end"] == 11.5 * HOUR) and np.all(hit["failures"] == 1)
+    assert np.all(hit["wasted"] == 0.5 * HOUR) and np.all(hit["recovery_wait"] == HOUR)
+    assert np.all(spared["end"] == 10 * HOUR) and np.all(spared["failures"] == 0)
+    restarts = res.placements[res.placements["time"] == 3.5 * HOUR]
+    assert sorted(restarts["job"].tolist()) == list(range(16))
+    assert set(restarts["node"].tolist()) == {1}

@@ -81,7 +81,7 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
         if (!pool_.node(m).in_service) continue;  // a node out of service cannot fail
         pool_.count_failure(m, t);
         const bool acquiring = pool_.node(m).acquiring_for >= 0;
-        const std::vector<std::uint32_t> on = pool_.node(m).jobs;  // fault() may detach
+        const std::vector<std::uint32_t> on = pool_.node(m).jobs.copy();  // fault() may detach
         bool interrupted = false;
         std::int32_t failed = -1;  // the job whose failure the diagnosis follows
         for (std::uint32_t j : on) {
@@ -100,8 +100,7 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
                 repaired = pool_.diagnosed(m, static_cast<std::uint32_t>(failed), first, last, draws_);
             if (repaired != m) {
                 // Pulling a node for repair interrupts every job on it.
-                for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(repaired).jobs))
-                    hit_job(j, repaired);
+                for (std::uint32_t j : pool_.node(repaired).jobs.copy()) hit_job(j, repaired);
             }
             pool_.send_to_repair(repaired, t, detect, draws_);
             kernel_.schedule_node(repaired, pool_.next_event(repaired));
@@ -119,7 +118,7 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
         if (acquiring && !pool_.node(m).in_service) redispatch = true;
         // A job that was waiting while holding this node now lacks it.
         if (pool_.node(repaired).in_service) continue;
-        for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(repaired).jobs)) {
+        for (std::uint32_t j : pool_.node(repaired).jobs.copy()) {
             if (jobs_[j].phase() == Phase::Waiting) redispatch = lose_held_node(j, repaired, t) || redispatch;
         }
     }
@@ -258,7 +257,7 @@ void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
     // so none is re-placed onto a node drained at the same time.
     for (const MaintenanceCalendar::Drain& d : drains) {
         const std::uint32_t m = d.node;
-        for (std::uint32_t j : std::vector<std::uint32_t>(pool_.node(m).jobs)) {
+        for (std::uint32_t j : pool_.node(m).jobs.copy()) {
             JobState& job = jobs_[j];
             if (job.running()) {
                 planned_stop(j, t);

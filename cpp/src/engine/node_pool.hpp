@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -22,6 +23,53 @@
 #include "repair.hpp"
 
 namespace acesim {
+
+/// The jobs placed on a node, in placement order: up to kInline in the node
+/// itself (a node of 8 GPUs holds at most 8 jobs of a GPU or more), beyond
+/// that in a vector. Releasing a node then reads no memory outside it.
+class NodeJobs {
+public:
+    static constexpr std::uint32_t kInline = 8;
+
+    std::uint32_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    const std::uint32_t* begin() const { return size_ <= kInline ? inline_ : more_->data(); }
+    const std::uint32_t* end() const { return begin() + size_; }
+    std::uint32_t operator[](std::uint32_t i) const { return begin()[i]; }
+    /// A copy, for a caller that changes the links while it walks them.
+    std::vector<std::uint32_t> copy() const { return {begin(), end()}; }
+
+    void push_back(std::uint32_t j) {
+        if (size_ < kInline) {
+            inline_[size_++] = j;
+            return;
+        }
+        if (size_ == kInline)
+            more_ = std::make_unique<std::vector<std::uint32_t>>(inline_, inline_ + kInline);
+        more_->push_back(j);
+        ++size_;
+    }
+    /// Removes j (which must be there), keeping the others' order.
+    void remove(std::uint32_t j) {
+        if (size_ <= kInline) {
+            std::uint32_t* last = inline_ + size_;
+            std::uint32_t* at = std::find(inline_, last, j);
+            std::copy(at + 1, last, at);
+            --size_;
+            return;
+        }
+        more_->erase(std::find(more_->begin(), more_->end(), j));
+        if (--size_ == kInline) {
+            std::copy(more_->begin(), more_->end(), inline_);
+            more_.reset();
+        }
+    }
+
+private:
+    std::uint32_t size_ = 0;
+    std::uint32_t inline_[kInline] = {};
+    std::unique_ptr<std::vector<std::uint32_t>> more_;  ///< every job while there are more than kInline
+};
 
 /// The nodes a job holds: a slice of one flat array sized by the job's node
 /// count (a job never holds more), so jobs cost no allocation of their own.
@@ -52,20 +100,22 @@ private:
     std::uint32_t size_ = 0;
 };
 
-struct NodeState {
+/// Cache-line aligned: what a placement and a release change (the jobs,
+/// free GPUs and pool position) is in its first line.
+struct alignas(64) NodeState {
+    NodeJobs jobs;  ///< jobs placed on it
+    std::uint32_t free_gpus = 0;
+    std::int32_t pool = -1;  ///< index into pools_, -1: none
+    std::uint32_t pos = 0;   ///< position in that pool
     bool in_service = true;
     bool lemon = false;
     bool ever_quarantined = false;
     double down_until = -std::numeric_limits<double>::infinity();
     double quarantined_until = -std::numeric_limits<double>::infinity();
-    double out_since = 0.0;  ///< when it last left service (its repair and quarantine spans start there)
-    std::uint32_t free_gpus = 0;
-    std::int32_t pool = -1;      ///< index into pools_, -1: none
-    std::uint32_t pos = 0;       ///< position in that pool
+    double out_since = 0.0;      ///< when it last left service (its repair and quarantine spans start there)
     std::uint32_t failures = 0;  ///< failures observed on it
     double last_failure = -std::numeric_limits<double>::infinity();
     DrawCounters draws = {};
-    std::vector<std::uint32_t> jobs;      ///< jobs placed on it
     std::vector<std::uint32_t> reserved;  ///< WAIT_REPAIR jobs waiting for it
     std::vector<double> recent;           ///< failure times inside the quarantine window
     double maintained_until = -std::numeric_limits<double>::infinity();
@@ -152,7 +202,7 @@ public:
     }
     void detach(std::uint32_t j, std::uint32_t n) {
         NodeState& node = nodes_[n];
-        node.jobs.erase(std::find(node.jobs.begin(), node.jobs.end(), j));
+        node.jobs.remove(j);
         node.free_gpus += plans_[j].gpus_per_node;
         held_[j].remove(n);
         repool(n);
