@@ -8,6 +8,7 @@
 // output from the start, and every state).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -85,8 +86,16 @@ public:
             s = free_.back();
             free_.pop_back();
         } else {
-            if (used_ % kChunk == 0) chunks_.push_back(std::make_unique<JobState[]>(kChunk));
-            s = &chunks_.back()[used_ % kChunk];
+            if (chunk_left_ == 0) {
+                // Chunks double from kFirstChunk to kChunk: a small run
+                // (a replica of a few jobs) allocates a few slots, not 1,024.
+                const std::size_t n = std::min(kChunk, std::max(kFirstChunk, used_));
+                chunks_.push_back(std::make_unique<JobState[]>(n));
+                next_ = chunks_.back().get();
+                chunk_left_ = n;
+            }
+            s = next_++;
+            --chunk_left_;
             ++used_;
         }
         *s = JobState{};
@@ -130,6 +139,7 @@ private:
                                "'s state was changed while it was not live (not submitted, or done)");
     }
 
+    static constexpr std::size_t kFirstChunk = 8;
     static constexpr std::size_t kChunk = 1024;
     const std::vector<JobSpec>& specs_;
     const Plans& plans_;
@@ -138,7 +148,9 @@ private:
     bool keep_ = false;
     std::vector<JobState*> state_;  ///< per job: its slot, &done_, or nullptr (not submitted)
     std::vector<std::unique_ptr<JobState[]>> chunks_;
-    std::size_t used_ = 0;  ///< slots ever handed out
+    std::size_t used_ = 0;        ///< slots ever handed out
+    JobState* next_ = nullptr;    ///< the next unused slot of the last chunk
+    std::size_t chunk_left_ = 0;  ///< unused slots left in it
     std::vector<JobState*> free_;
     std::vector<std::uint32_t> done_now_;
     JobState pending_{};
