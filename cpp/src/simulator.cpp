@@ -205,10 +205,29 @@ SimulationOutput simulate(const SimulationInput& in) {
                        o.events.size() * sizeof(EventRecord) + o.placements.size() * sizeof(PlacementRecord) +
                        o.node_events.size() * sizeof(NodeEventRecord);
             };
+            // The failure trace's rows so far in this range: a segment's
+            // trace is reserved for what the rest of the range will likely
+            // need, so it does not grow by doubling (each growth copies it
+            // and touches fresh memory).
+            std::uint64_t seen_replicas = 0;
+            std::uint64_t seen_rows = 0;
+            constexpr std::uint64_t kSizingReplicas = 64;  // the first segment is sized after these
+            const auto reserve_trace = [&](Chunk& chunk, std::uint64_t next) {
+                if (seen_replicas == 0) return;
+                constexpr double kSlack = 1.05;
+                const double likely = static_cast<double>(chunk.out.trace.size()) +
+                                      static_cast<double>(seen_rows) / static_cast<double>(seen_replicas) *
+                                          static_cast<double>(end - next) * kSlack;
+                // At most a segment's, with room for the replica that crosses it.
+                const double most = static_cast<double>(kSegmentBytes / sizeof(TraceRecord) + (1u << 16));
+                const auto rows = static_cast<std::size_t>(std::min(likely, most));
+                if (rows > chunk.out.trace.capacity()) chunk.out.trace.reserve(rows);
+            };
             const auto open = [&](Chunk& chunk, std::uint64_t from) {
                 // One rollup a replica.
                 chunk.out.fleet.reserve(
                     std::min<std::uint64_t>(end - from, kSegmentBytes / sizeof(FleetRecord)));
+                reserve_trace(chunk, from);
             };
             const auto store = [&](std::uint64_t from, Chunk&& chunk) {
                 const std::lock_guard<std::mutex> lock(chunks_mutex);
@@ -229,11 +248,15 @@ SimulationOutput simulate(const SimulationInput& in) {
                     throw_if_cancelled(in.cancel);
                     const std::uint32_t replica = in.first_replica + static_cast<std::uint32_t>(r);
                     JobRecord* rows = out.jobs.data() + r * in.jobs.size();
-                    if (on_kernel && run_replica_on_kernel(in, *tables, views, replica, max_events, rows,
-                                                           chunk.out, failures))
-                        continue;
-                    ReplicaEngine run(in, plans, views, replica, max_events, rows, chunk.out);
-                    run.run();
+                    const std::size_t rows_before = chunk.out.trace.size();
+                    if (!on_kernel || !run_replica_on_kernel(in, *tables, views, replica, max_events, rows,
+                                                             chunk.out, failures)) {
+                        ReplicaEngine run(in, plans, views, replica, max_events, rows, chunk.out);
+                        run.run();
+                    }
+                    seen_rows += chunk.out.trace.size() - rows_before;
+                    // The first segment is sized once a few replicas tell the rate.
+                    if (++seen_replicas == kSizingReplicas) reserve_trace(chunk, r + 1);
                 } catch (...) {
                     chunk.error = std::current_exception();
                     break;  // later replicas of this chunk are not needed
