@@ -168,7 +168,7 @@ std::vector<std::uint32_t> FleetModelCore::spare_nodes() const {
 
 std::vector<std::uint32_t> FleetModelCore::nodes_of(std::uint32_t job) const {
     require_job(job, "nodes_of");
-    const NodeList& held = engine_->pool().nodes_of(job);
+    const NodeList held = engine_->pool().nodes_of(job);
     return std::vector<std::uint32_t>(held.begin(), held.end());
 }
 

@@ -23,16 +23,18 @@ NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std
     reserved_.assign(plans.size(), 0);
     acquiring_.assign(plans.size(), 0);
     if (!fleet.enabled) return;
-    std::size_t slots = 0;
-    for (const JobPlan& p : plans) slots += p.nodes;
-    slots_.resize(slots);
-    std::size_t slot = 0;
-    slot_of_.resize(plans.size());
+    std::uint64_t slot = 0;
     for (std::size_t j = 0; j < plans.size(); ++j) {
-        slot_of_[j] = slot;
-        held_[j].bind(slots_.data() + slot);
+        held_[j].first = first_slot(slot);
         slot += plans[j].nodes;
     }
+    slots_.resize(slot);
+}
+
+std::uint32_t NodePool::first_slot(std::uint64_t slot) {
+    if (slot > std::numeric_limits<std::uint32_t>::max())
+        throw std::invalid_argument("jobs: the jobs need more than 2^32 - 1 nodes in all");
+    return static_cast<std::uint32_t>(slot);
 }
 
 void NodePool::add_job() {
@@ -41,13 +43,8 @@ void NodePool::add_job() {
     reserved_.push_back(0);
     acquiring_.push_back(0);
     if (!fleet_.enabled) return;
-    const std::uint32_t* before = slots_.data();
-    slot_of_.push_back(slots_.size());
+    held_[j].first = first_slot(slots_.size());
     slots_.resize(slots_.size() + plans_[j].nodes);
-    if (slots_.data() != before) {  // moved: every list points at its slice again
-        for (std::size_t k = 0; k < j; ++k) held_[k].rebind(slots_.data() + slot_of_[k]);
-    }
-    held_[j].bind(slots_.data() + slot_of_[j]);
 }
 
 void NodePool::init(const ReplicaDraws& draws) {
@@ -91,7 +88,7 @@ std::uint32_t NodePool::diagnosed(std::uint32_t faulty, std::uint32_t j, std::ui
                                   std::uint32_t last, const ReplicaDraws& draws) {
     if (!repair_.misdiagnoses()) return faulty;
     candidates_.clear();
-    for (std::uint32_t n : held_[j]) {  // in the order the job took them
+    for (std::uint32_t n : nodes_of(j)) {  // in the order the job took them
         if (n != faulty && nodes_[n].in_service && (n < first || n >= last)) candidates_.push_back(n);
     }
     // A one-node job (or one whose other nodes are all struck) cannot be
@@ -130,7 +127,7 @@ void NodePool::held_out_of_service(std::uint32_t j, std::vector<std::uint32_t>& 
     departed_.erase(it);
     if (out.size() > 1) {  // in the order j holds them
         out.clear();
-        for (std::uint32_t n : held_[j])
+        for (std::uint32_t n : nodes_of(j))
             if (!nodes_[n].in_service) out.push_back(n);
     }
 }

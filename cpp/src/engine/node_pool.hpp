@@ -73,31 +73,29 @@ private:
 
 /// The nodes a job holds: a slice of one flat array sized by the job's node
 /// count (a job never holds more), so jobs cost no allocation of their own.
+/// A job keeps its slice's first slot and length (8 bytes a job); the pool
+/// changes it (NodePool::attach, detach), everyone else reads it through a
+/// NodeList.
+struct NodeSlice {
+    std::uint32_t first = 0;  ///< its first slot in the flat array
+    std::uint32_t size = 0;   ///< nodes held
+};
+
+/// A read-only view of the nodes a job holds, in the order it took them;
+/// valid until the pool next changes them.
 class NodeList {
 public:
-    void bind(std::uint32_t* slots) { data_ = slots; }
-    /// Its slice moved (same contents).
-    void rebind(std::uint32_t* slots) { data_ = slots; }
+    NodeList(const std::uint32_t* data, std::uint32_t size) : data_(data), size_(size) {}
     std::uint32_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
     std::uint32_t back() const { return data_[size_ - 1]; }
     const std::uint32_t* begin() const { return data_; }
     const std::uint32_t* end() const { return data_ + size_; }
     std::uint32_t operator[](std::uint32_t i) const { return data_[i]; }
-    void push_back(std::uint32_t n) { data_[size_++] = n; }
-    void remove(std::uint32_t n) {
-        if (data_[size_ - 1] == n) {  // the common case: releasing from the back
-            --size_;
-            return;
-        }
-        std::uint32_t* it = std::find(data_, data_ + size_, n);
-        std::copy(it + 1, data_ + size_, it);  // keep the order: the blamed index depends on it
-        --size_;
-    }
 
 private:
-    std::uint32_t* data_ = nullptr;
-    std::uint32_t size_ = 0;
+    const std::uint32_t* data_;
+    std::uint32_t size_;
 };
 
 /// Cache-line aligned: what a placement and a release change (the jobs,
@@ -175,7 +173,7 @@ public:
     const NodeTotals& totals() const { return totals_; }
 
     // --- job-node links -----------------------------------------------------
-    const NodeList& nodes_of(std::uint32_t j) const { return held_[j]; }
+    NodeList nodes_of(std::uint32_t j) const { return {slots_.data() + held_[j].first, held_[j].size}; }
     /// WAIT_REPAIR nodes job j waits for.
     std::uint32_t reserved(std::uint32_t j) const { return reserved_[j]; }
     /// Cold spares in acquisition for job j.
@@ -188,7 +186,7 @@ public:
     void held_out_of_service(std::uint32_t j, std::vector<std::uint32_t>& out);
     /// Nodes job j lacks (neither held, nor reserved, nor in acquisition).
     std::uint32_t missing(std::uint32_t j) const {
-        return plans_[j].nodes - held_[j].size() - reserved_[j] - acquiring_[j];
+        return plans_[j].nodes - held_[j].size - reserved_[j] - acquiring_[j];
     }
     /// A job submitted from outside (FleetModel): its slice of the node lists.
     void add_job();
@@ -196,7 +194,8 @@ public:
         NodeState& node = nodes_[n];
         node.jobs.push_back(j);
         node.free_gpus -= plans_[j].gpus_per_node;
-        held_[j].push_back(n);
+        NodeSlice& held = held_[j];
+        slots_[held.first + held.size++] = n;
         repool(n);
         if (processes_.busy_clock() && node.jobs.size() == 1) busy_changed(n);
     }
@@ -204,12 +203,12 @@ public:
         NodeState& node = nodes_[n];
         node.jobs.remove(j);
         node.free_gpus += plans_[j].gpus_per_node;
-        held_[j].remove(n);
+        remove_held(j, n);
         repool(n);
         if (processes_.busy_clock() && node.jobs.empty()) busy_changed(n);
     }
     void release_all(std::uint32_t j) {
-        while (!held_[j].empty()) detach(j, held_[j].back());
+        while (held_[j].size > 0) detach(j, slots_[held_[j].first + held_[j].size - 1]);
         departed_.erase(j);
     }
     /// WAIT_REPAIR: job j waits for node m to come back.
@@ -373,7 +372,7 @@ public:
     /// leaves service (if it has not already) and has no failures meanwhile.
     void begin_maintenance(std::uint32_t m, double t, double until);
     /// The earliest maintenance start not yet begun on any node job j holds (inf: none).
-    double next_drain(std::uint32_t j) const { return calendar_.next_start(held_[j]); }
+    double next_drain(std::uint32_t j) const { return calendar_.next_start(nodes_of(j)); }
     /// Puts a node back where it belongs after its reservations are served.
     void settle(std::uint32_t n) { repool(n); }
     /// Out-of-service nodes at t: (under repair, quarantined).
@@ -387,6 +386,22 @@ public:
     void check_invariants() const { NodePoolAudit(*this).check_invariants(); }
 
 private:
+    /// Job j no longer holds node n; the others keep their order (the
+    /// blamed index depends on it).
+    /// A job's first slot: a ValueError for jobs needing more than 2^32 - 1
+    /// nodes in all (slots are 32-bit).
+    static std::uint32_t first_slot(std::uint64_t slot);
+    void remove_held(std::uint32_t j, std::uint32_t n) {
+        NodeSlice& held = held_[j];
+        std::uint32_t* first = slots_.data() + held.first;
+        std::uint32_t* last = first + held.size;
+        if (last[-1] != n) {  // the common case is releasing from the back
+            std::uint32_t* it = std::find(first, last, n);
+            std::copy(it + 1, last, it);
+        }
+        --held.size;
+    }
+
     void pool_add(std::uint32_t n, std::uint32_t p) {
         ++changes_;
         NodeState& node = nodes_[n];
@@ -459,9 +474,8 @@ private:
     std::vector<std::vector<std::uint32_t>> pools_;
     std::uint32_t spare_pool_ = 0;
     std::uint32_t cold_pool_ = 0;
-    std::vector<std::uint32_t> slots_;
-    std::vector<std::size_t> slot_of_;  ///< each job's first slot
-    std::vector<NodeList> held_;
+    std::vector<std::uint32_t> slots_;  ///< every job's slice of held nodes
+    std::vector<NodeSlice> held_;
     std::vector<std::uint32_t> reserved_;
     NodeTotals totals_;
     NodeProcesses processes_;

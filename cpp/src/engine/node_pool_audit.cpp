@@ -20,7 +20,7 @@ void NodePoolAudit::check_invariants() const {
     std::uint32_t retired = 0;
     std::uint32_t retired_cold = 0;
     for (std::uint32_t j = 0; j < p_.held_.size(); ++j) {
-        for (std::uint32_t n : p_.held_[j]) {
+        for (std::uint32_t n : p_.nodes_of(j)) {
             const auto& on = p_.nodes_[n].jobs;
             if (std::count(on.begin(), on.end(), j) != 1)
                 throw std::logic_error("invariant: job " + std::to_string(j) + " holds node " +
@@ -40,7 +40,7 @@ void NodePoolAudit::check_invariants() const {
         if (used[n] + node.free_gpus != p_.gpn_)
             throw std::logic_error("invariant: node " + std::to_string(n) + " GPUs do not add up");
         for (std::uint32_t j : node.jobs) {
-            if (std::count(p_.held_[j].begin(), p_.held_[j].end(), n) != 1)
+            if (const NodeList held = p_.nodes_of(j); std::count(held.begin(), held.end(), n) != 1)
                 throw std::logic_error("invariant: node " + std::to_string(n) +
                                        " lists a job that does not hold it");
         }

@@ -224,7 +224,7 @@ std::string job_name(std::uint32_t j) { return "job " + std::to_string(j); }
 std::string ReplicaEngine::unavailable_nodes(const char* what, std::uint32_t j,
                                              const std::vector<std::uint32_t>& nodes) const {
     const JobPlan& plan = plans_.jobs[j];
-    const NodeList& held = pool_.nodes_of(j);
+    const NodeList held = pool_.nodes_of(j);
     for (std::size_t k = 0; k < nodes.size(); ++k) {
         const std::uint32_t n = nodes[k];
         const std::string node = std::string(what) + ": node " + std::to_string(n);
@@ -274,13 +274,15 @@ bool ReplicaEngine::can_start(std::uint32_t j, const std::vector<std::uint32_t>&
 
 void ReplicaEngine::place_on(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
     // The nodes it holds and is not given back are released; the rest are taken, in order.
-    const NodeList& held = pool_.nodes_of(j);
     std::vector<std::uint32_t> released;
-    for (std::uint32_t n : held)
+    for (std::uint32_t n : pool_.nodes_of(j))
         if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) released.push_back(n);
     for (std::uint32_t n : released) pool_.detach(j, n);
+    const NodeList kept = pool_.nodes_of(j);
+    std::vector<std::uint32_t> taken;
     for (std::uint32_t n : nodes)
-        if (std::find(held.begin(), held.end(), n) == held.end()) pool_.take_chosen(j, n);
+        if (std::find(kept.begin(), kept.end(), n) == kept.end()) taken.push_back(n);
+    for (std::uint32_t n : taken) pool_.take_chosen(j, n);
 }
 
 void ReplicaEngine::start_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
