@@ -26,7 +26,7 @@ template <class T>
 class Column {
 public:
     Column(const carray<T>& a, std::size_t n, const char* name)
-        : bytes_(static_cast<const unsigned char*>(static_cast<const py::array&>(a).data())) {
+        : bytes_(static_cast<const unsigned char*>(static_cast<const py::array&>(a).data())), n_(n) {
         if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n)
             throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) +
                                         " values");
@@ -38,18 +38,17 @@ public:
         return value;
     }
 
+    /// Every value, as a vector.
+    std::vector<T> to_vector() const {
+        std::vector<T> out(n_);
+        if (n_ > 0) std::memcpy(out.data(), bytes_, n_ * sizeof(T));
+        return out;
+    }
+
 private:
     const unsigned char* bytes_;
+    std::size_t n_;
 };
-
-/// A column's values as a vector (Column's checks and reads).
-template <class T>
-std::vector<T> column(const carray<T>& a, std::size_t n, const char* name) {
-    const Column<T> values(a, n, name);
-    std::vector<T> out(n);
-    for (std::size_t j = 0; j < n; ++j) out[j] = values[j];
-    return out;
-}
 
 std::uint32_t index_or_none(std::int64_t i) {
     return i < 0 ? kNoDistribution : static_cast<std::uint32_t>(i);
@@ -431,8 +430,7 @@ void register_simulator(py::module_& m) {
             if (!time_limit.is_none()) {
                 // One per job (inf: none).
                 const auto limits = time_limit.cast<carray<double>>();
-                const auto tl = column(limits, in.jobs.size(), "time_limit");
-                in.time_limits = tl;
+                in.time_limits = Column(limits, in.jobs.size(), "time_limit").to_vector();
             }
             set_fleet(in, fleet);
             set_policy(in, policy);

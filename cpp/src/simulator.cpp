@@ -21,7 +21,6 @@
 namespace acesim {
 
 using detail::require;
-using detail::require_that;
 
 namespace {
 

@@ -692,9 +692,8 @@ class _DistributionTable:
 
 def _failure_laws(failures: Any, jobs: list[Job] | JobArray, index: Any) -> int | list[int]:
     """One law for every job (an index), or one per job (a list)."""
-    if isinstance(failures, Distribution):
-        return int(index(failures))
-    failures = scipy_to_law("failures", failures)
+    if not isinstance(failures, Distribution):
+        failures = scipy_to_law("failures", failures)
     if failures is None or isinstance(failures, Distribution):
         return int(index(failures))
     if isinstance(failures, str | bytes) or not isinstance(failures, Sequence):

@@ -24,6 +24,15 @@
 
 namespace acesim {
 
+/// Removes `value` (which must be in [first, last)), keeping the order of
+/// the others: the job and node lists keep placement order (the blamed
+/// index depends on it). Removing the last is the common case.
+inline void remove_in_order(std::uint32_t* first, std::uint32_t* last, std::uint32_t value) {
+    if (last[-1] == value) return;
+    std::uint32_t* at = std::find(first, last, value);
+    std::copy(at + 1, last, at);
+}
+
 /// The jobs placed on a node, in placement order: up to kInline in the node
 /// itself (a node of 8 GPUs holds at most 8 jobs of a GPU or more), beyond
 /// that in a vector. Releasing a node then reads no memory outside it.
@@ -52,9 +61,7 @@ public:
     /// Removes j (which must be there), keeping the others' order.
     void remove(std::uint32_t j) {
         if (size_ <= kInline) {
-            std::uint32_t* last = inline_ + size_;
-            std::uint32_t* at = std::find(inline_, last, j);
-            std::copy(at + 1, last, at);
+            remove_in_order(inline_, inline_ + size_, j);
             --size_;
             return;
         }
@@ -208,7 +215,7 @@ public:
         if (processes_.busy_clock() && node.jobs.empty()) busy_changed(n);
     }
     void release_all(std::uint32_t j) {
-        while (held_[j].size > 0) detach(j, slots_[held_[j].first + held_[j].size - 1]);
+        while (held_[j].size > 0) detach(j, nodes_of(j).back());
         departed_.erase(j);
     }
     /// WAIT_REPAIR: job j waits for node m to come back.
@@ -386,19 +393,14 @@ public:
     void check_invariants() const { NodePoolAudit(*this).check_invariants(); }
 
 private:
-    /// Job j no longer holds node n; the others keep their order (the
-    /// blamed index depends on it).
-    /// A job's first slot: a ValueError for jobs needing more than 2^32 - 1
-    /// nodes in all (slots are 32-bit).
+    /// A job's first slot; std::invalid_argument when the jobs need more
+    /// than 2^32 - 1 nodes in all (slots are 32-bit).
     static std::uint32_t first_slot(std::uint64_t slot);
+    /// Job j no longer holds node n; the others keep their order.
     void remove_held(std::uint32_t j, std::uint32_t n) {
         NodeSlice& held = held_[j];
         std::uint32_t* first = slots_.data() + held.first;
-        std::uint32_t* last = first + held.size;
-        if (last[-1] != n) {  // the common case is releasing from the back
-            std::uint32_t* it = std::find(first, last, n);
-            std::copy(it + 1, last, it);
-        }
+        remove_in_order(first, first + held.size, n);
         --held.size;
     }
 

@@ -224,27 +224,27 @@ void validate_setup(const SimulationInput& in) {
                 "fleet.node_clock must be 'wall' or 'busy'");
         for (std::size_t k = 0; k < f.rate_windows.size(); ++k) {
             const RateWindow& w = f.rate_windows[k];
-            const std::string name = "fleet.rate_windows[" + std::to_string(k) + "]";
+            const auto name = [k] { return "fleet.rate_windows[" + std::to_string(k) + "]"; };
             require_that(std::isfinite(w.start) && w.start >= 0.0,
-                         [&] { return name + ": start must be finite and >= 0"; });
+                         [&] { return name() + ": start must be finite and >= 0"; });
             require_that(!std::isnan(w.end) && w.end > w.start,
-                         [&] { return name + ": end must be > start (math.inf for none)"; });
+                         [&] { return name() + ": end must be > start (math.inf for none)"; });
             require_that(std::isfinite(w.factor) && w.factor >= 0.0,
-                         [&] { return name + ": factor must be finite and >= 0"; });
+                         [&] { return name() + ": factor must be finite and >= 0"; });
         }
         // Per node: its windows' (start, end), to reject overlaps.
         std::vector<std::vector<std::pair<double, double>>> spans(f.maintenance.empty() ? 0 : f.nodes);
         for (std::size_t k = 0; k < f.maintenance.size(); ++k) {
             const MaintenanceWindow& w = f.maintenance[k];
-            const std::string name = "fleet.maintenance[" + std::to_string(k) + "]";
+            const auto name = [k] { return "fleet.maintenance[" + std::to_string(k) + "]"; };
             require_that(std::isfinite(w.start) && w.start >= 0.0,
-                         [&] { return name + ": start must be finite and >= 0"; });
+                         [&] { return name() + ": start must be finite and >= 0"; });
             require_that(std::isfinite(w.duration) && w.duration > 0.0,
-                         [&] { return name + ": duration must be finite and > 0"; });
-            require_that(!w.nodes.empty(), [&] { return name + ": nodes must not be empty"; });
+                         [&] { return name() + ": duration must be finite and > 0"; });
+            require_that(!w.nodes.empty(), [&] { return name() + ": nodes must not be empty"; });
             for (std::uint32_t n : w.nodes) {
                 require_that(n < f.nodes,
-                             [&] { return name + ": node " + std::to_string(n) + " is not in the fleet"; });
+                             [&] { return name() + ": node " + std::to_string(n) + " is not in the fleet"; });
                 spans[n].emplace_back(w.start, w.start + w.duration);
             }
         }
@@ -259,14 +259,14 @@ void validate_setup(const SimulationInput& in) {
         }
         for (std::size_t s = 0; s < f.repair_stages.size(); ++s) {
             const RepairStageSpec& stage = f.repair_stages[s];
-            const std::string name = "fleet.repair.stages[" + std::to_string(s) + "]";
-            require_that(stage.duration < nd, [&] { return name + ".duration: bad distribution index"; });
+            const auto name = [s] { return "fleet.repair.stages[" + std::to_string(s) + "]"; };
+            require_that(stage.duration < nd, [&] { return name() + ".duration: bad distribution index"; });
             require_that(stage.escalate >= 0.0 && stage.escalate <= 1.0,
-                         [&] { return name + ".escalate must be in [0, 1]"; });
+                         [&] { return name() + ".escalate must be in [0, 1]"; });
             require_that(stage.fix >= 0.0 && stage.fix <= 1.0,
-                         [&] { return name + ".fix must be in [0, 1]"; });
+                         [&] { return name() + ".fix must be in [0, 1]"; });
             require_that(s + 1 < f.repair_stages.size() || stage.escalate == 0.0,
-                         [&] { return name + ".escalate must be 0: the last stage cannot escalate"; });
+                         [&] { return name() + ".escalate must be 0: the last stage cannot escalate"; });
         }
         require(f.misdiagnosis >= 0.0 && f.misdiagnosis <= 1.0,
                 "fleet.repair.misdiagnosis must be in [0, 1]");
