@@ -72,6 +72,37 @@ def test_a_failure_is_reported_and_the_scheduler_replaces_the_node() -> None:
     assert_accounting(model.result().jobs)
 
 
+def test_jobs_submitted_after_a_start_leave_its_nodes_as_they_were() -> None:
+    """Each job's held nodes are a slice of one array that grows as jobs are
+    submitted. Job a starts on [0, 1] at 0; b, c and d (one node each) are
+    submitted after it and b starts on [2]. Node 1 fails at 5,000 s: a
+    (checkpoint written at 3,720) loses 1,280 s and keeps node 0; b keeps
+    node 2. a restarts on [0, 3] at 5,000: load 60, then 3 h and 3
+    checkpoints, done at 5,060 + 3 x 3,660 = 16,040; b, untouched, is done
+    at 60 + 4 x 3,660 = 14,700."""
+    fleet = trace_fleet(5, {1: [5000.0]}, repair=HOUR)
+    model = ace.FleetModel(fleet, check_invariants=True)
+    a = model.submit(job(2))
+    model.start(a, [0, 1])
+    b, c, d = (model.submit(job(1)) for _ in range(3))
+    model.start(b, [2])
+    assert (model.nodes_of(a), model.nodes_of(b), model.nodes_of(c)) == ([0, 1], [2], [])
+    assert [e.kind for e in model.advance(20_000.0)] == ["node_down"]
+    failed = model.advance(20_000.0)
+    assert [(e.kind, e.job, e.time, e.nodes) for e in failed] == [("job_failed", a, 5000.0, (1,))]
+    assert (model.nodes_of(a), model.nodes_of(b)) == ([0], [2])
+    model.start(a, [0, 3])
+    assert model.nodes_of(a) == [0, 3]
+    ends: dict[int, float] = {}
+    for _ in range(10):  # advance returns at each reported event
+        ends.update((e.job, e.time) for e in model.advance(20_000.0) if e.kind == "job_done")
+    assert ends == {a: 16040.0, b: 14700.0}
+    rows = model.result().jobs
+    assert (rows[a]["wasted"], rows[a]["failures"], rows[b]["failures"]) == (1280.0, 1, 0)
+    assert model.state(d) == "queued"
+    assert_accounting(rows)
+
+
 def test_a_detection_latency_reports_the_failure_at_its_detection() -> None:
     """A 10-minute detection: job_failed at 5,600 with fault_time 5,000; the
     job's detection bucket is 600 s."""
