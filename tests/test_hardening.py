@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import struct
 from typing import Any
 
 import acesim as ace
@@ -373,3 +374,50 @@ def test_a_single_job_past_1e13_s_stops_on_both_paths(path: str) -> None:
     causes = [ace.Cause("slow to see", 1.0, detect=ace.Constant(1e11))]
     with pytest.raises(RuntimeError, match=r"simulated clock passed 1e13 s .* in replica 0 with"):
         getattr(ace, path)(job, ace.Constant(3600.0), causes=causes, replicas=2, seed=1)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [("gpus", 2.5, TypeError), ("gpus", 2**32, ValueError), ("priority", 2**31, ValueError),
+     ("work", "1 h", TypeError)],
+)  # fmt: skip
+def test_a_job_field_set_after_construction_is_refused_naming_the_job(
+    field: str, value: Any, error: type[Exception]
+) -> None:
+    """A Job's fields are checked when it is built; one set afterwards past
+    those checks is refused by the packing of the core's job specs, naming
+    the job (a numpy column used to take gpus=2.5 as 2 GPUs)."""
+    jobs = [ace.Job(8, 3600.0, 600.0), ace.Job(8, 3600.0, 600.0)]
+    setattr(jobs[1], field, value)
+    with pytest.raises(error, match=r"jobs\[1\] has a field the simulator cannot take"):
+        ace.simulate(jobs)
+
+
+def test_the_core_refuses_malformed_job_specs() -> None:
+    """The compiled call takes packed job specs (whole 48-byte rows, laid
+    out as the core's JobSpec) or a tuple of the 9 columns, and names
+    anything else."""
+    from acesim import _core
+
+    def run(jobs: Any) -> Any:
+        return _core.simulate(
+            [ace.Constant(60.0)._compiled], jobs, -1, [], None, None, 8, 1, 0, 1, math.inf,
+            False, False, 1, 0,
+        )  # fmt: skip
+
+    spec = struct.Struct(_core.JOB_SPEC_FORMAT)
+    assert spec.size == 48
+    # work 3,600 s, interval 600 s, submit 0, 8 GPUs, a fixed interval, all
+    # three laws 60 s, no failures: 60 + 60 s to start, 6 writes of 60 s.
+    row = run(spec.pack(3600.0, 600.0, 0.0, 8, 0, 0, 0, 0, 0))["jobs"]
+    assert row["gpus"].tolist() == [8]
+    assert row["checkpoint_interval"].tolist() == [600.0]
+    assert row["wall"].tolist() == [3600.0 + 120.0 + 6 * 60.0]
+    with pytest.raises(ValueError, match="whole number of 48-byte rows"):
+        run(spec.pack(3600.0, 600.0, 0.0, 8, 0, 0, 0, 0, 0)[:47])
+    with pytest.raises(ValueError, match="unknown interval rule"):
+        run(spec.pack(3600.0, 600.0, 0.0, 8, 7, 0, 0, 0, 0))
+    with pytest.raises(TypeError, match="packed specs"):
+        run([3600.0])
+    with pytest.raises(ValueError, match="9 columns"):
+        run((np.array([8], np.uint32),))

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -92,34 +93,67 @@ void set_failure_laws(SimulationInput& in, const py::object& laws) {
 /// (share, detect law or -1, node_down, nodes, node scope, slowdown) per cause.
 using CauseTuples = std::vector<std::tuple<double, std::int64_t, bool, std::uint32_t, bool, double>>;
 
-/// The jobs, their laws and the causes, from the columns Python passes.
-SimulationInput job_input(const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
-                          const carray<double>& work, const carray<double>& checkpoint_interval,
-                          const carray<std::uint32_t>& rule, const carray<std::uint32_t>& init,
-                          const carray<std::uint32_t>& save, const carray<std::uint32_t>& load,
-                          const carray<double>& submit, const carray<std::int32_t>& priority,
-                          const py::object& job_failures, const CauseTuples& causes) {
-    SimulationInput in;
-    in.distributions = distributions;
+/// JobSpec's bytes as Python's struct module packs them (native byte order,
+/// standard sizes, no padding): work, checkpoint_interval, submit, gpus,
+/// rule, init, save, load, priority.
+constexpr const char* kJobSpecFormat = "=dddIIIIIi";
+static_assert(offsetof(JobSpec, work) == 0 && offsetof(JobSpec, checkpoint_interval) == 8 &&
+                  offsetof(JobSpec, submit) == 16 && offsetof(JobSpec, gpus) == 24 &&
+                  offsetof(JobSpec, rule) == 28 && offsetof(JobSpec, init) == 32 &&
+                  offsetof(JobSpec, save) == 36 && offsetof(JobSpec, load) == 40 &&
+                  offsetof(JobSpec, priority) == 44,
+              "kJobSpecFormat follows JobSpec's layout");
+
+void check_rule(std::uint32_t rule) {
+    if (rule > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
+}
+
+/// A list of Job objects, packed by Python one JobSpec after another
+/// (kJobSpecFormat): copied as they are.
+std::vector<JobSpec> packed_specs(const py::bytes& packed) {
+    char* data = nullptr;
+    Py_ssize_t size = 0;
+    if (PyBytes_AsStringAndSize(packed.ptr(), &data, &size) != 0) throw py::error_already_set();
+    if (size % static_cast<Py_ssize_t>(sizeof(JobSpec)) != 0)
+        throw std::invalid_argument("jobs: packed specs must be a whole number of " +
+                                    std::to_string(sizeof(JobSpec)) + "-byte rows");
+    std::vector<JobSpec> specs(static_cast<std::size_t>(size) / sizeof(JobSpec));
+    if (!specs.empty()) std::memcpy(specs.data(), data, static_cast<std::size_t>(size));
+    for (const JobSpec& spec : specs) check_rule(static_cast<std::uint32_t>(spec.rule));
+    return specs;
+}
+
+/// A JobArray's columns (gpus, work, checkpoint_interval, rule, init, save,
+/// load, submit, priority), read in place: a copy of each column would touch
+/// as much memory again (100 MB for a fleet month's 1.7M jobs).
+std::vector<JobSpec> column_specs(const py::tuple& columns) {
+    if (columns.size() != 9) throw std::invalid_argument("jobs: expected 9 columns");
+    const auto gpus = columns[0].cast<carray<std::uint32_t>>();
+    const auto work = columns[1].cast<carray<double>>();
+    const auto interval = columns[2].cast<carray<double>>();
+    const auto rule = columns[3].cast<carray<std::uint32_t>>();
+    const auto init = columns[4].cast<carray<std::uint32_t>>();
+    const auto save = columns[5].cast<carray<std::uint32_t>>();
+    const auto load = columns[6].cast<carray<std::uint32_t>>();
+    const auto submit = columns[7].cast<carray<double>>();
+    const auto priority = columns[8].cast<carray<std::int32_t>>();
     const std::size_t n = static_cast<std::size_t>(gpus.size());
-    // Read in place: a copy of each column would touch as much memory
-    // again (100 MB for a fleet month's 1.7M jobs).
     const Column g(gpus, n, "gpus");
     const Column w(work, n, "work");
-    const Column ci(checkpoint_interval, n, "checkpoint_interval");
+    const Column ci(interval, n, "checkpoint_interval");
     const Column r(rule, n, "rule");
     const Column ini(init, n, "init");
     const Column sv(save, n, "save");
     const Column ld(load, n, "load");
     const Column sb(submit, n, "submit");
     const Column pr(priority, n, "priority");
-    in.jobs.resize(n);
+    std::vector<JobSpec> specs(n);
     for (std::size_t j = 0; j < n; ++j) {
         // Millions of jobs take a while to copy, with the GIL held: let
         // Ctrl-C in (its KeyboardInterrupt propagates).
         if (j % kPollJobs == 0 && PyErr_CheckSignals() != 0) throw py::error_already_set();
-        if (r[j] > 3) throw std::invalid_argument("jobs.rule: unknown interval rule");
-        JobSpec& spec = in.jobs[j];
+        check_rule(r[j]);
+        JobSpec& spec = specs[j];
         spec.gpus = g[j];
         spec.work = w[j];
         spec.checkpoint_interval = ci[j];
@@ -130,6 +164,21 @@ SimulationInput job_input(const std::vector<Distribution>& distributions, const 
         spec.submit = sb[j];
         spec.priority = pr[j];
     }
+    return specs;
+}
+
+/// The jobs, their laws and the causes, as Python passes them: `jobs` is
+/// packed specs (bytes) or a JobArray's columns (a tuple).
+SimulationInput job_input(const std::vector<Distribution>& distributions, const py::object& jobs,
+                          const py::object& job_failures, const CauseTuples& causes) {
+    SimulationInput in;
+    in.distributions = distributions;
+    if (py::isinstance<py::bytes>(jobs))
+        in.jobs = packed_specs(jobs.cast<py::bytes>());
+    else if (py::isinstance<py::tuple>(jobs))
+        in.jobs = column_specs(jobs.cast<py::tuple>());
+    else
+        throw py::type_error("jobs: expected packed specs (bytes) or a tuple of columns");
     set_failure_laws(in, job_failures);
     for (const auto& [share, detect, node_down, nodes, node_scope, slowdown] : causes)
         in.causes.push_back(CauseSpec{share, index_or_none(detect), node_down, nodes, node_scope, slowdown});
@@ -332,6 +381,7 @@ void register_simulator(py::module_& m) {
     // What a run's rows cost: a job row per replica x job, a fleet row and the
     // bookkeeping of one replica's output (Python sizes a run before it starts).
     m.attr("JOB_ROW_BYTES") = sizeof(JobRecord);
+    m.attr("JOB_SPEC_FORMAT") = kJobSpecFormat;
     m.attr("REPLICA_BYTES") = sizeof(FleetRecord) + sizeof(SimulationOutput);
 
     py::enum_<IntervalRule>(m, "IntervalRule")
@@ -415,17 +465,12 @@ void register_simulator(py::module_& m) {
 
     m.def(
         "simulate",
-        [](const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
-           const carray<double>& work, const carray<double>& checkpoint_interval,
-           const carray<std::uint32_t>& rule, const carray<std::uint32_t>& init,
-           const carray<std::uint32_t>& save, const carray<std::uint32_t>& load, const carray<double>& submit,
-           const carray<std::int32_t>& priority, py::object job_failures, const CauseTuples& causes,
-           py::object fleet, py::object policy, std::uint32_t gpus_per_node, std::uint32_t replicas,
-           std::uint32_t first_replica, std::uint64_t seed, double horizon, bool record_events,
-           bool check_invariants, unsigned threads, std::uint64_t max_events, py::object time_limit,
-           py::object checkpoint_levels) {
-            SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
-                                           load, submit, priority, job_failures, causes);
+        [](const std::vector<Distribution>& distributions, const py::object& jobs, py::object job_failures,
+           const CauseTuples& causes, py::object fleet, py::object policy, std::uint32_t gpus_per_node,
+           std::uint32_t replicas, std::uint32_t first_replica, std::uint64_t seed, double horizon,
+           bool record_events, bool check_invariants, unsigned threads, std::uint64_t max_events,
+           py::object time_limit, py::object checkpoint_levels) {
+            SimulationInput in = job_input(distributions, jobs, job_failures, causes);
             set_checkpoint_levels(in, checkpoint_levels);
             if (!time_limit.is_none()) {
                 // One per job (inf: none).
@@ -447,27 +492,21 @@ void register_simulator(py::module_& m) {
             SimulationOutput out = run_interruptible(cancel, units, [&] { return simulate(in); });
             return output_tables(std::move(out));
         },
-        py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"),
-        py::arg("rule"), py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"),
-        py::arg("priority"), py::arg("job_failures"), py::arg("causes"), py::arg("fleet"), py::arg("policy"),
-        py::arg("gpus_per_node"), py::arg("replicas"), py::arg("first_replica"), py::arg("seed"),
-        py::arg("horizon"), py::arg("record_events"), py::arg("check_invariants"), py::arg("threads"),
-        py::arg("max_events"), py::arg("time_limit") = py::none(), py::arg("checkpoint_levels") = py::none());
+        py::arg("distributions"), py::arg("jobs"), py::arg("job_failures"), py::arg("causes"),
+        py::arg("fleet"), py::arg("policy"), py::arg("gpus_per_node"), py::arg("replicas"),
+        py::arg("first_replica"), py::arg("seed"), py::arg("horizon"), py::arg("record_events"),
+        py::arg("check_invariants"), py::arg("threads"), py::arg("max_events"),
+        py::arg("time_limit") = py::none(), py::arg("checkpoint_levels") = py::none());
 
     m.def(
         "simulate_batch",
-        [](const std::vector<Distribution>& distributions, const carray<std::uint32_t>& gpus,
-           const carray<double>& work, const carray<double>& checkpoint_interval,
-           const carray<std::uint32_t>& rule, const carray<std::uint32_t>& init,
-           const carray<std::uint32_t>& save, const carray<std::uint32_t>& load, const carray<double>& submit,
-           const carray<std::int32_t>& priority, py::object job_failures, const CauseTuples& causes,
-           std::uint32_t gpus_per_node, std::uint32_t replicas, std::uint32_t first_replica,
-           std::uint64_t seed, double horizon, unsigned threads, std::uint64_t max_events,
-           const std::string& device, py::object checkpoint_levels) {
+        [](const std::vector<Distribution>& distributions, const py::object& jobs, py::object job_failures,
+           const CauseTuples& causes, std::uint32_t gpus_per_node, std::uint32_t replicas,
+           std::uint32_t first_replica, std::uint64_t seed, double horizon, unsigned threads,
+           std::uint64_t max_events, const std::string& device, py::object checkpoint_levels) {
             if (device != "cpu" && device != "cuda")
                 throw std::invalid_argument("device must be 'cpu' or 'cuda', got '" + device + "'");
-            SimulationInput in = job_input(distributions, gpus, work, checkpoint_interval, rule, init, save,
-                                           load, submit, priority, job_failures, causes);
+            SimulationInput in = job_input(distributions, jobs, job_failures, causes);
             set_checkpoint_levels(in, checkpoint_levels);
             set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events);
             // The core touches no Python object; Ctrl-C stops the CPU path (a
@@ -479,11 +518,9 @@ void register_simulator(py::module_& m) {
                 run_interruptible(cancel, units, [&] { return simulate_batch(in, device == "cuda"); });
             return to_numpy(std::move(out.jobs));
         },
-        py::arg("distributions"), py::arg("gpus"), py::arg("work"), py::arg("checkpoint_interval"),
-        py::arg("rule"), py::arg("init"), py::arg("save"), py::arg("load"), py::arg("submit"),
-        py::arg("priority"), py::arg("job_failures"), py::arg("causes"), py::arg("gpus_per_node"),
-        py::arg("replicas"), py::arg("first_replica"), py::arg("seed"), py::arg("horizon"),
-        py::arg("threads"), py::arg("max_events"), py::arg("device"),
+        py::arg("distributions"), py::arg("jobs"), py::arg("job_failures"), py::arg("causes"),
+        py::arg("gpus_per_node"), py::arg("replicas"), py::arg("first_replica"), py::arg("seed"),
+        py::arg("horizon"), py::arg("threads"), py::arg("max_events"), py::arg("device"),
         py::arg("checkpoint_levels") = py::none());
     register_fleet_model(m);
 }

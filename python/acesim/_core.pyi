@@ -150,15 +150,7 @@ class JobStatus:
 
 def simulate(
     distributions: list[Distribution],
-    gpus: npt.NDArray[np.uint32],
-    work: npt.NDArray[np.float64],
-    checkpoint_interval: npt.NDArray[np.float64],
-    rule: npt.NDArray[np.uint32],
-    init: npt.NDArray[np.uint32],
-    save: npt.NDArray[np.uint32],
-    load: npt.NDArray[np.uint32],
-    submit: npt.NDArray[np.float64],
-    priority: npt.NDArray[np.int32],
+    jobs: bytes | tuple[npt.NDArray[Any], ...],
     job_failures: int | list[int],
     causes: list[tuple[float, int, bool, int, bool, float]],
     fleet: dict[str, Any] | None,
@@ -192,15 +184,7 @@ def meta_expected_ettr(
 ) -> Any: ...
 def simulate_batch(
     distributions: list[Distribution],
-    gpus: npt.NDArray[Any],
-    work: npt.NDArray[Any],
-    checkpoint_interval: npt.NDArray[Any],
-    rule: npt.NDArray[Any],
-    init: npt.NDArray[Any],
-    save: npt.NDArray[Any],
-    load: npt.NDArray[Any],
-    submit: npt.NDArray[Any],
-    priority: npt.NDArray[Any],
+    jobs: bytes | tuple[npt.NDArray[Any], ...],
     job_failures: int | list[int],
     causes: list[tuple[float, int, bool, int, bool, float]],
     gpus_per_node: int,
@@ -273,4 +257,5 @@ class FleetModel:
     def close(self) -> dict[str, npt.NDArray[Any]]: ...
 
 JOB_ROW_BYTES: int
+JOB_SPEC_FORMAT: str
 REPLICA_BYTES: int

@@ -10,17 +10,18 @@ import enum
 import functools
 import math
 import os
+import struct
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._validation import check_replica_ids, finite, integer, real, seconds
+from ._validation import boolean, check_replica_ids, finite, integer, real, seconds
 from .analytic import meta_scale_model
 from .distributions import Distribution, scipy_to_law
 from .fleet import Fleet, _cause_list
@@ -479,21 +480,24 @@ class SimulationResult(_Provenance):
 
 
 def _job_input(jobs: Any) -> list[Job] | JobArray:
+    if isinstance(jobs, Job):
+        return [jobs]
     if isinstance(jobs, JobArray):
         if len(jobs) > MAX_JOBS:
             raise ValueError("jobs: at most 2**24 jobs per simulation")
         return jobs
-    if isinstance(jobs, np.ndarray) and jobs.dtype.names is not None:
+    if isinstance(jobs, list | tuple):  # the common case, before the slower checks
+        out = list(jobs)
+    elif isinstance(jobs, np.ndarray) and jobs.dtype.names is not None:
         return JobArray.from_records(jobs)
-    if hasattr(jobs, "to_records") and hasattr(jobs, "columns"):  # a pandas DataFrame
+    elif hasattr(jobs, "to_records") and hasattr(jobs, "columns"):  # a pandas DataFrame
         return JobArray.from_records(jobs)
-    if isinstance(jobs, Job):
-        return [jobs]
-    if isinstance(jobs, str | bytes) or not isinstance(jobs, Iterable):
+    elif isinstance(jobs, str | bytes) or not isinstance(jobs, Iterable):
         raise TypeError(
             f"jobs must be a Job, a sequence of Job or a JobArray, got {type(jobs).__name__}"
         )
-    out = list(jobs)
+    else:
+        out = list(jobs)
     if not out:
         raise ValueError("jobs must not be empty")
     for i, job in enumerate(out):
@@ -567,7 +571,10 @@ def _python_callback_errors(policy: Policy | None) -> contextlib.AbstractContext
     decisions would be garbage. Such exceptions are caught (sys.unraisablehook) and the
     call raises instead of returning its numbers. Any other policy: nothing
     to guard (a null context, cheaper than a generator's)."""
-    return _callback_error_guard() if _python_backed(policy) else contextlib.nullcontext()
+    return _callback_error_guard() if _python_backed(policy) else _NO_GUARD
+
+
+_NO_GUARD = contextlib.nullcontext()
 
 
 @contextlib.contextmanager
@@ -668,25 +675,28 @@ def _cores() -> int:
     return os.cpu_count() or 1
 
 
-class _DistributionTable:
-    """Jobs share distribution objects: each distinct one is compiled once.
-    The table holds on to every law it indexed (a law converted on the way
-    in, from scipy, would otherwise be freed and its id reused)."""
+class _DistributionTable(dict[Any, int]):
+    """Jobs share distribution objects: each distinct one (by identity: laws
+    do not compare by value) is compiled once. ``table[law]`` (or
+    ``table.index(law)``) is its index in ``compiled``, -1 for None; a law
+    seen before is a plain dict hit. The table holds on to every law it
+    indexed (a law converted on the way in, from scipy, would otherwise be
+    freed and its id reused)."""
+
+    __slots__ = ("compiled",)
 
     def __init__(self) -> None:
+        self[None] = -1
         self.compiled: list[Any] = []
-        self._index_of: dict[int, int] = {}
-        self._laws: list[Distribution] = []
 
-    def index(self, dist: Distribution | None) -> int:
-        if dist is None:
-            return -1
-        key = id(dist)
-        found = self._index_of.get(key)
-        if found is None:
-            found = self._index_of[key] = len(self.compiled)
-            self.compiled.append(dist._compiled)
-            self._laws.append(dist)
+    @property
+    def index(self) -> Callable[[Distribution | None], int]:
+        """The index of a law (the bound lookup: no Python frame on a hit)."""
+        return self.__getitem__
+
+    def __missing__(self, dist: Distribution) -> int:
+        found = self[dist] = len(self.compiled)
+        self.compiled.append(dist._compiled)
         return found
 
 
@@ -712,21 +722,31 @@ def _failure_laws(failures: Any, jobs: list[Job] | JobArray, index: Any) -> int 
     return [int(index(law)) for law in laws]
 
 
-def _time_limits(job_list: list[Job] | JobArray) -> npt.NDArray[np.float64] | None:
-    """One time limit per job (inf: none), or None when no job has one."""
-    if isinstance(job_list, JobArray):
-        return job_list.time_limit
-    if all(job.time_limit is None for job in job_list):
-        return None
-    return np.array(
-        [math.inf if job.time_limit is None else job.time_limit for job in job_list], np.float64
-    )
+#: A core JobSpec as Python's struct module packs it (work,
+#: checkpoint_interval, submit, gpus, rule, init, save, load, priority).
+_JOB_SPEC = struct.Struct(_core.JOB_SPEC_FORMAT)
 
 
-def _job_columns(job_list: list[Job] | JobArray, index: Any) -> _Columns:
+class _CoreJobs(NamedTuple):
+    """The jobs as the core reads them."""
+
+    #: A list of Job objects packed one core JobSpec after another, or a
+    #: JobArray's columns (read in place by the core).
+    specs: bytes | _Columns
+    #: One time limit per job (inf: none), or None when no job has one.
+    time_limits: npt.NDArray[np.float64] | None
+    #: Whether a job has asynchronous or tiered checkpoints, is elastic or
+    #: has a checkpoint size (see _checkpoint_levels).
+    leveled: bool
+    names: tuple[str | None, ...]
+
+
+def _core_jobs(job_list: list[Job] | JobArray, index: Any) -> _CoreJobs:
+    """One pass over the jobs: their specs, their laws' indices (by
+    ``index``, in job order: init, save, load) and what else they have."""
     if isinstance(job_list, JobArray):
         n = len(job_list)
-        return (
+        columns = (
             job_list.gpus,
             job_list.work,
             job_list.checkpoint_interval,
@@ -737,41 +757,52 @@ def _job_columns(job_list: list[Job] | JobArray, index: Any) -> _Columns:
             job_list.submit,
             job_list.priority,
         )
-    n = len(job_list)
-    gpus = np.empty(n, np.uint32)
-    work = np.empty(n, np.float64)
-    interval = np.zeros(n, np.float64)
-    rule = np.zeros(n, np.uint32)
-    init = np.empty(n, np.uint32)
-    save = np.empty(n, np.uint32)
-    load = np.empty(n, np.uint32)
-    submit = np.empty(n, np.float64)
-    priority = np.empty(n, np.int32)
+        return _CoreJobs(columns, job_list.time_limit, _has_levels(job_list), (None,) * n)
+    pack = _JOB_SPEC.pack
+    rows: list[bytes] = []
+    names: list[str | None] = []
+    limited = leveled = False
     for j, job in enumerate(job_list):
-        gpus[j] = job.gpus
-        work[j] = job.work
-        if isinstance(job.checkpoint_interval, str):
-            rule[j] = RULE_CODES[job.checkpoint_interval]
-        else:
-            interval[j] = job.checkpoint_interval
-        init[j] = index(job.init)
-        save[j] = index(job.save)
-        load[j] = index(job.load)
-        submit[j] = job.submit
-        priority[j] = job.priority
-    return gpus, work, interval, rule, init, save, load, submit, priority
+        interval = job.checkpoint_interval
+        rule = 0
+        if isinstance(interval, str):
+            rule = RULE_CODES[interval]
+            interval = 0.0
+        try:
+            rows.append(
+                pack(job.work, interval, job.submit, job.gpus, rule, index(job.init),
+                     index(job.save), index(job.load), job.priority)
+            )  # fmt: skip
+        except struct.error as e:  # a field set after construction, past its checks
+            kind = TypeError if "not a" in str(e) else ValueError
+            raise kind(f"jobs[{j}] has a field the simulator cannot take: {e}") from None
+        names.append(job.name)
+        limited = limited or job.time_limit is not None
+        leveled = leveled or _has_levels(job)
+    limits = None
+    if limited:
+        limits = np.array(
+            [math.inf if job.time_limit is None else job.time_limit for job in job_list],
+            np.float64,
+        )
+    return _CoreJobs(b"".join(rows), limits, leveled, tuple(names))
 
 
-def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any, ...] | None:
-    """The core's asynchronous / tiered checkpoint columns, or None when no
-    job has them (the synchronous model)."""
+def _has_levels(job: Job | JobArray) -> bool:
+    """Whether the core needs ``job``'s checkpoint levels (_checkpoint_levels)."""
+    return (
+        job.persist is not None
+        or bool(job.tiers)
+        or job.min_gpus is not None
+        or job.checkpoint_bytes is not None
+    )
+
+
+def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any, ...]:
+    """The core's asynchronous / tiered checkpoint and elastic columns, for
+    jobs that have them (_CoreJobs.leveled)."""
     shared = isinstance(job_list, JobArray)
     jobs_: list[Any] = [job_list] if isinstance(job_list, JobArray) else list(job_list)
-    if all(
-        j.persist is None and not j.tiers and j.min_gpus is None and j.checkpoint_bytes is None
-        for j in jobs_
-    ):
-        return None
     n = len(job_list)
     persist = np.full(n, -1, np.int64)
     first = np.zeros(n, np.uint32)
@@ -886,9 +917,8 @@ def simulate(
         failures = _default_failures()
     n_replicas, seed_, first, horizon_ = _run_options(replicas, seed, first_replica, horizon)
     _check_result_size(n_replicas, len(job_list))
-    for flag, value in (("record_events", record_events), ("check_invariants", check_invariants)):
-        if not isinstance(value, bool | np.bool_):
-            raise TypeError(f"{flag} must be a bool, got {type(value).__name__}")
+    record_events = boolean("record_events", record_events)
+    check_invariants = boolean("check_invariants", check_invariants)
     threads_ = _threads(threads)
     per_node = integer("gpus_per_node", gpus_per_node, minimum=1, maximum=2**16)
     if fleet is not None:
@@ -900,7 +930,7 @@ def simulate(
     table = _DistributionTable()
     index = table.index
     failure_index = _failure_laws(failures, job_list, index)
-    gpus, work, interval, rule, init, save, load, submit, priority = _job_columns(job_list, index)
+    core_jobs = _core_jobs(job_list, index)
 
     cause_spec = [c._core_spec(index) for c in cause_list]
     fleet_spec = None if fleet is None else fleet._core_spec(index)
@@ -909,15 +939,7 @@ def simulate(
     with _python_callback_errors(policy):
         raw = _core.simulate(
             table.compiled,
-            gpus,
-            work,
-            interval,
-            rule,
-            init,
-            save,
-            load,
-            submit,
-            priority,
+            core_jobs.specs,
             failure_index,
             cause_spec,
             fleet_spec,
@@ -927,12 +949,12 @@ def simulate(
             first,
             seed_,
             horizon_,
-            bool(record_events),
-            bool(check_invariants),
+            record_events,
+            check_invariants,
             threads_,
             max_events_,
-            _time_limits(job_list),
-            _checkpoint_levels(job_list, index),
+            core_jobs.time_limits,
+            _checkpoint_levels(job_list, index) if core_jobs.leveled else None,
         )
     arguments = {
         "jobs": jobs,
@@ -942,15 +964,15 @@ def simulate(
         "replicas": n_replicas,
         "seed": seed_,
         "horizon": horizon_,
-        "record_events": bool(record_events),
+        "record_events": record_events,
         "causes": causes,
         "gpus_per_node": per_node,
         "first_replica": first,
         "max_events": max_events,
-        "check_invariants": bool(check_invariants),
+        "check_invariants": check_invariants,
     }
     return SimulationResult._from_tables(
-        raw, seed_, n_replicas, arguments=arguments, job_names=_names(job_list)
+        raw, seed_, n_replicas, arguments=arguments, job_names=core_jobs.names
     )
 
 
@@ -1023,12 +1045,6 @@ def _join_rounds(parts: list[Any]) -> Any:
 
 def _rebuild_result(cls: type[Any], state: dict[str, Any]) -> Any:
     return cls(**state)
-
-
-def _names(jobs: list[Job] | JobArray) -> tuple[str | None, ...]:
-    if isinstance(jobs, JobArray):
-        return (None,) * len(jobs)
-    return tuple(j.name for j in jobs)
 
 
 @dataclass(frozen=True)
@@ -1119,7 +1135,10 @@ def batch_simulate(
     )
     if not isinstance(device, str) or device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
-    limits = _time_limits(job_list)
+    table = _DistributionTable()
+    failure_index = _failure_laws(failures, job_list, table.index)
+    core_jobs = _core_jobs(job_list, table.index)
+    limits = core_jobs.time_limits
     if limits is not None and np.isfinite(limits).any():
         raise ValueError(
             "time_limit: batch_simulate runs the single-job model without a queue; "
@@ -1128,13 +1147,10 @@ def batch_simulate(
     n_points = len(job_list)
     if n_points * n_replicas > 2**31:
         raise ValueError("jobs x replicas must not exceed 2**31 rows")
-    table = _DistributionTable()
-    failure_index = _failure_laws(failures, job_list, table.index)
-    columns = _job_columns(job_list, table.index)
     cause_spec = [c._core_spec(table.index) for c in cause_list]
     rows = _core.simulate_batch(
         table.compiled,
-        *columns,
+        core_jobs.specs,
         failure_index,
         cause_spec,
         per_node,
@@ -1145,7 +1161,7 @@ def batch_simulate(
         threads_,
         max_events_,
         device,
-        _checkpoint_levels(job_list, table.index),
+        _checkpoint_levels(job_list, table.index) if core_jobs.leveled else None,
     )
     arguments = {
         "jobs": jobs,
