@@ -830,3 +830,31 @@ def test_a_result_built_from_the_core_tables_is_the_dataclass_built_by_hand() ->
     assert vars(by_hand).keys() == vars(res).keys()
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.seed = 4  # type: ignore[misc]
+
+
+def test_a_run_without_an_event_log_shares_one_read_only_empty_table_per_row_type(
+    tmp_path: Any,
+) -> None:
+    """Tables a run leaves empty are one read-only array per row type,
+    shared by every result (no array and capsule made per call); the
+    filled tables are the result's own, and the empty ones still join,
+    save and load."""
+    job = ace.Job(64, 6 * 3600.0, 1800.0)
+    a = ace.simulate(job, ace.Exponential(7200.0), seed=3)
+    b = ace.simulate([job, job], ace.Exponential(7200.0), seed=4)
+    for table in ("events", "placements", "node_events"):
+        assert getattr(a, table).shape == (0,)
+        assert getattr(a, table) is getattr(b, table)
+        assert not getattr(a, table).flags.writeable
+    assert a.jobs.flags.writeable and a.jobs is not b.jobs
+    a.jobs["wall"][0] = -1.0  # a's own rows: b's are untouched
+    assert b.jobs["wall"].min() > 0.0
+    joined = np.concatenate([a.events, b.events])
+    assert joined.shape == (0,) and joined.dtype == a.events.dtype and joined.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        a.events.sort()  # in place: refused, the array being shared
+    path = tmp_path / "b.npz"
+    b.save(path)
+    back = ace.SimulationResult.load(path)
+    assert back.events.dtype == b.events.dtype and back.events.shape == (0,)
+    assert back.jobs.tobytes() == b.jobs.tobytes()
