@@ -700,12 +700,14 @@ class _DistributionTable(dict[Any, int]):
         return found
 
 
-def _failure_laws(failures: Any, jobs: list[Job] | JobArray, index: Any) -> int | list[int]:
+def _failure_laws(
+    failures: Any, jobs: list[Job] | JobArray, index: Callable[[Distribution | None], int]
+) -> int | list[int]:
     """One law for every job (an index), or one per job (a list)."""
     if not isinstance(failures, Distribution):
         failures = scipy_to_law("failures", failures)
     if failures is None or isinstance(failures, Distribution):
-        return int(index(failures))
+        return index(failures)
     if isinstance(failures, str | bytes) or not isinstance(failures, Sequence):
         raise TypeError(
             "failures must be a Distribution, a sequence of Distribution (one per job) or None, "
@@ -719,7 +721,7 @@ def _failure_laws(failures: Any, jobs: list[Job] | JobArray, index: Any) -> int 
             raise TypeError(
                 f"failures[{i}] must be a Distribution or None, got {type(law).__name__}"
             )
-    return [int(index(law)) for law in laws]
+    return [index(law) for law in laws]
 
 
 #: A core JobSpec as Python's struct module packs it (work,
@@ -932,7 +934,7 @@ def simulate(
     failure_index = _failure_laws(failures, job_list, index)
     core_jobs = _core_jobs(job_list, index)
 
-    cause_spec = [c._core_spec(index) for c in cause_list]
+    cause_spec = [c._core_spec(index) for c in cause_list] if cause_list else []
     fleet_spec = None if fleet is None else fleet._core_spec(index)
     policy_spec = None if policy is None else policy._core_spec(index)
 
