@@ -522,3 +522,40 @@ def test_a_node_holding_more_jobs_than_it_keeps_inline() -> None:
     restarts = res.placements[res.placements["time"] == 3.5 * HOUR]
     assert sorted(restarts["job"].tolist()) == list(range(16))
     assert set(restarts["node"].tolist()) == {1}
+
+
+def test_a_large_job_keeps_its_node_order_through_spare_swaps() -> None:
+    """A 130-node job (10 h of work, hourly checkpoints) on 133 nodes with 3
+    hot spares holds nodes 129, 128, ..., 0 in that order. SPARES swaps out
+    node 29 at 2.5 h (position 100, in the list's second block of 64), node
+    0 at 4.25 h (position 128, past the whole blocks) and node 9 at 6.75 h
+    (position 119 once node 29 is out). Each failed node leaves the list,
+    the others keep their order, and the spare (130, 131, 132) joins at the
+    end. The job loses 0.5 h (2.5 h, checkpoint at 2 h), 0.75 h (4.25 h,
+    checkpoint at 3.5 h) and 0.5 h (6.75 h, checkpoint at 6.25 h): 1.75 h
+    wasted, done at 11.75 h."""
+    fleet = trace_fleet(
+        133, {29: [2.5 * HOUR], 0: [4.25 * HOUR], 9: [6.75 * HOUR]}, repair=10 * HOUR, spares=3
+    )
+    res = run(
+        [job(130, 10 * HOUR)],
+        fleet=fleet,
+        policy=ace.Policy(replacement=ace.Replacement.SPARES),
+        record_events=True,
+    )
+    order = list(range(129, -1, -1))
+    expected = {0.0: order}
+    for at, failed, spare in ((2.5, 29, 130), (4.25, 0, 131), (6.75, 9, 132)):
+        order = [n for n in order if n != failed] + [spare]
+        expected[at * HOUR] = order
+    starts = res.placements
+    assert {t: starts[starts["time"] == t]["node"].tolist() for t in expected} == expected
+    assert len(starts) == 4 * 130
+    assert rows_of(res.trace, "job", "node", "time") == [
+        (0, 29, 2.5 * HOUR),
+        (0, 0, 4.25 * HOUR),
+        (0, 9, 6.75 * HOUR),
+    ]
+    row = res.jobs[0]
+    assert row["end"] == 11.75 * HOUR and row["wasted"] == 1.75 * HOUR
+    assert row["failures"] == 3 and row["checkpoints"] == 10
