@@ -210,7 +210,11 @@ SimulationOutput simulate(const SimulationInput& in) {
             // and touches fresh memory).
             std::uint64_t seen_replicas = 0;
             std::uint64_t seen_rows = 0;
-            constexpr std::uint64_t kSizingReplicas = 64;  // the first segment is sized after these
+            // The first segment is sized after its first replica (a run of a
+            // few long replicas, AIReSim's 60 of 11,000 failures each, would
+            // otherwise grow it by doubling: each growth copies it and
+            // touches fresh pages), and again once these tell the rate better.
+            constexpr std::uint64_t kSizingReplicas = 64;
             const auto reserve_trace = [&](Chunk& chunk, std::uint64_t next) {
                 if (seen_replicas == 0) return;
                 constexpr double kSlack = 1.05;
@@ -254,8 +258,8 @@ SimulationOutput simulate(const SimulationInput& in) {
                         run.run();
                     }
                     seen_rows += chunk.out.trace.size() - rows_before;
-                    // The first segment is sized once a few replicas tell the rate.
-                    if (++seen_replicas == kSizingReplicas) reserve_trace(chunk, r + 1);
+                    ++seen_replicas;
+                    if (seen_replicas == 1 || seen_replicas == kSizingReplicas) reserve_trace(chunk, r + 1);
                 } catch (...) {
                     chunk.error = std::current_exception();
                     break;  // later replicas of this chunk are not needed
