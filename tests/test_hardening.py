@@ -421,3 +421,32 @@ def test_the_core_refuses_malformed_job_specs() -> None:
         run([3600.0])
     with pytest.raises(ValueError, match="9 columns"):
         run((np.array([8], np.uint32),))
+
+
+def test_a_job_arrays_shared_laws_reach_the_core_as_one_index_each() -> None:
+    """A JobArray's init, save and load laws are one index each in the
+    core's columns (a column of one index repeated cost 4 bytes a job); the
+    core takes either form, with the same rows, and refuses an index that
+    names no law."""
+    from acesim import _core
+
+    def run(init: Any, save: Any, load: Any) -> Any:
+        columns = (
+            np.array([8, 16], np.uint32), np.array([3600.0, 7200.0]),
+            np.array([600.0, 600.0]), np.zeros(2, np.uint32), init, save, load,
+            np.zeros(2), np.zeros(2, np.int32),
+        )  # fmt: skip
+        laws = [ace.Constant(60.0)._compiled, ace.Constant(30.0)._compiled]
+        return _core.simulate(
+            laws, columns, -1, [], None, None, 8, 1, 0, 1, math.inf, False, False, 1, 0
+        )["jobs"]
+
+    shared = run(0, 1, 0)
+    # 60 s init + 60 s load, then 6 and 12 writes of 30 s.
+    assert shared["wall"].tolist() == [3600.0 + 120.0 + 6 * 30.0, 7200.0 + 120.0 + 12 * 30.0]
+    columns = run(np.zeros(2, np.uint32), np.ones(2, np.uint32), np.zeros(2, np.uint32))
+    assert shared.tobytes() == columns.tobytes()
+    with pytest.raises(ValueError, match="save"):
+        run(0, 2, 0)
+    with pytest.raises(ValueError, match=r"jobs\.save: a law index, got -1"):
+        run(0, -1, 0)

@@ -150,7 +150,7 @@ class JobStatus:
 
 def simulate(
     distributions: list[Distribution],
-    jobs: bytes | tuple[npt.NDArray[Any], ...],
+    jobs: bytes | tuple[npt.NDArray[Any] | int, ...],
     job_failures: int | list[int],
     causes: list[tuple[float, int, bool, int, bool, float]],
     fleet: dict[str, Any] | None,
@@ -184,7 +184,7 @@ def meta_expected_ettr(
 ) -> Any: ...
 def simulate_batch(
     distributions: list[Distribution],
-    jobs: bytes | tuple[npt.NDArray[Any], ...],
+    jobs: bytes | tuple[npt.NDArray[Any] | int, ...],
     job_failures: int | list[int],
     causes: list[tuple[float, int, bool, int, bool, float]],
     gpus_per_node: int,

@@ -513,9 +513,9 @@ _Columns = tuple[
     npt.NDArray[Any],
     npt.NDArray[Any],
     npt.NDArray[Any],
-    npt.NDArray[Any],
-    npt.NDArray[Any],
-    npt.NDArray[Any],
+    int,
+    int,
+    int,
     npt.NDArray[Any],
     npt.NDArray[Any],
 ]
@@ -733,7 +733,8 @@ class _CoreJobs(NamedTuple):
     """The jobs as the core reads them."""
 
     #: A list of Job objects packed one core JobSpec after another, or a
-    #: JobArray's columns (read in place by the core).
+    #: JobArray's columns (read in place by the core; its init, save and
+    #: load laws are one index each, shared by every job).
     specs: bytes | _Columns
     #: One time limit per job (inf: none), or None when no job has one.
     time_limits: npt.NDArray[np.float64] | None
@@ -753,9 +754,9 @@ def _core_jobs(job_list: list[Job] | JobArray, index: Any) -> _CoreJobs:
             job_list.work,
             job_list.checkpoint_interval,
             job_list.rule,
-            np.full(n, index(job_list.init), np.uint32),
-            np.full(n, index(job_list.save), np.uint32),
-            np.full(n, index(job_list.load), np.uint32),
+            index(job_list.init),  # one law for every job: an index, not a column
+            index(job_list.save),
+            index(job_list.load),
             job_list.submit,
             job_list.priority,
         )
