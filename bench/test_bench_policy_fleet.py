@@ -3,7 +3,7 @@
 the built-in policy, a Python ``on_failure`` and a compiled policy (a C
 function built here with the system compiler against ``acesim_policy.h``),
 each answering the built-in choice, so all three make the same decisions and
-give the same rows; side by side in one run, one thread, best of two rounds.
+give the same rows; side by side in one run, one thread, best of three rounds.
 
 Targets (issue: speed): Python at most 1.2x the enum run, compiled at most
 1.05x. The view a policy sees is built from the node pool's lists (the nodes
@@ -15,6 +15,7 @@ priority than the failing one (every job of a Meta-like load has priority
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import shutil
 import subprocess
 import time
@@ -24,6 +25,8 @@ import acesim as ace
 import pytest
 from acesim.compiled import FailurePolicyFn
 from conftest import report
+
+ROUNDS = 3
 
 SOURCE = """
 #include "acesim_policy.h"
@@ -71,17 +74,29 @@ def test_policies_at_fleet_scale(benchmark: Any, compiled_builtin: ace.CompiledP
         "compiled": ace.Policy(on_failure=compiled_builtin),
     }
     best: dict[str, float] = {}
-    rows: dict[str, bytes] = {}
-    for _ in range(2):
-        for name, policy in policies.items():
+    rows: dict[str, str] = {}
+    names = list(policies)
+    for round_ in range(ROUNDS):
+        # Each policy leads one round (the first run of the process, which
+        # touches only fresh memory, is a tenth slower on the development
+        # machine).
+        for name in names[round_:] + names[:round_]:
+            policy = policies[name]
             start = time.perf_counter()
             res = ace.simulate(
                 jobs, fleet=fleet, policy=policy, horizon=30 * ace.DAY, seed=1, threads=1
             )
             best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
-            rows[name] = res.jobs.tobytes() + res.fleet.tobytes()
+            # A digest, and the result dropped before the next run: every run
+            # then starts with the same memory in use (the 422 MB of rows of
+            # a run kept alive, or copied to bytes, made the runs after it
+            # touch fresh pages, a tenth slower on the development machine).
+            digest = hashlib.sha256(res.jobs)
+            digest.update(res.fleet)
+            rows[name] = digest.hexdigest()
+            del res
     assert rows["python"] == rows["enum"] and rows["compiled"] == rows["enum"]
-    decisions = calls[0] // 2
+    decisions = calls[0] // ROUNDS
     python, compiled = best["python"] / best["enum"], best["compiled"] / best["enum"]
     benchmark.extra_info.update(seconds=best, decisions=decisions)
     benchmark.pedantic(lambda: None, rounds=1)
