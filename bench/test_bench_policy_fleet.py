@@ -87,10 +87,9 @@ def test_policies_at_fleet_scale(benchmark: Any, compiled_builtin: ace.CompiledP
                 jobs, fleet=fleet, policy=policy, horizon=30 * ace.DAY, seed=1, threads=1
             )
             best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
-            # A digest, and the result dropped before the next run: every run
-            # then starts with the same memory in use (the 422 MB of rows of
-            # a run kept alive, or copied to bytes, made the runs after it
-            # touch fresh pages, a tenth slower on the development machine).
+            # A digest, and the result dropped before the next run, so every
+            # run starts with the same memory in use (a kept 422 MB result,
+            # or its copy to bytes, slowed the runs after it in the same way).
             digest = hashlib.sha256(res.jobs)
             digest.update(res.fleet)
             rows[name] = digest.hexdigest()

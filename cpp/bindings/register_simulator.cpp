@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "acesim/fleet_model.hpp"
@@ -23,13 +24,15 @@ using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
 /// A column of one value per job, read in place: its element j is copied out
 /// byte for byte, since the buffer may be an offset view or arrive
 /// unaligned (unpickled on a Dask worker), and reading it through a T*
-/// would be undefined behaviour. The array must outlive the reader.
+/// would be undefined behaviour. The reader holds a reference to the array.
 template <class T>
 class Column {
 public:
-    Column(const carray<T>& a, std::size_t n, const char* name)
-        : bytes_(static_cast<const unsigned char*>(static_cast<const py::array&>(a).data())), n_(n) {
-        if (a.ndim() != 1 || static_cast<std::size_t>(a.shape(0)) != n)
+    Column(carray<T> a, std::size_t n, const char* name)
+        : array_(std::move(a)),
+          bytes_(static_cast<const unsigned char*>(static_cast<const py::array&>(array_).data())),
+          n_(n) {
+        if (array_.ndim() != 1 || static_cast<std::size_t>(array_.shape(0)) != n)
             throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) +
                                         " values");
     }
@@ -48,6 +51,7 @@ public:
     }
 
 private:
+    carray<T> array_;
     const unsigned char* bytes_;
     std::size_t n_;
 };
@@ -139,18 +143,14 @@ public:
             shared_ = static_cast<std::uint32_t>(index);
             return;
         }
-        array_ = column.cast<carray<std::uint32_t>>();
-        values_.emplace(array_, n, name);
+        values_.emplace(column.cast<carray<std::uint32_t>>(), n, name);
     }
-    LawColumn(const LawColumn&) = delete;
-    LawColumn& operator=(const LawColumn&) = delete;
 
     std::uint32_t operator[](std::size_t j) const { return values_ ? (*values_)[j] : shared_; }
 
 private:
     std::uint32_t shared_ = 0;
-    carray<std::uint32_t> array_;
-    std::optional<Column<std::uint32_t>> values_;
+    std::optional<Column<std::uint32_t>> values_;  ///< none: every job's is shared_
 };
 
 /// A JobArray's columns (gpus, work, checkpoint_interval, rule, init, save,
