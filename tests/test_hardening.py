@@ -450,3 +450,37 @@ def test_a_job_arrays_shared_laws_reach_the_core_as_one_index_each() -> None:
         run(0, 2, 0)
     with pytest.raises(ValueError, match=r"jobs\.save: a law index, got -1"):
         run(0, -1, 0)
+
+
+def test_job_columns_in_another_dtype_are_read_from_the_converted_copy_for_the_whole_run() -> None:
+    """The core reads a JobArray's columns in place; a column in another
+    dtype (int64 GPUs, float32 work, int64 priorities) is converted once and
+    that copy is held by the call for the whole run, the fleet's included,
+    where the scheduler reads the jobs' fields at every dispatch (no
+    reference to the copy is left in Python, so a copy freed early would be
+    read after free)."""
+    from acesim import _core, simulation
+
+    laws = [ace.Constant(60.0)._compiled, ace.Constant(30.0)._compiled]
+    table = simulation._DistributionTable()
+    fleet = ace.Fleet(1)._core_spec(table.index)
+
+    def run(gpus_dtype: Any, work_dtype: Any, priority_dtype: Any) -> Any:
+        return _core.simulate(
+            laws,
+            (
+                np.array([8, 8], gpus_dtype), np.array([3600.0, 7200.0], work_dtype),
+                np.array([600.0, 600.0]), np.zeros(2, np.uint32), 0, 1, 0,
+                np.zeros(2), np.array([0, 0], priority_dtype),
+            ),
+            -1, [], fleet, None, 8, 1, 0, 1, math.inf, False, False, 1, 0,
+        )["jobs"]  # fmt: skip
+
+    native = run(np.uint32, np.float64, np.int32)
+    # One node: job 0 runs 3,600 s of work, 60 s init, 60 s load and 6
+    # writes of 30 s, 3,900 s; job 1 waits for it and then runs 7,200 s,
+    # 120 s and 12 writes, ending at 3,900 + 7,680 s.
+    assert native["end"].tolist() == [3900.0, 3900.0 + 7680.0]
+    assert native["queue_wait"].tolist() == [0.0, 3900.0]
+    converted = run(np.int64, np.float32, np.int64)
+    assert converted.tobytes() == native.tobytes()

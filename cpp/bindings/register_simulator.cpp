@@ -25,6 +25,13 @@ using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
 /// byte for byte, since the buffer may be an offset view or arrive
 /// unaligned (unpickled on a Dask worker), and reading it through a T*
 /// would be undefined behaviour. The reader holds a reference to the array.
+/// Refuses a job column that is not one value per job.
+void check_length(const py::array& column, std::size_t n, const char* name) {
+    if (column.ndim() != 1 || static_cast<std::size_t>(column.shape(0)) != n)
+        throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) +
+                                    " values");
+}
+
 template <class T>
 class Column {
 public:
@@ -32,9 +39,7 @@ public:
         : array_(std::move(a)),
           bytes_(static_cast<const unsigned char*>(static_cast<const py::array&>(array_).data())),
           n_(n) {
-        if (array_.ndim() != 1 || static_cast<std::size_t>(array_.shape(0)) != n)
-            throw std::invalid_argument(std::string("jobs.") + name + ": expected " + std::to_string(n) +
-                                        " values");
+        check_length(array_, n, name);
     }
 
     T operator[](std::size_t j) const {
@@ -115,7 +120,7 @@ void check_rule(std::uint32_t rule) {
 
 /// A list of Job objects, packed by Python one JobSpec after another
 /// (kJobSpecFormat): copied as they are.
-std::vector<JobSpec> packed_specs(const py::bytes& packed) {
+JobTable packed_specs(const py::bytes& packed) {
     char* data = nullptr;
     Py_ssize_t size = 0;
     if (PyBytes_AsStringAndSize(packed.ptr(), &data, &size) != 0) throw py::error_already_set();
@@ -125,86 +130,71 @@ std::vector<JobSpec> packed_specs(const py::bytes& packed) {
     std::vector<JobSpec> specs(static_cast<std::size_t>(size) / sizeof(JobSpec));
     if (!specs.empty()) std::memcpy(specs.data(), data, static_cast<std::size_t>(size));
     for (const JobSpec& spec : specs) check_rule(static_cast<std::uint32_t>(spec.rule));
-    return specs;
+    return JobTable(std::move(specs));
+}
+
+/// The arrays a run reads in place, held by the call that runs it (the
+/// converted copy, where a column arrived in another dtype or layout).
+using Borrowed = std::vector<py::object>;
+
+/// Column `column` of n values of T, to be read in place while `borrowed`
+/// holds it.
+template <class T>
+const void* borrow(const py::handle& column, std::size_t n, const char* name, Borrowed& borrowed) {
+    auto array = column.cast<carray<T>>();
+    check_length(array, n, name);
+    const void* data = static_cast<const py::array&>(array).data();
+    borrowed.push_back(std::move(array));
+    return data;
 }
 
 /// A law column of a JobArray: the index of the law every job shares (a
 /// Python int: a JobArray has one law per field, and a column of the same
-/// index would cost 4 bytes a job, 55 MB for 13.8M jobs), or one index per
-/// job (an array, read in place).
-class LawColumn {
-public:
-    LawColumn(const py::handle& column, std::size_t n, const char* name) {
-        if (py::isinstance<py::int_>(column)) {
-            const auto index = column.cast<long long>();
-            if (index < 0 || index > static_cast<long long>(std::numeric_limits<std::uint32_t>::max()))
-                throw std::invalid_argument(std::string("jobs.") + name + ": a law index, got " +
-                                            std::to_string(index));
-            shared_ = static_cast<std::uint32_t>(index);
-            return;
-        }
-        values_.emplace(column.cast<carray<std::uint32_t>>(), n, name);
-    }
-
-    std::uint32_t operator[](std::size_t j) const { return values_ ? (*values_)[j] : shared_; }
-
-private:
-    std::uint32_t shared_ = 0;
-    std::optional<Column<std::uint32_t>> values_;  ///< none: every job's is shared_
-};
+/// index would cost 4 bytes a job, 55 MB for 13.8M jobs; `shared` is set and
+/// null returned), or one index per job (an array, read in place).
+const void* borrow_law(const py::handle& column, std::size_t n, const char* name, std::uint32_t& shared,
+                       Borrowed& borrowed) {
+    if (!py::isinstance<py::int_>(column)) return borrow<std::uint32_t>(column, n, name, borrowed);
+    const auto index = column.cast<long long>();
+    if (index < 0 || index > static_cast<long long>(std::numeric_limits<std::uint32_t>::max()))
+        throw std::invalid_argument(std::string("jobs.") + name + ": a law index, got " +
+                                    std::to_string(index));
+    shared = static_cast<std::uint32_t>(index);
+    return nullptr;
+}
 
 /// A JobArray's columns (gpus, work, checkpoint_interval, rule, init, save,
-/// load, submit, priority), read in place: a copy of each column would touch
-/// as much memory again (100 MB for a fleet month's 1.7M jobs). The three
-/// law columns may each be one shared index (LawColumn).
-std::vector<JobSpec> column_specs(const py::tuple& columns) {
+/// load, submit, priority), read in place by the core (JobColumns) while
+/// `borrowed` holds them.
+JobTable column_specs(const py::tuple& columns, Borrowed& borrowed) {
     if (columns.size() != 9) throw std::invalid_argument("jobs: expected 9 columns");
-    const auto gpus = columns[0].cast<carray<std::uint32_t>>();
-    const auto work = columns[1].cast<carray<double>>();
-    const auto interval = columns[2].cast<carray<double>>();
-    const auto rule = columns[3].cast<carray<std::uint32_t>>();
-    const auto submit = columns[7].cast<carray<double>>();
-    const auto priority = columns[8].cast<carray<std::int32_t>>();
-    const std::size_t n = static_cast<std::size_t>(gpus.size());
-    const Column g(gpus, n, "gpus");
-    const Column w(work, n, "work");
-    const Column ci(interval, n, "checkpoint_interval");
-    const Column r(rule, n, "rule");
-    const LawColumn ini(columns[4], n, "init");
-    const LawColumn sv(columns[5], n, "save");
-    const LawColumn ld(columns[6], n, "load");
-    const Column sb(submit, n, "submit");
-    const Column pr(priority, n, "priority");
-    std::vector<JobSpec> specs(n);
-    for (std::size_t j = 0; j < n; ++j) {
-        // Millions of jobs take a while to copy, with the GIL held: let
-        // Ctrl-C in (its KeyboardInterrupt propagates).
-        if (j % kPollJobs == 0 && PyErr_CheckSignals() != 0) throw py::error_already_set();
-        check_rule(r[j]);
-        JobSpec& spec = specs[j];
-        spec.gpus = g[j];
-        spec.work = w[j];
-        spec.checkpoint_interval = ci[j];
-        spec.rule = static_cast<IntervalRule>(r[j]);
-        spec.init = ini[j];
-        spec.save = sv[j];
-        spec.load = ld[j];
-        spec.submit = sb[j];
-        spec.priority = pr[j];
-    }
-    return specs;
+    JobColumns c;
+    const auto n = static_cast<std::size_t>(py::len(columns[0]));
+    c.size = n;
+    c.gpus = borrow<std::uint32_t>(columns[0], n, "gpus", borrowed);
+    c.work = borrow<double>(columns[1], n, "work", borrowed);
+    c.checkpoint_interval = borrow<double>(columns[2], n, "checkpoint_interval", borrowed);
+    c.rule = borrow<std::uint32_t>(columns[3], n, "rule", borrowed);
+    c.init = borrow_law(columns[4], n, "init", c.shared_init, borrowed);
+    c.save = borrow_law(columns[5], n, "save", c.shared_save, borrowed);
+    c.load = borrow_law(columns[6], n, "load", c.shared_load, borrowed);
+    c.submit = borrow<double>(columns[7], n, "submit", borrowed);
+    c.priority = borrow<std::int32_t>(columns[8], n, "priority", borrowed);
+    JobTable table(c);
+    for (std::size_t j = 0; j < n; ++j) check_rule(table.rule_code(j));
+    return table;
 }
 
 /// The jobs, their laws and the causes, as Python passes them: `jobs` is
 /// packed specs (bytes) or a JobArray's columns (a tuple).
 SimulationInput job_input(const std::vector<Distribution>& distributions, const py::object& jobs,
-                          const py::object& job_failures, const CauseTuples& causes) {
+                          const py::object& job_failures, const CauseTuples& causes, Borrowed& borrowed) {
     SimulationInput in;
     in.distributions = distributions;
     if (py::isinstance<py::bytes>(jobs))
         in.jobs = packed_specs(jobs.cast<py::bytes>());
     else if (py::isinstance<py::tuple>(jobs))
-        in.jobs = column_specs(jobs.cast<py::tuple>());
+        in.jobs = column_specs(jobs.cast<py::tuple>(), borrowed);
     else
         throw py::type_error("jobs: expected packed specs (bytes) or a tuple of columns");
     set_failure_laws(in, job_failures);
@@ -498,7 +488,8 @@ void register_simulator(py::module_& m) {
            std::uint32_t replicas, std::uint32_t first_replica, std::uint64_t seed, double horizon,
            bool record_events, bool check_invariants, unsigned threads, std::uint64_t max_events,
            py::object time_limit, py::object checkpoint_levels) {
-            SimulationInput in = job_input(distributions, jobs, job_failures, causes);
+            Borrowed borrowed;  // the JobArray's columns, read in place by the run
+            SimulationInput in = job_input(distributions, jobs, job_failures, causes, borrowed);
             set_checkpoint_levels(in, checkpoint_levels);
             if (!time_limit.is_none()) {
                 // One per job (inf: none).
@@ -511,8 +502,9 @@ void register_simulator(py::module_& m) {
             in.record_events = record_events;
             in.check_invariants = check_invariants;
             // Safe without the GIL: the core reads only `in` (C++ copies of
-            // the inputs) and writes only its output; a Python policy
-            // callback takes the GIL itself. Ctrl-C stops it.
+            // the inputs, and a JobArray's columns, which `borrowed` holds)
+            // and writes only its output; a Python policy callback takes the
+            // GIL itself. Ctrl-C stops it.
             CancelFlag cancel{false};
             in.cancel = &cancel;
             const std::uint64_t units = static_cast<std::uint64_t>(in.replicas) *
@@ -534,7 +526,8 @@ void register_simulator(py::module_& m) {
            std::uint64_t max_events, const std::string& device, py::object checkpoint_levels) {
             if (device != "cpu" && device != "cuda")
                 throw std::invalid_argument("device must be 'cpu' or 'cuda', got '" + device + "'");
-            SimulationInput in = job_input(distributions, jobs, job_failures, causes);
+            Borrowed borrowed;  // the JobArray's columns, read in place by the run
+            SimulationInput in = job_input(distributions, jobs, job_failures, causes, borrowed);
             set_checkpoint_levels(in, checkpoint_levels);
             set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events);
             // The core touches no Python object; Ctrl-C stops the CPU path (a

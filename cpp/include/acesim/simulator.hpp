@@ -12,37 +12,13 @@
 
 #include "acesim/cancel.hpp"
 #include "acesim/distribution_table.hpp"
+#include "acesim/job_table.hpp"
 #include "acesim/policy_abi.h"
 #include "acesim/records.hpp"
 
 namespace acesim {
 
 constexpr std::uint32_t kNoDistribution = std::numeric_limits<std::uint32_t>::max();
-
-/// How a job's checkpoint interval is chosen.
-enum class IntervalRule : std::uint32_t {
-    Fixed = 0,     ///< JobSpec::checkpoint_interval seconds of compute
-    Young = 1,     ///< sqrt(2 C M) with C the mean save, M the job's mean time to failure
-    Daly = 2,      ///< Daly's higher-order interval
-    Adaptive = 3,  ///< Young's interval for an online MTBF estimate, updated at every start
-};
-
-/// A job as the core sees it; distributions are indices into
-/// SimulationInput::distributions (shared by many jobs).
-/// Doubles first, then the 4-byte fields: 48 bytes, without padding (a
-/// month of a 1M-GPU fleet holds 13.8M of them).
-struct JobSpec {
-    double work = 0.0;                 ///< seconds of productive compute
-    double checkpoint_interval = 0.0;  ///< seconds of compute between checkpoints (Fixed)
-    double submit = 0.0;
-    std::uint32_t gpus = 8;
-    IntervalRule rule = IntervalRule::Fixed;
-    std::uint32_t init = 0;  ///< distribution index
-    std::uint32_t save = 0;
-    std::uint32_t load = 0;
-    std::int32_t priority = 0;
-};
-static_assert(sizeof(JobSpec) == 48, "JobSpec has no padding");
 
 /// A job's lifecycle options beyond the synchronous, fixed-width model
 /// (SimulationInput::job_options; the defaults are none of them). Kept apart
@@ -226,7 +202,7 @@ struct PolicySpec {
 /// Everything one simulate() call needs.
 struct SimulationInput {
     std::vector<Distribution> distributions;
-    std::vector<JobSpec> jobs;
+    JobTable jobs;
     std::uint32_t job_failures = kNoDistribution;  ///< job-level inter-failure law, or none
     std::vector<std::uint32_t> job_failure_laws;   ///< optional per-job laws (override job_failures)
     std::vector<CauseSpec> causes;                 ///< empty: no taxonomy (cause -1)

@@ -25,7 +25,7 @@ namespace acesim {
 
 class JobStates {
 public:
-    JobStates(const std::vector<JobSpec>& specs, const Plans& plans, std::uint32_t replica)
+    JobStates(const JobTable& specs, const Plans& plans, std::uint32_t replica)
         : specs_(specs), plans_(plans), replica_(replica) {
         done_.life.phase = Phase::Done;
     }
@@ -141,7 +141,7 @@ private:
 
     static constexpr std::size_t kFirstChunk = 8;
     static constexpr std::size_t kChunk = 1024;
-    const std::vector<JobSpec>& specs_;
+    const JobTable& specs_;
     const Plans& plans_;
     std::uint32_t replica_;
     JobRecord* rows_ = nullptr;

@@ -31,9 +31,8 @@ class EventKernel {
 public:
     /// `arrivals`: the job indices in submission order (Plans::arrivals),
     /// which must outlive the kernel.
-    EventKernel(const std::vector<JobSpec>& jobs, const std::vector<std::uint32_t>& arrivals,
-                std::uint32_t nodes, double horizon, std::uint64_t max_events, std::uint32_t replica,
-                bool checking)
+    EventKernel(const JobTable& jobs, const std::vector<std::uint32_t>& arrivals, std::uint32_t nodes,
+                double horizon, std::uint64_t max_events, std::uint32_t replica, bool checking)
         : jobs_(jobs),
           arrivals_(arrivals),
           horizon_(horizon),
@@ -173,7 +172,7 @@ private:
     /// order under every policy and in a replay.
     static constexpr std::uint32_t kJobBit = 0x80000000u;
 
-    const std::vector<JobSpec>& jobs_;
+    const JobTable& jobs_;
     const std::vector<std::uint32_t>& arrivals_;
     double horizon_;
     std::uint64_t max_events_;

@@ -24,7 +24,7 @@ struct Victim {
 
 class RecoveryPolicy {
 public:
-    RecoveryPolicy(const PolicySpec& policy, const std::vector<JobSpec>& specs, const Plans& plans,
+    RecoveryPolicy(const PolicySpec& policy, const JobTable& specs, const Plans& plans,
                    std::uint32_t gpus_per_node)
         : policy_(policy), specs_(specs), plans_(plans), gpn_(gpus_per_node) {}
 
@@ -71,7 +71,7 @@ private:
     }
 
     const PolicySpec& policy_;
-    const std::vector<JobSpec>& specs_;
+    const JobTable& specs_;
     const Plans& plans_;
     std::uint32_t gpn_;
     mutable std::vector<std::uint32_t> seen_;  ///< for_each_placed_job's marks, by job

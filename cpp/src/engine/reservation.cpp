@@ -7,7 +7,7 @@
 
 namespace acesim {
 
-Reservation::Reservation(bool enabled, const std::vector<JobSpec>& specs, std::uint32_t nodes,
+Reservation::Reservation(bool enabled, const JobTable& specs, std::uint32_t nodes,
                          std::uint32_t gpus_per_node, const std::vector<JobPlan>& plans)
     : enabled_(enabled), plans_(plans), specs_(specs), gpn_(gpus_per_node) {
     if (!enabled) return;

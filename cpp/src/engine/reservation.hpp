@@ -45,8 +45,8 @@ namespace acesim {
 
 class Reservation {
 public:
-    Reservation(bool enabled, const std::vector<JobSpec>& specs, std::uint32_t nodes,
-                std::uint32_t gpus_per_node, const std::vector<JobPlan>& plans);
+    Reservation(bool enabled, const JobTable& specs, std::uint32_t nodes, std::uint32_t gpus_per_node,
+                const std::vector<JobPlan>& plans);
 
     bool enabled() const { return enabled_; }
 
@@ -149,7 +149,7 @@ private:
 
     bool enabled_;
     const std::vector<JobPlan>& plans_;
-    const std::vector<JobSpec>& specs_;
+    const JobTable& specs_;
     std::uint32_t gpn_;
 
     EstimatedEnds ends_;

@@ -20,7 +20,7 @@ namespace acesim {
 
 class Scheduler {
 public:
-    Scheduler(const std::vector<JobSpec>& jobs, Backfill backfill)
+    Scheduler(const JobTable& jobs, Backfill backfill)
         : jobs_(jobs), where_(jobs.size(), kNowhere), easy_(backfill == Backfill::Easy) {}
 
     /// Job j joins the queue (first start, or again after REQUEUE / preemption).
@@ -143,7 +143,7 @@ private:
         return {-static_cast<std::int64_t>(jobs_[j].priority), jobs_[j].submit, j};
     }
 
-    const std::vector<JobSpec>& jobs_;
+    const JobTable& jobs_;
     std::vector<std::uint8_t> where_;
     std::set<QueueKey> queue_;
     std::set<QueueKey> waiting_;
