@@ -88,6 +88,26 @@ GREEDY = ace.Policy(backfill="greedy")
 # --------------------------------------------------------------------------
 
 
+def test_jobs_listed_out_of_submission_order_start_in_submission_order() -> None:
+    """One node. Jobs listed as C (submitted at 2 h), A (at 0), D (at 2 h)
+    and B (at 1 h), of 3 h, 1 h, 1 h and 2 h of work: the queue serves them
+    by submission time, ties by list position. A runs 0-1 h; B, waiting
+    since 1 h, runs 1-3 h; C (listed before D, both at 2 h) runs 3-6 h; D
+    runs 6-7 h. The same rows, reordered, come from the list sorted by
+    submission, whose arrivals are the identity."""
+    listed = [
+        job(1, 3 * HOUR, submit=2 * HOUR), job(1, HOUR), job(1, HOUR, submit=2 * HOUR),
+        job(1, 2 * HOUR, submit=HOUR),
+    ]  # fmt: skip
+    res = run(listed, fleet=fleet(1))
+    assert res.jobs["end"].tolist() == [6 * HOUR, HOUR, 7 * HOUR, 3 * HOUR]
+    assert res.jobs["queue_wait"].tolist() == [HOUR, 0.0, 4 * HOUR, 0.0]
+    order = [1, 3, 0, 2]
+    ordered = run([listed[k] for k in order], fleet=fleet(1))
+    for name in ("end", "queue_wait", "wall", "submit"):
+        assert ordered.jobs[name].tolist() == res.jobs[name][order].tolist(), name
+
+
 def starvation_workload() -> list[ace.Job]:
     """Two nodes. A (1 node, 10 h) starts at 0. W (2 nodes, 5 h) comes at 1 h
     and does not fit. Forty 1-node jobs of 2 h come at 1 h + 1 s, + 2 s, ..."""

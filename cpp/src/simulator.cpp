@@ -33,23 +33,23 @@ std::vector<DistributionView> make_views(const SimulationInput& in) {
 
 SingleJobSpec single_job_spec(const SimulationInput& in, const Plans& plans, std::size_t j) {
     const JobSpec& s = in.jobs[j];
-    const JobPlan& plan = plans.jobs[j];
     const JobProfile& profile = plans.of(j);
+    const double interval = starting_interval(s, profile);
     const std::uint32_t law = job_failure_law(in, j);
     SingleJobSpec spec{};
     spec.work = s.work;
     spec.submit = s.submit;
-    spec.interval = plan.interval;
+    spec.interval = interval;
     spec.mtbf = profile.mtbf;
     spec.young = profile.young;
     spec.daly = profile.daly;
     spec.expected_ettr =
-        expected_ettr_exponential(profile.mtbf, s.work, plan.interval, profile.save_mean, profile.restart);
+        expected_ettr_exponential(profile.mtbf, s.work, interval, profile.save_mean, profile.restart);
     spec.save_mean = profile.save_mean;
     spec.gpus = s.gpus;
     spec.priority = s.priority;
     spec.rule = static_cast<std::uint32_t>(s.rule);
-    spec.nodes = plan.nodes;
+    spec.nodes = plans.jobs[j].nodes;
     spec.init = s.init;
     spec.save = s.save;
     spec.load = s.load;

@@ -102,7 +102,7 @@ public:
         s->rec = keep_ ? rows_ + j : &s->row;
         const JobSpec& spec = specs_[j];
         detail::open_row(*s->rec, spec, replica_, j);
-        s->life.interval = plans_.jobs[j].interval;
+        s->life.interval = starting_interval(spec, plans_.of(j));
         s->life.phase_end = spec.submit;
         state_[j] = s;
         return *s;

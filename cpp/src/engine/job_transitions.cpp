@@ -337,7 +337,7 @@ void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) 
     if (spec.rule == IntervalRule::Adaptive) {
         const JobProfile& profile = plans_.of(j);
         job.life.interval = adaptive_interval(profile.mtbf, spec.work, profile.save_mean, job.clock.held_time,
-                                              job.rec->failures, plans_.jobs[j].interval);
+                                              job.rec->failures, starting_interval(spec, profile));
     }
     const double init = draw_job(j, Purpose::Init, spec.init);
     double load;

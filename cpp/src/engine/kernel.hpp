@@ -14,6 +14,7 @@
 
 #include "acesim/event_heap.hpp"
 #include "acesim/simulator.hpp"
+#include "plans.hpp"
 
 namespace acesim {
 
@@ -31,8 +32,8 @@ class EventKernel {
 public:
     /// `arrivals`: the job indices in submission order (Plans::arrivals),
     /// which must outlive the kernel.
-    EventKernel(const JobTable& jobs, const std::vector<std::uint32_t>& arrivals, std::uint32_t nodes,
-                double horizon, std::uint64_t max_events, std::uint32_t replica, bool checking)
+    EventKernel(const JobTable& jobs, const Arrivals& arrivals, std::uint32_t nodes, double horizon,
+                std::uint64_t max_events, std::uint32_t replica, bool checking)
         : jobs_(jobs),
           arrivals_(arrivals),
           horizon_(horizon),
@@ -173,7 +174,7 @@ private:
     static constexpr std::uint32_t kJobBit = 0x80000000u;
 
     const JobTable& jobs_;
-    const std::vector<std::uint32_t>& arrivals_;
+    const Arrivals& arrivals_;
     double horizon_;
     std::uint64_t max_events_;
     std::uint32_t replica_;

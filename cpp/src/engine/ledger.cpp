@@ -84,7 +84,7 @@ void Ledger::close(const SimulationInput& in, const Plans& plans, JobStates& job
         }
         const JobProfile& profile = plans.of(j);
         const double expected = expected_ettr_exponential(
-            profile.mtbf, in.jobs[j].work, plans.jobs[j].interval, profile.save_mean, profile.restart);
+            profile.mtbf, in.jobs[j].work, plans.interval(in.jobs, j), profile.save_mean, profile.restart);
         finish_row(r, progress, interval, RowConstants{profile.mtbf, profile.young, profile.daly, expected});
 
         roll_up(fleet, r);

@@ -333,18 +333,19 @@ double job_mtbf(const SimulationInput& in, std::size_t j) {
 
 namespace {
 
-/// The starting interval of a job under its rule, for its profile.
+/// The starting interval of a job under its rule, for its profile
+/// (starting_interval), refused where a rule gives none that is usable.
 double interval_for(const JobSpec& job, const JobProfile& profile) {
-    if (job.rule == IntervalRule::Fixed) return job.checkpoint_interval;
-    if (!std::isfinite(profile.mtbf)) return job.work;  // no failures: one checkpoint at the end
-    require(
-        profile.save_mean > 0.0,
-        "checkpoint_interval: the 'young', 'daly' and 'adaptive' rules need a save latency with mean > 0");
-    const double interval = job.rule == IntervalRule::Daly ? profile.daly : profile.young;
-    require_that(std::isfinite(interval) && interval > 0.0, [&] {
-        return "checkpoint_interval: the rule gave no usable interval (" + std::to_string(interval) + ")";
-    });
-    return std::min(interval, job.work);
+    if (job.rule != IntervalRule::Fixed && std::isfinite(profile.mtbf)) {
+        require(profile.save_mean > 0.0,
+                "checkpoint_interval: the 'young', 'daly' and 'adaptive' rules need a save latency with mean "
+                "> 0");
+        const double interval = job.rule == IntervalRule::Daly ? profile.daly : profile.young;
+        require_that(std::isfinite(interval) && interval > 0.0, [&] {
+            return "checkpoint_interval: the rule gave no usable interval (" + std::to_string(interval) + ")";
+        });
+    }
+    return starting_interval(job, profile);
 }
 
 JobProfile profile_of(const SimulationInput& in, std::size_t j) {
@@ -389,13 +390,13 @@ void add_plan(Plans& plans, const SimulationInput& in, std::size_t j) {
     plans.profiles.push_back(profile_of(in, j));
     JobPlan p{};
     p.profile = static_cast<std::uint32_t>(plans.profiles.size() - 1);
-    p.interval = interval_for(s, plans.profiles[p.profile]);
+    const double interval = interval_for(s, plans.profiles[p.profile]);
     p.nodes = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) /
                                          in.gpus_per_node);
     p.gpus_per_node = s.gpus < in.gpus_per_node ? s.gpus : in.gpus_per_node;
     plans.jobs.push_back(p);
     plans.lowest_priority = std::min(plans.lowest_priority, in.jobs[j].priority);
-    plans.levels.push_back(level_plan(in, j, p.interval));
+    plans.levels.push_back(level_plan(in, j, interval));
 }
 
 Plans make_plans(const SimulationInput& in) {
@@ -411,8 +412,8 @@ Plans make_plans(const SimulationInput& in) {
         if (inserted) plans.profiles.push_back(profile_of(in, j));
         JobPlan& p = plans.jobs[j];
         p.profile = it->second;
-        p.interval = interval_for(s, plans.profiles[p.profile]);
-        require_that(segment_count(s.work, p.interval) < 4294967295.0, [&] {
+        const double interval = interval_for(s, plans.profiles[p.profile]);
+        require_that(segment_count(s.work, interval) < 4294967295.0, [&] {
             return job_field(j, "checkpoint_interval") + " gives more than 2^32 checkpoints";
         });
         p.nodes = static_cast<std::uint32_t>((static_cast<std::uint64_t>(s.gpus) + in.gpus_per_node - 1) /
@@ -421,15 +422,23 @@ Plans make_plans(const SimulationInput& in) {
     }
     // Submission order: most workloads arrive sorted, which one pass tells.
     const auto n = static_cast<std::uint32_t>(in.jobs.size());
-    resize_interruptibly(plans.arrivals, n, in.cancel);
-    for (std::uint32_t j = 0; j < n; ++j) plans.arrivals[j] = j;
-    auto earlier = [&](std::uint32_t a, std::uint32_t b) { return in.jobs[a].submit < in.jobs[b].submit; };
-    if (!std::is_sorted(plans.arrivals.begin(), plans.arrivals.end(), earlier))
-        std::stable_sort(plans.arrivals.begin(), plans.arrivals.end(), earlier);
+    std::uint32_t j = 1;
+    while (j < n && !(in.jobs[j].submit < in.jobs[j - 1].submit)) ++j;
+    if (j >= n) {
+        plans.arrivals = Arrivals(n);
+    } else {
+        std::vector<std::uint32_t> order;
+        resize_interruptibly(order, n, in.cancel);
+        for (std::uint32_t k = 0; k < n; ++k) order[k] = k;
+        std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+            return in.jobs[a].submit < in.jobs[b].submit;
+        });
+        plans.arrivals = Arrivals(std::move(order));
+    }
     if (uses_levels(in)) {
         plans.levels.resize(in.jobs.size());
         for (std::size_t j = 0; j < in.jobs.size(); ++j)
-            plans.levels[j] = level_plan(in, j, plans.jobs[j].interval);
+            plans.levels[j] = level_plan(in, j, plans.interval(in.jobs, j));
     }
     return plans;
 }
