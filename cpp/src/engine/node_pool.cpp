@@ -17,24 +17,12 @@ NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std
       gpn_(gpus_per_node),
       repair_(fleet, gpus_per_node),
       plans_(plans),
+      slots_(fleet.nodes),
       processes_(fleet, gpus_per_node),
       calendar_(fleet) {
     held_.resize(plans.size());
     reserved_.assign(plans.size(), 0);
     acquiring_.assign(plans.size(), 0);
-    if (!fleet.enabled) return;
-    std::uint64_t slot = 0;
-    for (std::size_t j = 0; j < plans.size(); ++j) {
-        held_[j].first = first_slot(slot);
-        slot += plans[j].nodes;
-    }
-    slots_.resize(slot);
-}
-
-std::uint32_t NodePool::first_slot(std::uint64_t slot) {
-    if (slot > std::numeric_limits<std::uint32_t>::max())
-        throw std::invalid_argument("jobs: the jobs need more than 2^32 - 1 nodes in all");
-    return static_cast<std::uint32_t>(slot);
 }
 
 void NodePool::add_job() {
@@ -42,9 +30,6 @@ void NodePool::add_job() {
     held_.emplace_back();
     reserved_.push_back(0);
     acquiring_.push_back(0);
-    if (!fleet_.enabled) return;
-    held_[j].first = first_slot(slots_.size());
-    slots_.resize(slots_.size() + plans_[j].nodes);
 }
 
 void NodePool::init(const ReplicaDraws& draws) {

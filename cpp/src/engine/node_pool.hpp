@@ -21,6 +21,7 @@
 #include "placement_rules.hpp"
 #include "plans.hpp"
 #include "repair.hpp"
+#include "slice_arena.hpp"
 
 namespace acesim {
 
@@ -96,9 +97,10 @@ private:
     std::unique_ptr<std::vector<std::uint32_t>> more_;  ///< every job while there are more than kInline
 };
 
-/// The nodes a job holds: a slice of one flat array sized by the job's node
-/// count (a job never holds more), so jobs cost no allocation of their own.
-/// A job keeps its slice's first slot and length (8 bytes a job); the pool
+/// The nodes a job holds: a slice of the pool's SliceArena as wide as the
+/// job's node count (a job never holds more; nor more than the fleet has),
+/// held while it holds a node, so jobs cost no allocation of their own. A
+/// job keeps its slice's first slot and length (8 bytes a job); the pool
 /// changes it (NodePool::attach, detach), everyone else reads it through a
 /// NodeList.
 struct NodeSlice {
@@ -198,7 +200,10 @@ public:
     const NodeTotals& totals() const { return totals_; }
 
     // --- job-node links -----------------------------------------------------
-    NodeList nodes_of(std::uint32_t j) const { return {slots_.data() + held_[j].first, held_[j].size}; }
+    NodeList nodes_of(std::uint32_t j) const {
+        const NodeSlice& held = held_[j];
+        return held.size == 0 ? NodeList(nullptr, 0) : NodeList(slots_.at(held.first), held.size);
+    }
     /// WAIT_REPAIR nodes job j waits for.
     std::uint32_t reserved(std::uint32_t j) const { return reserved_[j]; }
     /// Cold spares in acquisition for job j.
@@ -220,7 +225,8 @@ public:
         node.jobs.push_back(j);
         node.free_gpus -= plans_[j].gpus_per_node;
         NodeSlice& held = held_[j];
-        slots_[held.first + held.size++] = n;
+        if (held.size == 0) held.first = slots_.take(slice_width(j));
+        slots_.at(held.first)[held.size++] = n;
         repool(n);
         if (processes_.busy_clock() && node.jobs.size() == 1) busy_changed(n);
     }
@@ -411,15 +417,15 @@ public:
     void check_invariants() const { NodePoolAudit(*this).check_invariants(); }
 
 private:
-    /// A job's first slot; std::invalid_argument when the jobs need more
-    /// than 2^32 - 1 nodes in all (slots are 32-bit).
-    static std::uint32_t first_slot(std::uint64_t slot);
-    /// Job j no longer holds node n; the others keep their order.
+    /// The width of job j's slice: the most nodes it can hold.
+    std::uint32_t slice_width(std::uint32_t j) const { return std::min(plans_[j].nodes, fleet_.nodes); }
+    /// Job j no longer holds node n; the others keep their order. A job that
+    /// holds none gives its slice back.
     void remove_held(std::uint32_t j, std::uint32_t n) {
         NodeSlice& held = held_[j];
-        std::uint32_t* first = slots_.data() + held.first;
+        std::uint32_t* first = slots_.at(held.first);
         remove_in_order(first, first + held.size, n);
-        --held.size;
+        if (--held.size == 0) slots_.give(held.first, slice_width(j));
     }
 
     void pool_add(std::uint32_t n, std::uint32_t p) {
@@ -494,7 +500,7 @@ private:
     std::vector<std::vector<std::uint32_t>> pools_;
     std::uint32_t spare_pool_ = 0;
     std::uint32_t cold_pool_ = 0;
-    std::vector<std::uint32_t> slots_;  ///< every job's slice of held nodes
+    SliceArena slots_;  ///< the slices of the jobs that hold nodes
     std::vector<NodeSlice> held_;
     std::vector<std::uint32_t> reserved_;
     NodeTotals totals_;
