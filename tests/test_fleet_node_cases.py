@@ -559,3 +559,44 @@ def test_a_large_job_keeps_its_node_order_through_spare_swaps() -> None:
     row = res.jobs[0]
     assert row["end"] == 11.75 * HOUR and row["wasted"] == 1.75 * HOUR
     assert row["failures"] == 3 and row["checkpoints"] == 10
+
+
+def test_a_job_that_holds_no_node_gives_its_slots_to_the_next_job() -> None:
+    """Two nodes, WAIT_REPAIR. A (1 node, 4 h, hourly checkpoints) takes
+    node 1; node 1 fails at 1.5 h and is back at 2.5 h. A, holding no node
+    while it waits, gives its slice of held-node slots back; B (1 node, 1 h,
+    submitted at 1.75 h) starts on node 0 with that slice. A resumes on
+    node 1 at 2.5 h with a new one while B still holds its own; B ends at
+    2.75 h and C (1 node, 1 h, submitted at 3 h) takes node 0 and B's
+    slice. A loses 0.5 h (since its 1 h checkpoint) and waits 1 h: done at
+    5.5 h; B at 2.75 h, C at 4 h. Each start lists the node it took."""
+    fleet = trace_fleet(2, {1: [1.5 * HOUR]}, repair=HOUR)
+    jobs = [job(1, 4 * HOUR), job(1, HOUR, submit=1.75 * HOUR), job(1, HOUR, submit=3 * HOUR)]
+    res = run(
+        jobs,
+        fleet=fleet,
+        policy=ace.Policy(replacement=ace.Replacement.WAIT_REPAIR),
+        record_events=True,
+    )
+    assert rows_of(res.placements, "job", "node", "time") == [
+        (0, 1, 0.0),
+        (1, 0, 1.75 * HOUR),
+        (0, 1, 2.5 * HOUR),
+        (2, 0, 3 * HOUR),
+    ]
+    assert res.jobs["end"].tolist() == [5.5 * HOUR, 2.75 * HOUR, 4 * HOUR]
+    assert res.jobs["wasted"].tolist() == [0.5 * HOUR, 0.0, 0.0]
+    assert res.jobs["recovery_wait"].tolist() == [HOUR, 0.0, 0.0]
+
+
+def test_slices_wider_than_a_default_chunk_of_slots() -> None:
+    """Slices are 2^16 slots per chunk unless the fleet is wider, and a
+    slice never straddles two chunks. On 70,001 nodes, A and B (70,000
+    nodes, 1 h each) run one after the other (B reuses A's slice) while C
+    (1 node, 3 h) runs on the node left over from 0 h: A ends at 1 h, B at
+    2 h after waiting 1 h, C at 3 h."""
+    fleet = ace.Fleet(70_001, node_failures=ace.NodeTrace.from_gaps({}, nodes=70_001))
+    jobs = [job(70_000, HOUR), job(70_000, HOUR), job(1, 3 * HOUR)]
+    res = ace.simulate(jobs, fleet=fleet, threads=1)
+    assert res.jobs["end"].tolist() == [HOUR, 2 * HOUR, 3 * HOUR]
+    assert res.jobs["queue_wait"].tolist() == [0.0, HOUR, 0.0]
