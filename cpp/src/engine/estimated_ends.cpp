@@ -19,32 +19,34 @@ void pop(std::vector<Entry>& heap) {
 }  // namespace
 
 void EstimatedEnds::drop(std::uint32_t j) {
-    if (of_[j].where == kNowhere) return;
+    const PerJob* p = of_.find(j);
+    if (p == nullptr) return;
     ++changes_;
-    if (of_[j].where == kSettled) settled_.erase(End{of_[j].end, j});
-    if (of_[j].where == kFresh) --fresh_live_;
-    ++of_[j].version;
-    of_[j].where = kNowhere;
+    if (p->where == kSettled) settled_.erase(End{p->end, j});
+    if (p->where == kFresh) --fresh_live_;
+    of_.remove(j);
 }
 
 void EstimatedEnds::put(std::uint32_t j, double end) {
     drop(j);
     if (fresh_.size() > 2 * fresh_live_ + 64) {
         // Most entries are stale (their jobs ended unseen): drop them now and then.
-        fresh_.erase(std::remove_if(fresh_.begin(), fresh_.end(),
-                                    [&](const Entry& e) { return e.version != of_[e.job].version; }),
-                     fresh_.end());
+        fresh_.erase(
+            std::remove_if(fresh_.begin(), fresh_.end(), [&](const Entry& e) { return !current(e); }),
+            fresh_.end());
         std::make_heap(fresh_.begin(), fresh_.end(), std::greater<>());
     }
     ++changes_;
-    of_[j].end = end;
-    of_[j].where = kFresh;
+    PerJob& p = of_.add(j);
+    p.end = end;
+    p.where = kFresh;
+    p.version = ++puts_;
     ++fresh_live_;
-    push(fresh_, Entry{end, j, of_[j].version});
+    push(fresh_, Entry{end, j, p.version});
 }
 
 bool EstimatedEnds::peek(End& e) {
-    while (!fresh_.empty() && fresh_.front().version != of_[fresh_.front().job].version) pop(fresh_);
+    while (!fresh_.empty() && !current(fresh_.front())) pop(fresh_);
     const bool settled = cursor_ != settled_.end();
     if (!fresh_.empty()) {
         const End fresh{fresh_.front().key, fresh_.front().job};
@@ -52,7 +54,7 @@ bool EstimatedEnds::peek(End& e) {
             // Settle it: it goes in just before the walk's next settled end.
             pop(fresh_);
             --fresh_live_;
-            of_[fresh.second].where = kSettled;
+            of_.find(fresh.second)->where = kSettled;
             cursor_ = settled_.insert(cursor_, fresh);
             e = fresh;
             return true;
@@ -66,16 +68,18 @@ bool EstimatedEnds::peek(End& e) {
 void EstimatedEnds::check(const std::function<bool(std::uint32_t)>& holds) const {
     std::size_t fresh = 0, settled = 0;
     for (std::uint32_t j = 0; j < of_.size(); ++j) {
-        if (holds(j) && of_[j].where == kNowhere)
+        const PerJob* p = of_.find(j);
+        if (holds(j) && p == nullptr)
             throw std::logic_error("invariant: job " + std::to_string(j) +
                                    " holds nodes without an estimated end");
-        fresh += of_[j].where == kFresh;
-        settled += of_[j].where == kSettled;
-        if (of_[j].where == kSettled && settled_.count(End{of_[j].end, j}) != 1)
+        if (p == nullptr) continue;
+        fresh += p->where == kFresh;
+        settled += p->where == kSettled;
+        if (p->where == kSettled && settled_.count(End{p->end, j}) != 1)
             throw std::logic_error("invariant: job " + std::to_string(j) + "'s estimated end is not listed");
     }
     std::size_t live = 0;
-    for (const Entry& e : fresh_) live += e.version == of_[e.job].version ? 1 : 0;
+    for (const Entry& e : fresh_) live += current(e) ? 1 : 0;
     if (settled != settled_.size() || fresh != fresh_live_ || live != fresh_live_)
         throw std::logic_error("invariant: estimated ends bookkeeping");
 }

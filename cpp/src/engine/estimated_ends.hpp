@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "live_slots.hpp"
+
 namespace acesim {
 
 /// Freed nodes of one std::set, kept for its next inserts (a start then
@@ -87,7 +89,7 @@ public:
     void put(std::uint32_t j, double end);
     /// Job j holds no node.
     void drop(std::uint32_t j);
-    bool has(std::uint32_t j) const { return of_[j].where != kNowhere; }
+    bool has(std::uint32_t j) const { return of_.find(j) != nullptr; }
     /// Counts every change (a walk over unchanged ends may be kept).
     std::uint64_t changes() const { return changes_; }
 
@@ -104,26 +106,35 @@ public:
     void check(const std::function<bool(std::uint32_t)>& holds) const;
 
 private:
-    enum : std::uint8_t { kNowhere, kFresh, kSettled };
+    enum : std::uint8_t { kFresh, kSettled };
     using Ends = std::set<End, std::less<End>, RecyclingAllocator<End>>;
-    struct Entry {  // of a min-heap; stale once its job's version moved on
+    struct Entry {  // of a min-heap; stale once its job's end is another (or none)
         double key;
         std::uint32_t job;
         std::uint32_t version;
         bool operator>(const Entry& o) const { return key > o.key || (key == o.key && job > o.job); }
     };
+    /// The end of a job that holds nodes (a job that holds none has none).
     struct PerJob {
-        double end = 0.0;  ///< its estimated end, while it holds nodes
+        double end = 0.0;
+        /// The put that set it: puts are numbered across jobs, so an entry
+        /// of an end dropped since is told from the end in force.
         std::uint32_t version = 0;
-        std::uint8_t where = kNowhere;  ///< of its end: kNowhere, kFresh or kSettled
+        std::uint8_t where = kFresh;  ///< kFresh or kSettled
     };
+    /// Entry e is the end in force of its job.
+    bool current(const Entry& e) const {
+        const PerJob* p = of_.find(e.job);
+        return p != nullptr && p->version == e.version;
+    }
 
     NodeRecycler recycler_;  // before settled_: it outlives the set's nodes
     Ends settled_;
     Ends::const_iterator cursor_;
     std::vector<Entry> fresh_;
     std::size_t fresh_live_ = 0;
-    std::vector<PerJob> of_;
+    LiveSlots<PerJob> of_;
+    std::uint32_t puts_ = 0;  ///< puts so far (fewer than a replica's events, at most 2^30 by default)
     std::uint64_t changes_ = 0;
 };
 
