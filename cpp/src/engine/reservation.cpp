@@ -19,6 +19,11 @@ Reservation::Reservation(bool enabled, const JobTable& specs, std::uint32_t node
     flags_.assign(nodes, 0);
 }
 
+void Reservation::not_queued(std::uint32_t j) {
+    throw std::logic_error("invariant: job " + std::to_string(j) +
+                           "'s queue estimate was read while it was not queued");
+}
+
 void Reservation::push(std::vector<Entry>& heap, const Entry& e) {
     heap.push_back(e);
     std::push_heap(heap.begin(), heap.end(), std::greater<>());
@@ -51,20 +56,23 @@ void Reservation::clear_end(std::uint32_t j) {
 
 void Reservation::enqueued(std::uint32_t j, double estimate) {
     dequeued(j);
-    of_[j].estimate = estimate;
     if (arrived_.size() > 4096) {
         arrived_.erase(std::remove_if(arrived_.begin(), arrived_.end(),
-                                      [&](const auto& a) { return a.second != of_[a.first].queue_version; }),
+                                      [&](const auto& a) { return !current(a.first, a.second); }),
                        arrived_.end());
     }
-    arrived_.emplace_back(j, of_[j].queue_version);
+    PerJob& job = of_.add(j);
+    job.estimate = estimate;
+    job.queue_version = ++enqueues_;
+    arrived_.emplace_back(j, job.queue_version);
 }
 
 void Reservation::dequeued(std::uint32_t j) {
-    PerJob& job = of_[j];
-    ++job.queue_version;
-    if (!job.registered) return;
-    job.registered = 0;
+    const PerJob* job = of_.find(j);
+    if (job == nullptr) return;
+    const bool registered = job->registered != 0;
+    of_.remove(j);
+    if (!registered) return;
     const std::uint32_t c = class_of(j);
     Class& cls = classes_[c];
     cls.jobs.erase(key(j));
@@ -74,8 +82,8 @@ void Reservation::dequeued(std::uint32_t j) {
 
 void Reservation::register_arrivals() {
     for (const auto& [j, version] : arrived_) {
-        PerJob& job = of_[j];
-        if (version != job.queue_version) continue;  // it left the queue unseen
+        if (!current(j, version)) continue;  // it left the queue unseen
+        PerJob& job = *of_.find(j);
         job.registered = 1;
         const std::uint32_t c = class_of(j);
         Class& cls = classes_[c];
@@ -83,10 +91,9 @@ void Reservation::register_arrivals() {
         cls.jobs.insert(key(j));
         ++cls.live;
         if (cls.least.size() > 2 * cls.live + 64) {
-            cls.least.erase(
-                std::remove_if(cls.least.begin(), cls.least.end(),
-                               [&](const Entry& e) { return e.version != of_[e.job].queue_version; }),
-                cls.least.end());
+            cls.least.erase(std::remove_if(cls.least.begin(), cls.least.end(),
+                                           [&](const Entry& e) { return !current(e.job, e.version); }),
+                            cls.least.end());
             std::make_heap(cls.least.begin(), cls.least.end(), std::greater<>());
         }
         push(cls.least, Entry{job.estimate, j, version});
@@ -95,8 +102,7 @@ void Reservation::register_arrivals() {
 }
 
 double Reservation::least_estimate(Class& c) {
-    while (!c.least.empty() && c.least.front().version != of_[c.least.front().job].queue_version)
-        pop(c.least);
+    while (!c.least.empty() && !current(c.least.front().job, c.least.front().version)) pop(c.least);
     return c.least.empty() ? kInf : c.least.front().key;
 }
 
@@ -119,7 +125,7 @@ std::int64_t Reservation::next(const NodePool& pool) {
         auto it = cls.jobs.upper_bound(after_);
         if (it == cls.jobs.end() || (found && !(*it < best))) continue;
         const std::uint32_t j = std::get<2>(*it);
-        if (allows(j, now_ + of_[j].estimate, pool)) {
+        if (allows(j, now_ + queued(j).estimate, pool)) {
             best = *it;
             found = true;
             continue;
@@ -128,7 +134,7 @@ std::int64_t Reservation::next(const NodePool& pool) {
         // may not; only a job of the class that ends by then may start.
         if (now_ + least_estimate(cls) > shadow_) continue;
         for (++it; it != cls.jobs.end() && (!found || *it < best); ++it) {
-            if (now_ + of_[std::get<2>(*it)].estimate <= shadow_) {
+            if (now_ + queued(std::get<2>(*it)).estimate <= shadow_) {
                 best = *it;
                 found = true;
                 break;
@@ -282,7 +288,7 @@ bool Reservation::allows(std::uint32_t j, double end, const NodePool& pool) {
 
 void Reservation::keep_only(std::uint32_t j, std::vector<std::uint32_t>& candidates,
                             const NodePool& pool) const {
-    if (!active_ || state_ != Walk::Found || now_ + of_[j].estimate <= shadow_) return;
+    if (!active_ || state_ != Walk::Found || now_ + queued(j).estimate <= shadow_) return;
     const std::uint32_t gpus = plans_[j].gpus_per_node;
     if (gpus == gpn_ || avail_ - need_ >= 1) return;  // every choice is as good
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
@@ -292,7 +298,7 @@ void Reservation::keep_only(std::uint32_t j, std::vector<std::uint32_t>& candida
 
 void Reservation::started(std::uint32_t j, const NodePool& pool) {
     backfilled_ = true;
-    const double end = now_ + of_[j].estimate;
+    const double end = now_ + queued(j).estimate;
     const std::uint32_t gpus = plans_[j].gpus_per_node;
     std::fill(late_ok_.begin(), late_ok_.end(), 0);
     if (state_ != Walk::Found || end <= shadow_) {

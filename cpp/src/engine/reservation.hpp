@@ -38,6 +38,7 @@
 
 #include "acesim/simulator.hpp"
 #include "estimated_ends.hpp"
+#include "live_slots.hpp"
 #include "node_pool.hpp"
 #include "plans.hpp"
 
@@ -64,7 +65,7 @@ public:
     /// Job j leaves the queue (or starts after a failure).
     void dequeued(std::uint32_t j);
     /// The run estimate of queued job j (as given to enqueued()).
-    double estimate(std::uint32_t j) const { return of_[j].estimate; }
+    double estimate(std::uint32_t j) const { return queued(j).estimate; }
 
     // --- one dispatch --------------------------------------------------------
     /// Job `head` (queued, not fitting) gets the reservation at time t.
@@ -154,13 +155,29 @@ private:
 
     EstimatedEnds ends_;
     /// What is kept per queued job.
+    /// A queued job's (held only while it is queued).
     struct PerJob {
-        double estimate = 0.0;  ///< its run estimate, while it is queued
+        double estimate = 0.0;  ///< its run estimate
+        /// The enqueue that queued it: numbered across jobs, so an entry of
+        /// a stay in the queue that ended is told from the one in force.
         std::uint32_t queue_version = 0;
         std::uint8_t registered = 0;  ///< counted in the queue's classes
     };
-    std::vector<PerJob> of_;
-    std::vector<End> pending_;  ///< ends set (inf: cleared) during a dispatch, applied after
+    /// Job j, which is queued.
+    const PerJob& queued(std::uint32_t j) const {
+        const PerJob* p = of_.find(j);
+        if (p == nullptr) not_queued(j);
+        return *p;
+    }
+    [[noreturn]] static void not_queued(std::uint32_t j);
+    /// (j, version) is job j's stay in the queue in force.
+    bool current(std::uint32_t j, std::uint32_t version) const {
+        const PerJob* p = of_.find(j);
+        return p != nullptr && p->queue_version == version;
+    }
+    LiveSlots<PerJob> of_;
+    std::uint32_t enqueues_ = 0;  ///< enqueues so far (fewer than a replica's events)
+    std::vector<End> pending_;    ///< ends set (inf: cleared) during a dispatch, applied after
 
     // The queue: estimates, the least of them, and the size classes waiting.
     std::vector<std::pair<std::uint32_t, std::uint32_t>> arrived_;  ///< (job, version) not yet registered
