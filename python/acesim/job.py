@@ -381,6 +381,9 @@ class JobArray:
     (``inf``: no limit for that job). ``persist``, ``tiers`` and the elastic
     settings ``min_gpus``, ``reconfigure`` and ``scaling``, and
     ``checkpoint_bytes`` (see :class:`Job`) are shared by all jobs.
+    A simulation reads the columns where they are, without a copy (13.8M
+    jobs take 660 MB less): change them between calls, never during one
+    (from another thread).
 
     >>> import acesim as ace
     >>> jobs = ace.JobArray(gpus=[8, 64], work=[ace.HOUR, ace.DAY],
