@@ -21,10 +21,6 @@ namespace {
 template <class T>
 using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
 
-/// A column of one value per job, read in place: its element j is copied out
-/// byte for byte, since the buffer may be an offset view or arrive
-/// unaligned (unpickled on a Dask worker), and reading it through a T*
-/// would be undefined behaviour. The reader holds a reference to the array.
 /// Refuses a job column that is not one value per job.
 void check_length(const py::array& column, std::size_t n, const char* name) {
     if (column.ndim() != 1 || static_cast<std::size_t>(column.shape(0)) != n)
@@ -32,32 +28,31 @@ void check_length(const py::array& column, std::size_t n, const char* name) {
                                     " values");
 }
 
+/// A column of one value per job, read in place through a JobField (byte
+/// for byte: the buffer may be an offset view or arrive unaligned). The
+/// reader holds a reference to the array.
 template <class T>
 class Column {
 public:
     Column(carray<T> a, std::size_t n, const char* name)
         : array_(std::move(a)),
-          bytes_(static_cast<const unsigned char*>(static_cast<const py::array&>(array_).data())),
+          field_{static_cast<const unsigned char*>(static_cast<const py::array&>(array_).data()), sizeof(T)},
           n_(n) {
         check_length(array_, n, name);
     }
 
-    T operator[](std::size_t j) const {
-        T value;
-        std::memcpy(&value, bytes_ + j * sizeof(T), sizeof(T));
-        return value;
-    }
+    T operator[](std::size_t j) const { return field_[j]; }
 
     /// Every value, as a vector.
     std::vector<T> to_vector() const {
         std::vector<T> out(n_);
-        if (n_ > 0) std::memcpy(out.data(), bytes_, n_ * sizeof(T));
+        if (n_ > 0) std::memcpy(out.data(), field_.base, n_ * sizeof(T));
         return out;
     }
 
 private:
     carray<T> array_;
-    const unsigned char* bytes_;
+    JobField<T> field_;
     std::size_t n_;
 };
 

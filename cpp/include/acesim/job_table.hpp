@@ -145,6 +145,13 @@ private:
         f.base = static_cast<const unsigned char*>(base);
         f.stride = stride;
     }
+    /// A law's column, or (null) the index every job shares: stride 0.
+    static void law(JobField<std::uint32_t>& f, const void* column, const std::uint32_t& shared) {
+        if (column != nullptr)
+            point(f, column, sizeof(std::uint32_t));
+        else
+            point(f, &shared, 0);
+    }
     void require_owned() const {
         if (borrowed_) throw std::logic_error("JobTable: a caller's columns cannot be appended to");
     }
@@ -158,12 +165,9 @@ private:
             point(gpus_, c.gpus, sizeof(std::uint32_t));
             point(rule_, c.rule, sizeof(std::uint32_t));
             point(priority_, c.priority, sizeof(std::int32_t));
-            point(init_, c.init != nullptr ? c.init : &c.shared_init,
-                  c.init != nullptr ? sizeof(std::uint32_t) : 0);
-            point(save_, c.save != nullptr ? c.save : &c.shared_save,
-                  c.save != nullptr ? sizeof(std::uint32_t) : 0);
-            point(load_, c.load != nullptr ? c.load : &c.shared_load,
-                  c.load != nullptr ? sizeof(std::uint32_t) : 0);
+            law(init_, c.init, c.shared_init);
+            law(save_, c.save, c.shared_save);
+            law(load_, c.load, c.shared_load);
             return;
         }
         size_ = rows_.size();
