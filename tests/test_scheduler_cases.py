@@ -317,6 +317,35 @@ def test_a_recovering_job_holds_back_lower_priority(backfill: str) -> None:
     assert res.jobs["queue_wait"][2] == pytest.approx(4 * HOUR, rel=1e-12)
 
 
+def test_a_requeued_job_is_backfilled_on_its_new_estimate() -> None:
+    """Four nodes, REQUEUE. A (2 nodes, 10 h) takes nodes 3 and 2 at 0; C
+    (1 node, 8 h, hourly checkpoints) node 1. W (3 nodes, 1 h, priority 1)
+    comes at 1 h and waits: the head, shadow time 10 h (A's end). Node 1
+    fails at 6.5 h for 100 h: C loses 0.5 h and is queued again, now with
+    2 h of work left, an estimated end of 8.5 h <= 10 h. So it backfills on
+    node 0 at once and ends at 8.5 h; its first stay in the queue (an
+    estimate of 8 h, which would end past the shadow time) no longer
+    counts. W starts at 10 h on the three nodes in service and ends at
+    11 h."""
+    trace = ace.NodeTrace.from_gaps({1: [6.5 * HOUR]}, nodes=4)
+    jobs = [job(2, 10 * HOUR), job(1, 8 * HOUR, HOUR), job(3, HOUR, submit=HOUR, priority=1)]
+    res = run(
+        jobs,
+        fleet=ace.Fleet(4, node_failures=trace, repair=100 * HOUR),
+        policy=ace.Policy(replacement="REQUEUE"),
+        record_events=True,
+    )
+    assert [(int(j), int(n), float(t)) for j, n, t in res.placements[["job", "node", "time"]]] == [
+        (0, 3, 0.0), (0, 2, 0.0), (1, 1, 0.0), (1, 0, 6.5 * HOUR),
+        (2, 3, 10 * HOUR), (2, 2, 10 * HOUR), (2, 0, 10 * HOUR),
+    ]  # fmt: skip
+    assert res.jobs["end"].tolist() == [10 * HOUR, 8.5 * HOUR, 11 * HOUR]
+    assert res.jobs["wasted"].tolist() == [0.0, 0.5 * HOUR, 0.0]
+    assert res.jobs["recovery_wait"].tolist() == [0.0, 0.0, 0.0]
+    assert res.jobs["queue_wait"].tolist() == [0.0, 0.0, 9 * HOUR]
+    assert (res.jobs["failures"].tolist(), res.jobs["restarts"].tolist()) == ([0, 1, 0], [0, 1, 0])
+
+
 def test_the_reservation_counts_a_node_back_from_repair() -> None:
     """Two nodes; A (1 node, 20 h) runs on node 1 from 0; node 0, idle,
     fails at 30 min and is under repair for 10 h (back at 10.5 h). W (2
