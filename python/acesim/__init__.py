@@ -43,6 +43,7 @@ from .distributions import (
     Weibull,
     from_scipy,
 )
+from .errors import NoProgressError, ReentrantCallError, UntrustedNameError
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
 from .fleet_model import Event, FleetModel
 from .job import CheckpointTier, IntervalRule, Job, JobArray
@@ -116,6 +117,7 @@ __all__ = [
     "JobStatus",
     "LogNormal",
     "Mixture",
+    "NoProgressError",
     "NodeEventKind",
     "NodeTrace",
     "OptimalInterval",
@@ -123,6 +125,7 @@ __all__ = [
     "Policy",
     "Preemption",
     "Quarantine",
+    "ReentrantCallError",
     "Repair",
     "RepairStage",
     "Replacement",
@@ -134,6 +137,7 @@ __all__ = [
     "SingleReplicaWarning",
     "SweepResult",
     "TwoLevelIntervals",
+    "UntrustedNameError",
     "Weibull",
     "async_checkpoint_cost",
     "async_optimal_interval",
