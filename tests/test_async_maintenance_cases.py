@@ -18,14 +18,15 @@ engine's invariants and the accounting identity (``hand_cases.run``).
 from __future__ import annotations
 
 import acesim as ace
+import numpy as np
 import pytest
-from hand_cases import run
+from hand_cases import HOUR, run, trace_fleet
 from pytest import approx
 
 C = ace.Constant
 
 # EventKind codes (cpp/include/acesim/records.hpp).
-CHECKPOINT_BEGIN, CHECKPOINT_END, MAINTENANCE, TIME_LIMIT, DURABLE = 3, 4, 11, 13, 14
+CHECKPOINT_BEGIN, CHECKPOINT_END, PREEMPTED, MAINTENANCE, TIME_LIMIT, DURABLE = 3, 4, 9, 11, 13, 14
 
 FIELDS = (
     "wall",
@@ -318,3 +319,37 @@ def test_a_time_limit_during_the_drain_persist_loses_it() -> None:
     assert times(res, TIME_LIMIT) == [550.0]
     assert times(res, CHECKPOINT_BEGIN) == [267.0, 495.0, 967.0, 1072.0]
     assert times(res, DURABLE) == [372.0, 1072.0, 1177.0]
+
+
+@pytest.mark.parametrize(("grace", "released"), [(150.0, 600.0), (149.0, 450.0)])
+def test_checkpoint_aware_grace_counts_the_drain_checkpoint(grace: float, released: float) -> None:
+    """Three nodes. The low-priority job V (the issue's job on two nodes,
+    persist 100 s) runs on nodes 0 and 1; node 1 is in maintenance from 600.
+    The high-priority job H (one node, work 3,000 s) runs on node 2, which
+    fails at 450 (repaired in 2 h); H preempts V under CHECKPOINT_AWARE.
+
+    At 450 V computes toward its drain checkpoint (due at 495, progress
+    473; its checkpoint at 250 became durable at 372): it releases its nodes
+    when that checkpoint is durable, 45 + 5 + 100 = 150 s later, at 600
+    (not 177 s, counting to its regular boundary at 500). A grace of 150 s
+    waits: V is preempted at 600 losing only its compute 500-600 (100 s),
+    H starts at 600 on node 0 and ends at 600 + 17 + 3,000 + 5 = 3,622. A
+    grace of 149 s does not: V is preempted at once, losing 428 - 250 =
+    178 s; H restarts at 450 and ends at 3,472."""
+    V = ace.Job(16, 1000.0, 250.0, init=C(10.0), save=C(5.0), load=C(7.0), persist=C(100.0))
+    H = ace.Job(8, 3000.0, 3000.0, init=C(10.0), save=C(5.0), load=C(7.0), priority=1)
+    policy = ace.Policy(
+        replacement=ace.Replacement.PREEMPT_LOWER,
+        preemption=ace.Preemption.CHECKPOINT_AWARE,
+        preemption_grace=grace,
+    )
+    fleet = trace_fleet(3, {2: [450.0]}, repair=2 * HOUR, maintenance=[(600.0, 100.0, (1,))])
+    res = run([H, V], fleet=fleet, policy=policy, failures=None, record_events=True)
+    assert times(res, PREEMPTED, job=1) == [released]
+    h, v = res.jobs[0], res.jobs[1]
+    assert h["end"] == released + 17.0 + 3000.0 + 5.0
+    assert h["recovery_wait"] == released - 450.0
+    assert v["wasted"] == (100.0 if released == 600.0 else 178.0)
+    assert v["lost_checkpoints"] == 0
+    assert v["planned_interruptions"] == 0  # it left node 1 before the window
+    assert np.all(res.trace["job"] == 0)  # the failure hit H
