@@ -456,11 +456,14 @@ class Fleet:
     overlap. At ``start`` the nodes leave service for ``duration`` (no
     failures meanwhile, like repair; a node already out returns at the
     later of the two). A job placed on a drained node that is computing at
-    ``start - S`` (``S`` its mean checkpoint write) ends its segment there
-    and writes an extra checkpoint, which ends by ``start`` when the write
-    takes no longer than ``S``; a regular checkpoint that ends by ``start``
+    ``start - S - P`` (``S`` its mean checkpoint write, ``P`` its mean
+    ``persist``, 0 for synchronous checkpoints) ends its segment there and
+    writes an extra checkpoint, which is durable by ``start`` when its write
+    and its persist take no longer than their means (an asynchronous job
+    computes while it persists); a regular checkpoint that ends by ``start``
     runs as usual. At ``start`` the job is stopped: compute since its last
-    checkpoint (or a write still running) is lost. It counts a
+    durable checkpoint (or a write still running, or a persist still in
+    flight: a lost checkpoint) is lost. It counts a
     ``planned_interruptions`` (not a failure, no trace row) and recovers at
     once under the re-placement policy as after a failure (WAIT_REPAIR
     waits for the node's return; an ``on_failure`` callback is asked, with

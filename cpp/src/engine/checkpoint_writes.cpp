@@ -68,13 +68,18 @@ void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
     levels_begin_write(job.life, t, save);
     if (L.writing == 0 && plans_.levels[j].persist == kNoLevelLaw && uses_storage(j))
         levels_[j].transfer_due |= 1u;
-    // A drain checkpoint that takes no longer than the mean ends by the
-    // maintenance start (its transfer, alone on the storage, included).
+    // A drain checkpoint's write of the mean ends by the maintenance start
+    // (its transfer, alone on the storage, included), less the mean persist
+    // when one follows: its persist (end_leveled_write) then ends by the start.
+    const LevelPlan& plan = plans_.levels[j];
     const double transfer = L.transfer_due & 1u ? storage_transfer(in_, j) : 0.0;
-    if (L.writing == 0 && job.drain_by < job.life.phase_end + transfer &&
-        save + transfer <= plans_.of(j).save_mean)
-        job.life.phase_end = job.drain_by - transfer;
-    job.drain_by = std::numeric_limits<double>::infinity();
+    const double due = job.drain_by - plan.persist_mean;
+    if (L.writing == 0 && JobTransitions::ends_as_planned(job.life.phase_end + transfer, due,
+                                                          t <= lifecycle_->drain_point(j, job.drain_by),
+                                                          save + transfer, plans_.of(j).save_mean))
+        job.life.phase_end = due - transfer;
+    // (a snapshot's persist still has to be timed: its end clears it)
+    if (L.writing != 0 || plan.persist == kNoLevelLaw) job.drain_by = std::numeric_limits<double>::infinity();
     lifecycle_->log(j, EventKind::CheckpointBegin, t);
     lifecycle_->schedule_job(j);
 }
@@ -92,6 +97,17 @@ void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
     const WriteEnd end =
         levels_end_write(job.life, L, plan, *job.rec, in_.jobs[j].work, t, persist, transfer);
     if (transfer) L.transfer_due |= 2u;
+    if (durable && plan.persist != kNoLevelLaw) {
+        // A drain snapshot that ended by its time (begin_leveled_write) and a
+        // persist of the mean: durable by the maintenance start (its
+        // transfer, alone on the storage, after it).
+        const double after = transfer ? storage_transfer(in_, j) : 0.0;
+        if (L.persisting() && JobTransitions::ends_as_planned(L.persist_end + after, job.drain_by,
+                                                              t <= job.drain_by - plan.persist_mean,
+                                                              persist + after, plan.persist_mean))
+            L.persist_end = job.drain_by - after;
+        job.drain_by = std::numeric_limits<double>::infinity();
+    }
     lifecycle_->log(j, EventKind::CheckpointEnd, t);
     // A snapshot whose persist runs is not kept yet (its durability is reported then).
     if (end == WriteEnd::Done || end == WriteEnd::Continue)

@@ -279,11 +279,10 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
             }
             const double save = draw_job(j, Purpose::Save, in_.jobs[j].save);
             begin_save(job.life, t, save);
-            if (job.drain_by < job.life.phase_end && save <= plans_.of(j).save_mean) {
-                // A drain checkpoint that takes no longer than the mean ends
-                // by the maintenance start (whatever the rounding of the start).
+            // A drain checkpoint of the mean ends by the maintenance start.
+            if (ends_as_planned(job.life.phase_end, job.drain_by, t <= drain_point(j, job.drain_by), save,
+                                plans_.of(j).save_mean))
                 job.life.phase_end = job.drain_by;
-            }
             job.drain_by = std::numeric_limits<double>::infinity();
             log(j, EventKind::CheckpointBegin, t);
             schedule_job(j);
@@ -386,16 +385,23 @@ void JobTransitions::begin_compute(std::uint32_t j, double t) {
     }
 }
 
+double JobTransitions::drain_point(std::uint32_t j, double start) const {
+    const double persist = levels_.empty() ? 0.0 : plans_.levels[j].persist_mean;
+    return start - plans_.of(j).save_mean - persist;
+}
+
 void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
     // A node of the job enters maintenance at `start`: the job checkpoints
-    // at start - (mean save), so that a write of the mean ends by the start.
-    // Its segment ends there (an extra checkpoint) when that falls inside
-    // this compute phase; otherwise nothing changes (a regular checkpoint
-    // comes first, or it is too late and the job loses its work since the
-    // last checkpoint when it is stopped).
+    // at start - (mean save) - (mean persist), so that a write and a persist
+    // of the mean make it durable by the start (an asynchronous job computes
+    // meanwhile: that compute is lost at the stop). Its segment ends there
+    // (an extra checkpoint) when that falls inside this compute phase;
+    // otherwise nothing changes (a regular checkpoint comes first, or it is
+    // too late and the job loses its work since the last durable checkpoint
+    // when it is stopped, a persist in flight included).
     JobState& job = jobs_[j];
     const double start = pool_.next_drain(j);
-    const double at = start - plans_.of(j).save_mean;
+    const double at = drain_point(j, start);
     if (!(t < at && at <= job.life.phase_end)) return;
     if (at < job.life.phase_end) {
         // (a drain checkpoint is durable; its compute at the job's rate)

@@ -32,8 +32,20 @@ public:
     [[gnu::noinline]] void note_start(std::uint32_t j, double t);
     void begin_compute(std::uint32_t j, double t);
     /// Planned maintenance ahead on j's nodes: end its segment early so that
-    /// an extra checkpoint's write ends by the window's start.
+    /// an extra checkpoint is durable by the window's start (its write, and
+    /// with an asynchronous persist its persist, of the mean).
     void plan_drain_checkpoint(std::uint32_t j, double t);
+    /// Where j's drain checkpoint for a window starting at `start` begins:
+    /// the start less the mean write and the mean persist (0 without one).
+    double drain_point(std::uint32_t j, double start) const;
+    /// A drain checkpoint's step (its write, then its persist) that would
+    /// end at `end`, after its planned end `due`, ends at `due` instead when
+    /// the checkpoint is on time (`on_time`) and the step's draw takes no
+    /// longer than its mean: it ends as planned whatever the rounding. A
+    /// late or long step ends when it ends.
+    static bool ends_as_planned(double end, double due, bool on_time, double drawn, double mean) {
+        return on_time && drawn <= mean && due < end;
+    }
     void complete(std::uint32_t j, double t);
     /// Job j's run reached its time limit at t: stopped and queued again.
     void stop_at_time_limit(std::uint32_t j, double t);

@@ -23,8 +23,13 @@ void RecoveryPolicy::durable_release(std::uint32_t k, double t, const JobState& 
     if (L.persisting()) {
         until_released = L.persist_end - t;
     } else if (life.phase == Phase::Computing) {
-        const double ahead =
-            L.durable_base + life.interval < specs_[k].work ? L.durable_base + life.interval : specs_[k].work;
+        // The durable boundary ahead: this phase's when it is the durable's
+        // (a drain checkpoint before maintenance included), else the next
+        // one after the tiers' boundaries.
+        const double ahead = L.writing == 0 ? life.boundary
+                             : L.durable_base + life.interval < specs_[k].work
+                                 ? L.durable_base + life.interval
+                                 : specs_[k].work;
         const double done = life.committed + compute_progress(life, L, t);
         until_released =
             (ahead > done ? (ahead - done) / L.rate : 0.0) + plans_.of(k).save_mean + plan.persist_mean;
