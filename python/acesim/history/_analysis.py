@@ -658,10 +658,8 @@ def lemons(h: History, alpha: float = 0.01) -> Lemons:
 # to_model
 
 
-def fleet_size(h: History) -> tuple[int, int]:
-    """``(nodes, gpus_per_node)`` as the history records them."""
-    nodes = max(len(h.node_names), 1)
-    gpn = 8
+def _recorded_gpus_per_node(h: History) -> int | None:
+    """The most GPUs per node a run of the history used (None: no run says)."""
     if h.runs.size and h.run_nodes.size:
         counts = np.bincount(h.run_nodes["run"], minlength=int(h.runs["run"].max()) + 1)
         per = [
@@ -670,14 +668,30 @@ def fleet_size(h: History) -> tuple[int, int]:
             if counts[int(r["run"])] > 0 and int(r["gpus"]) > 0
         ]
         if per:
-            gpn = max(1, max(per))
-    return nodes, gpn
+            return max(1, max(per))
+    return None
+
+
+def fleet_size(h: History) -> tuple[int, int]:
+    """``(nodes, gpus_per_node)`` as the history records them (1 node and 8
+    GPUs per node where it does not say)."""
+    gpn = _recorded_gpus_per_node(h)
+    return max(len(h.node_names), 1), 8 if gpn is None else gpn
 
 
 def _latency_law(lat: FloatArray) -> Distribution:
     from ..distributions import Constant, Empirical
 
     return Constant(float(lat[0])) if np.all(lat == lat[0]) else Empirical(lat)
+
+
+def _latencies(h: History) -> tuple[FloatArray, FloatArray]:
+    """Each run's detection latency (its end minus its fault time) and
+    whether the source records it (a finite fault time, a latency >= 0)."""
+    runs = h.runs
+    latency = runs["end"] - runs["fault"]
+    ok = np.isfinite(runs["fault"]) & np.isfinite(latency) & (latency >= 0)
+    return latency, ok
 
 
 def _with_detection(h: History, causes: tuple[Any, ...]) -> list[Any] | None:
@@ -689,9 +703,7 @@ def _with_detection(h: History, causes: tuple[Any, ...]) -> list[Any] | None:
     from ..fleet import Cause
 
     runs = h.runs
-    fault = runs["fault"]
-    latency = runs["end"] - fault
-    ok = np.isfinite(fault) & np.isfinite(latency) & (latency >= 0)
+    latency, ok = _latencies(h)
     lat = latency[ok]
     if lat.size == 0 or float(lat.max()) <= 0.0:
         return list(causes) or None
@@ -719,11 +731,29 @@ def _with_detection(h: History, causes: tuple[Any, ...]) -> list[Any] | None:
     return out
 
 
+class FittedModel(dict[str, Any]):
+    """The ``simulate`` keyword arguments :meth:`History.to_model` fits (a
+    dict: index it, pass it as ``**model``), with :attr:`defaults`: each
+    value it filled from a default rather than from the history, by its
+    scenario key path (``"fleet.repair"``, ``"fleet.node_start"``,
+    ``"causes[0].detect"``, ...), as :meth:`History.to_model` set it."""
+
+    defaults: dict[str, Any]
+
+    def __init__(self, arguments: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+        super().__init__(arguments)
+        #: the values not from the history, by key path (see the class doc)
+        self.defaults = dict(defaults)
+
+    def __repr__(self) -> str:
+        return f"FittedModel({dict.__repr__(self)}, defaults={self.defaults!r})"
+
+
 def to_model(
     h: History,
     by: str | None = None,
     family: str | None = None,
-) -> dict[str, Any]:
+) -> FittedModel:
     """:meth:`History.to_model`."""
     from ..fleet import Cause, Fleet
 
@@ -740,23 +770,48 @@ def to_model(
     fits = fit_history(h, by_)
     law = fits[family].law if family is not None else fits.law
     nodes, gpn = fleet_size(h)
+    defaults: dict[str, Any] = {}
+    if not h.node_names:
+        defaults["fleet.nodes"] = nodes
+    if _recorded_gpus_per_node(h) is None:
+        defaults["fleet.gpus_per_node"] = gpn
     repair: Distribution | None = None
-    spells = h.node_spells[h.node_spells["failure"] & np.isfinite(h.node_spells["up"])]
-    if spells.size:
-        repair = Exponential(max(float(np.mean(spells["up"] - spells["down"])), 1.0))
+    out_of_service = h.node_spells[h.node_spells["failure"]]
+    ended = out_of_service[np.isfinite(out_of_service["up"])]
+    if ended.size:
+        repair = Exponential(max(float(np.mean(ended["up"] - ended["down"])), 1.0))
     causes = _with_detection(h, h.causes())
-    if not h.node_names and by_ == "job":
-        # A source that names no nodes says nothing of them: its failures
-        # leave nodes in service.
+    if not out_of_service.size:
+        # No failure of the record took a node out of service (a source that
+        # names no nodes, or records no spells: sacct): no cause takes one
+        # down, so no repair law is drawn and a back-test restarts a job
+        # after the recorded gaps.
         causes = [
-            Cause(c.name, c.share, detect=c.detect, node_down=False, slowdown=c.slowdown)
+            Cause(
+                c.name,
+                c.share,
+                detect=c.detect,
+                node_down=False,
+                nodes=c.nodes,
+                slowdown=c.slowdown,
+            )
             for c in (causes or [Cause("failure", 1.0)])
         ]
     if by_ == "node":
         fleet = Fleet(nodes, gpus_per_node=gpn, repair=repair, node_failures=law)
-        return {"failures": None, "fleet": fleet, "causes": causes}
-    fleet = Fleet(nodes, gpus_per_node=gpn, repair=repair)
-    return {"failures": law, "fleet": fleet, "causes": causes}
+        arguments: dict[str, Any] = {"failures": None, "fleet": fleet, "causes": causes}
+    else:
+        fleet = Fleet(nodes, gpus_per_node=gpn, repair=repair)
+        arguments = {"failures": law, "fleet": fleet, "causes": causes}
+    if repair is None:
+        defaults["fleet.repair"] = fleet.repair
+    defaults["fleet.node_start"] = fleet.node_start
+    if causes is None:
+        defaults["causes"] = None
+    elif not np.any(_latencies(h)[1]):
+        for k, c in enumerate(causes):
+            defaults[f"causes[{k}].detect"] = c.detect
+    return FittedModel(arguments, defaults)
 
 
 # ---------------------------------------------------------------------------
@@ -921,9 +976,10 @@ def restart_gaps(h: History) -> FloatArray:
 
 
 def _takes_nodes_down(model: dict[str, Any]) -> bool:
-    """Whether a failure of the model can take a node out of service."""
-    if model["fleet"].node_failures is not None:
-        return True
+    """Whether a failure of the model can take a node out of service: one
+    of a cause with ``node_down`` (every failure when the model names no
+    causes), a node's failure as a job's (the engine sends a node struck by
+    a cause without ``node_down`` to no repair)."""
     causes = model.get("causes")
     return causes is None or any(c.node_down for c in causes)
 
