@@ -1,6 +1,7 @@
 """History.to_model's defaults and a back-test of a Slurm log: a log without
 spells out of service gives no cause that takes a node down, so no repair
-law is drawn and the back-test restarts jobs after the recorded gaps."""
+law is drawn and the back-test restarts jobs after the recorded gaps; a
+family that cannot be fitted is reported as failed and the others ranked."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import acesim as ace
 import numpy as np
 import pytest
 from acesim import history
+from acesim.cli import main
+from acesim.history import _analysis
 
 HOUR = 3600.0
 DAY = 86400.0
@@ -219,3 +222,82 @@ def test_a_node_level_model_without_spells_takes_no_node_down(tmp_path: Path) ->
     bt = h.backtest(model, replicas=4, seed=0)
     assert np.all(bt.simulated["restarts"] > 0)
     _waits_are_the_recorded_gaps(bt)
+
+
+# ---------------------------------------------------------------------------
+# a family that cannot be fitted
+
+
+def test_a_family_that_cannot_be_fitted_is_reported_and_the_others_ranked() -> None:
+    """Two failures at 1 s and 1e40 s. The log-normal fit is mu = sigma =
+    (ln 1 + ln 1e40) / 2 = 20 ln 10 = 46.05, whose mean exp(mu + sigma^2 / 2)
+    = exp(1,106) is beyond a float (exp(709.8)): it cannot be represented,
+    so the family is reported as failed. The exponential mean is (1 + 1e40)
+    / 2 = 5e39; it, the Weibull and the gamma fits are ranked by AIC."""
+    fits, dropped, failed = _analysis.fit_samples([1.0, 1e40])
+    assert dropped == 0
+    assert list(failed) == ["lognormal"]
+    assert "lognormal law can represent" in failed["lognormal"]
+    assert "mu=46.05170185988" in failed["lognormal"]
+    assert {f.family for f in fits} == {"exponential", "weibull", "gamma"}
+    assert [f.aic for f in fits] == sorted(f.aic for f in fits)
+    assert fits[0].delta_aic == 0.0
+    exponential = next(f for f in fits if f.family == "exponential")
+    assert exponential.params == {"mean": 5e39}
+    # only when every family fails is it an error, naming each reason
+    with pytest.raises(ValueError, match=r"no family could be fitted.*lognormal: samples: "):
+        _analysis.fit_samples([1.0, 1e40], families=("lognormal",))
+
+
+def _equal_failures_log(path: Path) -> None:
+    """Job 7 fails after exactly 1 h of each of its three runs (restarting
+    10 min later), then runs 30 min more and completes."""
+    lines, t = ["JobID|State|Start|End|NNodes|NodeList"], 0
+    for state, held in [("FAILED", 3600), ("FAILED", 3600), ("FAILED", 3600), ("COMPLETED", 1800)]:
+        lines.append(f"7|{state}|{_stamp(t)}|{_stamp(t + held)}|1|n1")
+        t += held + 600
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_history_fit_reports_the_families_that_failed(tmp_path: Path) -> None:
+    """Job samples 3,600 s three times and 1,800 s censored: every failure
+    at one time and nothing above it, so the Weibull, log-normal and gamma
+    likelihoods grow without bound (no MLE): each is reported as failed with
+    that reason; the exponential mean is (3 x 3,600 + 1,800) / 3 = 4,200 s."""
+    path = tmp_path / "sacct.txt"
+    _equal_failures_log(path)
+    fit = history.read_sacct(path).fit(by="job")
+    assert [f.family for f in fit] == ["exponential"]
+    assert fit.best.params == {"mean": 4200.0}
+    assert list(fit.failed) == ["weibull", "lognormal", "gamma"]
+    for family, reason in fit.failed.items():
+        assert reason.startswith("samples: the ") and "MLE does not exist" in reason, family
+    with pytest.raises(KeyError, match="'gamma' could not be fitted: samples: the gamma MLE"):
+        fit["gamma"]
+    table = fit.table().splitlines()
+    assert table[2].startswith("| exponential | mean = 1.167 h")
+    assert table[3:] == [f"| {f} | failed: {r} | | | | |" for f, r in fit.failed.items()]
+    assert "failed: weibull, lognormal, gamma" in repr(fit)
+    # a model of a family that failed is refused, naming it
+    with pytest.raises(ValueError, match="family: 'weibull' could not be fitted"):
+        history.read_sacct(path).to_model(by="job", family="weibull")
+
+
+def test_acesim_fit_ranks_the_families_that_fit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``acesim fit`` on the log of equal failures: exit 0, the exponential
+    fit ranked, the three others printed as failed with their reasons."""
+    path = tmp_path / "sacct.txt"
+    _equal_failures_log(path)
+    assert main(["fit", str(path), "--by", "job"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert rows[1].startswith("| exponential | mean = 1.167 h")
+    assert [r.split(" | ")[0:2] for r in rows[2:5]] == [
+        ["| weibull", "failed: samples: the Weibull MLE does not exist when all observed "
+         "failure times are equal and no sample lies above them"],
+        ["| lognormal", "failed: samples: the log-normal MLE does not exist when all observed "
+         "failure times are equal and no sample lies above them"],
+        ["| gamma", "failed: samples: the gamma MLE does not exist when all observed "
+         "failure times are equal and no sample lies above them"],
+    ]  # fmt: skip
