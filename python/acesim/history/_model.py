@@ -1165,7 +1165,10 @@ class History:
         AIC: a :class:`~acesim.history.Fit` (``.best``, ``.law``, ``[family]``
         a :class:`~acesim.history.FamilyFit` with its parameters and their
         ``level`` confidence intervals, log-likelihood, AIC and a censored
-        Kolmogorov-Smirnov statistic; ``.table()``).
+        Kolmogorov-Smirnov statistic; ``.table()``). A family that cannot
+        be fitted to the samples (no maximum-likelihood estimate, or a law
+        beyond a float) is in ``.failed`` with the reason and the others are
+        ranked; a ValueError only when none can be.
 
         ``by``: ``"job"``, ``"node"``, ``"cause"`` or ``"system"`` (default:
         node samples when the history has complete ones, else job, else
