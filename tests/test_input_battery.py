@@ -1953,6 +1953,62 @@ def _history() -> None:
         add(f"History-{label}", lambda c, f=call: f(h(c)), expect)
 
 
+# --------------------------------------------------------------------------- history: families
+# that cannot be fitted, and a model of a record without spells out of service
+# (a family that fails is reported with its reason and the others ranked; a
+# sacct record gives causes that leave nodes in service and lists its defaults)
+
+
+def _sacct_equal_failures() -> str:
+    """One job that fails after exactly 1 h of each of three runs, then
+    completes after 30 min: no Weibull, log-normal or gamma MLE exists."""
+    lines, t = [], 0
+    for state, held in [("FAILED", 3600), ("FAILED", 3600), ("FAILED", 3600),
+                        ("COMPLETED", 1800)]:  # fmt: skip
+        lines.append(f"7|{state}|{_stamp(t)}|{_stamp(t + held)}|1|n1\n")
+        t += held + 600
+    return SACCT_HEAD + "".join(lines)
+
+
+def _history_fit_failures() -> None:
+    def equal(c: Any) -> Any:
+        return history.read_sacct(c.write("equal.txt", _sacct_equal_failures()))
+
+    def spread(c: Any) -> Any:
+        return history.read_sacct(c.write("jobs.txt", _sacct_with_failures()))
+
+    not_fitted = ["weibull", "lognormal", "gamma"]
+    # (no GPU counts in this sacct: 8 per node is a default too)
+    no_spells = {"fleet.gpus_per_node", "fleet.repair", "fleet.node_start", "causes[0].detect",
+                 "causes[1].detect"}  # fmt: skip
+    for label, build, expect in [
+        ("fit-families-failed", lambda c: equal(c).fit(by="job"),
+         accepted(check(lambda f: list(f.failed) == not_fitted
+                        and [x.family for x in f] == ["exponential"]))),
+        ("fit-every-family-failed", lambda c: equal(c).fit(by="job", families=not_fitted),
+         raises(ValueError, "no family could be fitted")),
+        ("fit-failed-family-by-name", lambda c: equal(c).fit(by="job")["gamma"],
+         raises(KeyError, "could not be fitted")),
+        ("to_model-failed-family", lambda c: equal(c).to_model(by="job", family="lognormal"),
+         raises(ValueError, "family")),
+        ("to_model-no-spells", lambda c: spread(c).to_model(by="job"),
+         accepted(check(lambda m: not any(x.node_down for x in m["causes"])
+                        and set(m.defaults) == no_spells))),
+        ("cli-fit-families-failed", lambda c: cli("fit", c.write("equal.txt",
+                                                                 _sacct_equal_failures()),
+                                                  "--by", "job"),
+         accepted(cli_out("| exponential |", "| gamma | failed: samples: the gamma MLE"))),
+        ("cli-fit-scenario-failed-family", lambda c: cli(
+            "fit", c.write("equal.txt", _sacct_equal_failures()), "--by", "job",
+            "--scenario", c.path("m.toml"), "--family", "weibull"),
+         raises(CliError, "family")),
+    ]:  # fmt: skip
+        add(f"History-{label}", build, expect)
+
+
+# --------------------------------------------------------------------------- end of the block
+
+
 # =========================================================================== command line
 
 
@@ -2532,6 +2588,7 @@ _GROUPS = [
     _sweeps,
     _workloads_fit_analytic,
     _history,
+    _history_fit_failures,
     _cli,
     _scenarios,
     _serve_and_fleet_model,

@@ -20,6 +20,13 @@ estimate, at the failure times (on either side of each step).
 
 Samples of zero seconds are left out of the fits (the Weibull, log-normal
 and gamma likelihoods need ``t > 0``); ``Fit.dropped`` counts them.
+
+A family that cannot be fitted to the samples (its maximum-likelihood
+estimate does not exist, as for the Weibull, log-normal and gamma laws when
+every failure time is the same and no sample lies above it; or its fitted
+law cannot be represented, a log-normal whose mean overflows a float) is
+reported in ``Fit.failed`` with the reason, and the others are ranked; only
+when no family can be fitted is it an error.
 """
 
 from __future__ import annotations
@@ -179,6 +186,9 @@ def _gradient(f: Callable[[FloatArray], float], x: FloatArray) -> FloatArray:
 
 
 def _gamma_mle(t: FloatArray, cens: BoolArray) -> tuple[float, float]:
+    # as for the Weibull and log-normal laws, the likelihood grows without
+    # bound (shape -> inf) when every failure is at one time with nothing above
+    _fit._check_spread(np.log(t), cens, "gamma")
     td = t[~cens]
     m = float(np.mean(td))
     v = float(np.var(td)) if td.size >= 2 else m * m
@@ -219,14 +229,18 @@ def _mle(family: str, t: FloatArray, cens: BoolArray) -> list[float]:
     return list(_gamma_mle(t, cens))
 
 
+_LAWS: dict[str, Callable[..., Distribution]] = {
+    "exponential": Exponential,
+    "weibull": Weibull,
+    "lognormal": LogNormal,
+    "gamma": Gamma,
+}
+
+
 def _law(family: str, p: Sequence[float]) -> Distribution:
-    if family == "exponential":
-        return Exponential(p[0])
-    if family == "weibull":
-        return Weibull(p[0], p[1])
-    if family == "lognormal":
-        return LogNormal(p[0], p[1])
-    return Gamma(p[0], p[1])
+    """The family's law of the fitted parameters (a ValueError saying so
+    when the law cannot hold them, as :mod:`acesim.fit` says it)."""
+    return _fit._law(_LAWS[family], family, **dict(zip(FAMILIES[family], p, strict=True)))
 
 
 def kaplan_meier(
@@ -302,7 +316,9 @@ class Fit:
     ``fits[0]`` is :attr:`best`; ``fit["weibull"]`` one family by name; the
     samples' provenance: ``by``, ``clock``, ``samples`` and ``failures``
     (counts), ``dropped`` (zero-length samples left out), ``partial`` and
-    ``note`` as :class:`acesim.history.Intervals` says them.
+    ``note`` as :class:`acesim.history.Intervals` says them; ``failed``: each
+    family that could not be fitted to these samples, with the reason (the
+    others are ranked without it).
     """
 
     fits: tuple[FamilyFit, ...]
@@ -314,6 +330,7 @@ class Fit:
     partial: bool = False
     note: str = ""
     label: str = ""
+    failed: dict[str, str] = field(default_factory=dict)
 
     @property
     def best(self) -> FamilyFit:
@@ -329,6 +346,8 @@ class Fit:
             for f in self.fits:
                 if f.family == key:
                     return f
+            if key in self.failed:
+                raise KeyError(f"family {key!r} could not be fitted: {self.failed[key]}")
             raise KeyError(f"no fit of family {key!r} (fitted: {[f.family for f in self.fits]})")
         return self.fits[key]
 
@@ -362,14 +381,88 @@ class Fit:
                 f"| {f.family} | {'; '.join(ps)} | {f.loglik:.1f} | {f.aic:.1f} | "
                 f"{f.delta_aic:.1f} | {f.ks:.3f} |"
             )
+        for family, reason in self.failed.items():
+            lines.append(f"| {family} | failed: {reason.replace('|', '/')} | | | | |")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         extra = f", partial: {self.note}" if self.partial else ""
+        if self.failed:
+            extra += f"; failed: {', '.join(self.failed)}"
         return (
             f"Fit(by={self.by!r}, {self.samples} samples, {self.failures} failures; "
             f"best {self.best!r}{extra})"
         )
+
+
+#: What a family's fit may raise when the family cannot fit the samples
+#: (reported in ``Fit.failed``; anything else is a bug and propagates).
+_FIT_ERRORS = (ValueError, ArithmeticError, RuntimeError, np.linalg.LinAlgError)
+
+
+def _fit_family(
+    family: str,
+    t: FloatArray,
+    cens: BoolArray,
+    z: float,
+    level: float,
+    km: tuple[FloatArray, FloatArray, FloatArray],
+) -> FamilyFit:
+    """One family fitted to the censored samples (unranked); a ValueError,
+    ArithmeticError or RuntimeError when it cannot be."""
+    names = FAMILIES[family]
+    p = _mle(family, t, cens)
+    ll = _loglik(family, p, t, cens)
+    if not (math.isfinite(ll) and all(math.isfinite(v) for v in p)):
+        fitted = ", ".join(f"{n}={v!r}" for n, v in zip(names, p, strict=True))
+        raise ValueError(f"the fit did not converge ({fitted}, log-likelihood {ll!r})")
+    law = _law(family, p)
+
+    def nll(x: FloatArray) -> float:
+        return -_loglik(family, _from_free(names, x), t, cens)
+
+    x = _to_free(names, p)
+    if family == "exponential":
+        cov = np.array([[1.0 / np.count_nonzero(~cens)]])
+    else:
+        hess = _hessian(nll, x)
+        try:
+            cov = np.linalg.inv(hess)
+        except np.linalg.LinAlgError:  # pragma: no cover
+            cov = np.full((len(names), len(names)), math.nan)
+    se = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    ci = {}
+    for i, n in enumerate(names):
+        lo, hi = x[i] - z * se[i], x[i] + z * se[i]
+        ci[n] = (_exp(lo), _exp(hi)) if n in _POSITIVE else (float(lo), float(hi))
+    km_t, km_before, km_after = km
+    cdf = np.asarray(law.cdf(km_t), np.float64)
+    ks = float(np.max(np.maximum(np.abs(1.0 - km_before - cdf), np.abs(1.0 - km_after - cdf))))
+    return FamilyFit(
+        family=family,
+        params=dict(zip(names, p, strict=True)),
+        ci=ci,
+        se={n: float(s) for n, s in zip(names, se, strict=True)},
+        loglik=ll,
+        aic=2.0 * len(names) - 2.0 * ll,
+        ks=ks,
+        level=level,
+    )
+
+
+def _exp(x: float) -> float:
+    """``exp(x)``, inf where it overflows (a confidence bound beyond a float)."""
+    return math.exp(x) if x < _LOG_MAX else math.inf
+
+
+_LOG_MAX = math.log(np.finfo(np.float64).max)
+
+
+def _reason(exc: BaseException) -> str:
+    """A failed family's reason: the error's message (its type too when it
+    is not a ValueError, whose messages name what went wrong)."""
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}"
 
 
 def fit_samples(
@@ -377,9 +470,11 @@ def fit_samples(
     censored: npt.ArrayLike | None = None,
     families: Sequence[str] = tuple(FAMILIES),
     level: float = 0.95,
-) -> tuple[tuple[FamilyFit, ...], int]:
-    """Fit ``families`` to censored samples; the ranked fits and the number
-    of zero-length samples left out."""
+) -> tuple[tuple[FamilyFit, ...], int, dict[str, str]]:
+    """Fit ``families`` to censored samples: the ranked fits, the number of
+    zero-length samples left out, and each family that could not be fitted
+    with the reason (a ValueError naming every family's reason when none
+    can be)."""
     t_all = np.asarray(samples, np.float64)
     c_all = np.zeros(t_all.size, bool) if censored is None else np.asarray(censored, bool)
     unknown = [f for f in families if f not in FAMILIES]
@@ -395,49 +490,22 @@ def fit_samples(
             f"fit: {int(np.count_nonzero(~cens))} failures among the samples; at least 2 needed"
         )
     z = float(_special.ndtri(np.array([0.5 + level / 2]), np.array([0.5 - level / 2]))[0])
-    km_t, km_before, km_after = kaplan_meier(t, cens)
+    km = kaplan_meier(t, cens)
     out: list[FamilyFit] = []
+    failed: dict[str, str] = {}
     for family in families:
-        names = FAMILIES[family]
-        p = _mle(family, t, cens)
-        ll = _loglik(family, p, t, cens)
-
-        def nll(x: FloatArray, family: str = family, names: tuple[str, ...] = names) -> float:
-            return -_loglik(family, _from_free(names, x), t, cens)
-
-        x = _to_free(names, p)
-        if family == "exponential":
-            cov = np.array([[1.0 / np.count_nonzero(~cens)]])
-        else:
-            hess = _hessian(nll, x)
-            try:
-                cov = np.linalg.inv(hess)
-            except np.linalg.LinAlgError:  # pragma: no cover
-                cov = np.full((len(names), len(names)), math.nan)
-        se = np.sqrt(np.maximum(np.diag(cov), 0.0))
-        ci = {}
-        for i, n in enumerate(names):
-            lo, hi = x[i] - z * se[i], x[i] + z * se[i]
-            ci[n] = (math.exp(lo), math.exp(hi)) if n in _POSITIVE else (float(lo), float(hi))
-        law = _law(family, p)
-        cdf = np.asarray(law.cdf(km_t), np.float64)
-        ks = float(np.max(np.maximum(np.abs(1.0 - km_before - cdf), np.abs(1.0 - km_after - cdf))))
-        out.append(
-            FamilyFit(
-                family=family,
-                params=dict(zip(names, p, strict=True)),
-                ci=ci,
-                se={n: float(s) for n, s in zip(names, se, strict=True)},
-                loglik=ll,
-                aic=2.0 * len(names) - 2.0 * ll,
-                ks=ks,
-                level=level,
-            )
-        )
+        try:
+            with np.errstate(all="ignore"):
+                out.append(_fit_family(family, t, cens, z, level, km))
+        except _FIT_ERRORS as exc:
+            failed[family] = _reason(exc)
+    if not out:
+        reasons = "; ".join(f"{f}: {r}" for f, r in failed.items())
+        raise ValueError(f"fit: no family could be fitted to the samples ({reasons})")
     out.sort(key=lambda f: f.aic)
     best = out[0].aic
     ranked = tuple(dataclasses.replace(f, delta_aic=f.aic - best) for f in out)
-    return ranked, int(np.count_nonzero(~keep))
+    return ranked, int(np.count_nonzero(~keep)), failed
 
 
 def default_by(h: History) -> str:
@@ -477,7 +545,7 @@ def fit_history(
         raise ValueError("cause= goes with by='cause'")
     if not truncated:
         iv = iv.select(~iv.truncated)
-    fits, dropped = fit_samples(iv.samples, iv.censored, families, level)
+    fits, dropped, failed = fit_samples(iv.samples, iv.censored, families, level)
     return Fit(
         fits=fits,
         by=iv.by,
@@ -488,6 +556,7 @@ def fit_history(
         partial=iv.partial,
         note=iv.note,
         label=label,
+        failed=failed,
     )
 
 
@@ -658,10 +727,8 @@ def lemons(h: History, alpha: float = 0.01) -> Lemons:
 # to_model
 
 
-def fleet_size(h: History) -> tuple[int, int]:
-    """``(nodes, gpus_per_node)`` as the history records them."""
-    nodes = max(len(h.node_names), 1)
-    gpn = 8
+def _recorded_gpus_per_node(h: History) -> int | None:
+    """The most GPUs per node a run of the history used (None: no run says)."""
     if h.runs.size and h.run_nodes.size:
         counts = np.bincount(h.run_nodes["run"], minlength=int(h.runs["run"].max()) + 1)
         per = [
@@ -670,14 +737,30 @@ def fleet_size(h: History) -> tuple[int, int]:
             if counts[int(r["run"])] > 0 and int(r["gpus"]) > 0
         ]
         if per:
-            gpn = max(1, max(per))
-    return nodes, gpn
+            return max(1, max(per))
+    return None
+
+
+def fleet_size(h: History) -> tuple[int, int]:
+    """``(nodes, gpus_per_node)`` as the history records them (1 node and 8
+    GPUs per node where it does not say)."""
+    gpn = _recorded_gpus_per_node(h)
+    return max(len(h.node_names), 1), 8 if gpn is None else gpn
 
 
 def _latency_law(lat: FloatArray) -> Distribution:
     from ..distributions import Constant, Empirical
 
     return Constant(float(lat[0])) if np.all(lat == lat[0]) else Empirical(lat)
+
+
+def _latencies(h: History) -> tuple[FloatArray, FloatArray]:
+    """Each run's detection latency (its end minus its fault time) and
+    whether the source records it (a finite fault time, a latency >= 0)."""
+    runs = h.runs
+    latency = runs["end"] - runs["fault"]
+    ok = np.isfinite(runs["fault"]) & np.isfinite(latency) & (latency >= 0)
+    return latency, ok
 
 
 def _with_detection(h: History, causes: tuple[Any, ...]) -> list[Any] | None:
@@ -689,9 +772,7 @@ def _with_detection(h: History, causes: tuple[Any, ...]) -> list[Any] | None:
     from ..fleet import Cause
 
     runs = h.runs
-    fault = runs["fault"]
-    latency = runs["end"] - fault
-    ok = np.isfinite(fault) & np.isfinite(latency) & (latency >= 0)
+    latency, ok = _latencies(h)
     lat = latency[ok]
     if lat.size == 0 or float(lat.max()) <= 0.0:
         return list(causes) or None
@@ -719,11 +800,29 @@ def _with_detection(h: History, causes: tuple[Any, ...]) -> list[Any] | None:
     return out
 
 
+class FittedModel(dict[str, Any]):
+    """The ``simulate`` keyword arguments :meth:`History.to_model` fits (a
+    dict: index it, pass it as ``**model``), with :attr:`defaults`: each
+    value it filled from a default rather than from the history, by its
+    scenario key path (``"fleet.repair"``, ``"fleet.node_start"``,
+    ``"causes[0].detect"``, ...), as :meth:`History.to_model` set it."""
+
+    defaults: dict[str, Any]
+
+    def __init__(self, arguments: Mapping[str, Any], defaults: Mapping[str, Any]) -> None:
+        super().__init__(arguments)
+        #: the values not from the history, by key path (see the class doc)
+        self.defaults = dict(defaults)
+
+    def __repr__(self) -> str:
+        return f"FittedModel({dict.__repr__(self)}, defaults={self.defaults!r})"
+
+
 def to_model(
     h: History,
     by: str | None = None,
     family: str | None = None,
-) -> dict[str, Any]:
+) -> FittedModel:
     """:meth:`History.to_model`."""
     from ..fleet import Cause, Fleet
 
@@ -738,25 +837,52 @@ def to_model(
     if by_ not in ("node", "job"):
         raise ValueError(f"to_model: by must be 'node' or 'job', got {by_!r}")
     fits = fit_history(h, by_)
+    if family in fits.failed:
+        raise ValueError(f"family: {family!r} could not be fitted: {fits.failed[family]}")
     law = fits[family].law if family is not None else fits.law
     nodes, gpn = fleet_size(h)
+    defaults: dict[str, Any] = {}
+    if not h.node_names:
+        defaults["fleet.nodes"] = nodes
+    if _recorded_gpus_per_node(h) is None:
+        defaults["fleet.gpus_per_node"] = gpn
     repair: Distribution | None = None
-    spells = h.node_spells[h.node_spells["failure"] & np.isfinite(h.node_spells["up"])]
-    if spells.size:
-        repair = Exponential(max(float(np.mean(spells["up"] - spells["down"])), 1.0))
+    out_of_service = h.node_spells[h.node_spells["failure"]]
+    ended = out_of_service[np.isfinite(out_of_service["up"])]
+    if ended.size:
+        repair = Exponential(max(float(np.mean(ended["up"] - ended["down"])), 1.0))
     causes = _with_detection(h, h.causes())
-    if not h.node_names and by_ == "job":
-        # A source that names no nodes says nothing of them: its failures
-        # leave nodes in service.
+    if not out_of_service.size:
+        # No failure of the record took a node out of service (a source that
+        # names no nodes, or records no spells: sacct): no cause takes one
+        # down, so no repair law is drawn and a back-test restarts a job
+        # after the recorded gaps.
         causes = [
-            Cause(c.name, c.share, detect=c.detect, node_down=False, slowdown=c.slowdown)
+            Cause(
+                c.name,
+                c.share,
+                detect=c.detect,
+                node_down=False,
+                nodes=c.nodes,
+                slowdown=c.slowdown,
+            )
             for c in (causes or [Cause("failure", 1.0)])
         ]
     if by_ == "node":
         fleet = Fleet(nodes, gpus_per_node=gpn, repair=repair, node_failures=law)
-        return {"failures": None, "fleet": fleet, "causes": causes}
-    fleet = Fleet(nodes, gpus_per_node=gpn, repair=repair)
-    return {"failures": law, "fleet": fleet, "causes": causes}
+        arguments: dict[str, Any] = {"failures": None, "fleet": fleet, "causes": causes}
+    else:
+        fleet = Fleet(nodes, gpus_per_node=gpn, repair=repair)
+        arguments = {"failures": law, "fleet": fleet, "causes": causes}
+    if repair is None:
+        defaults["fleet.repair"] = fleet.repair
+    defaults["fleet.node_start"] = fleet.node_start
+    if causes is None:
+        defaults["causes"] = None
+    elif not np.any(_latencies(h)[1]):
+        for k, c in enumerate(causes):
+            defaults[f"causes[{k}].detect"] = c.detect
+    return FittedModel(arguments, defaults)
 
 
 # ---------------------------------------------------------------------------
@@ -921,9 +1047,10 @@ def restart_gaps(h: History) -> FloatArray:
 
 
 def _takes_nodes_down(model: dict[str, Any]) -> bool:
-    """Whether a failure of the model can take a node out of service."""
-    if model["fleet"].node_failures is not None:
-        return True
+    """Whether a failure of the model can take a node out of service: one
+    of a cause with ``node_down`` (every failure when the model names no
+    causes), a node's failure as a job's (the engine sends a node struck by
+    a cause without ``node_down`` to no repair)."""
     causes = model.get("causes")
     return causes is None or any(c.node_down for c in causes)
 

@@ -17,6 +17,7 @@ from ._times import from_posix
 
 if TYPE_CHECKING:
     from ..fleet import Cause
+    from ._analysis import FittedModel
 
 __all__ = [
     "BUCKET_SOURCES",
@@ -1164,7 +1165,10 @@ class History:
         AIC: a :class:`~acesim.history.Fit` (``.best``, ``.law``, ``[family]``
         a :class:`~acesim.history.FamilyFit` with its parameters and their
         ``level`` confidence intervals, log-likelihood, AIC and a censored
-        Kolmogorov-Smirnov statistic; ``.table()``).
+        Kolmogorov-Smirnov statistic; ``.table()``). A family that cannot
+        be fitted to the samples (no maximum-likelihood estimate, or a law
+        beyond a float) is in ``.failed`` with the reason and the others are
+        ranked; a ValueError only when none can be.
 
         ``by``: ``"job"``, ``"node"``, ``"cause"`` or ``"system"`` (default:
         node samples when the history has complete ones, else job, else
@@ -1203,17 +1207,29 @@ class History:
 
         return _analysis.lemons(self, alpha)
 
-    def to_model(self, by: str | None = None, family: str | None = None) -> dict[str, Any]:
+    def to_model(self, by: str | None = None, family: str | None = None) -> FittedModel:
         """``simulate`` keyword arguments (failures, fleet, causes) from the
         fits: the best family of :meth:`fit` (or ``family``) ``by`` node (as
         the fleet's ``node_failures``) or job (as ``failures``), the fleet's
         size, a repair law from the nodes' recorded spells out of service
-        (exponential at their mean), and :meth:`causes` with the detection
-        latency the source records. A source that names no nodes gives
-        causes that leave nodes in service. The fleet's node processes start
-        in their stationary state (a record cannot say whether its nodes
-        were new): for a record that starts with new nodes, replace the
-        fleet with ``dataclasses.replace(model["fleet"], node_start="fresh")``."""
+        after a failure (exponential at their mean), and :meth:`causes` with
+        the detection latency the source records. A history without such
+        spells (sacct records none; a source that names no nodes) gives
+        causes that leave nodes in service: no failure of the model sends a
+        node to repair, so its repair law (the fleet's default) is never
+        drawn, and :meth:`backtest` restarts a job after the recorded
+        gaps. The fleet's node processes start in their stationary state (a
+        record cannot say whether its nodes were new): for a record that
+        starts with new nodes, replace the fleet with
+        ``dataclasses.replace(model["fleet"], node_start="fresh")``.
+
+        The result is a dict (index it, pass it as ``**model``) whose
+        ``.defaults`` holds the values filled from a default rather than
+        the history, by key path: ``"fleet.nodes"`` and
+        ``"fleet.gpus_per_node"`` (where the history does not say them),
+        ``"fleet.repair"`` (no spell that ended), ``"fleet.node_start"``
+        (always), ``"causes[k].detect"`` (no fault times recorded) and
+        ``"causes"`` (None: no cause named, simulate's default)."""
         from . import _analysis
 
         return _analysis.to_model(self, by, family)
