@@ -224,6 +224,17 @@ def _keywords(data: Any, what: str, trust: bool) -> dict[str, Any]:
     return {k: rebuild(v, trust=trust) for k, v in data.items()}
 
 
+def _named(target: Any) -> Any:
+    """The class format 1's ``_rebuild_by_keywords`` was given: the name in
+    its ``{"type": ...}`` (or whatever else stands there, to be refused by
+    name)."""
+    if isinstance(target, Mapping):
+        for key in ("type", "function", "call", "enum"):
+            if key in target:
+                return target[key]
+    return target
+
+
 def _call(data: Mapping[str, Any], trust: bool) -> Any:
     name = data["call"]
     args = data.get("args")
@@ -232,7 +243,7 @@ def _call(data: Mapping[str, Any], trust: bool) -> Any:
             raise ValueError(
                 f"provenance: {name} must have args [{{'type': ...}}, {{'dict': ...}}]"
             )
-        public = _public(args[0].get("type"), VALUE_CLASSES, "an acesim value class")
+        public = _public(_named(args[0]), VALUE_CLASSES, "an acesim value class")
         return _pickle.construct(public, "kwargs", _keywords(args[1], public, trust))
     if name == _NODE_TRACE:  # format 1: [{"dict": state}]
         if not isinstance(args, list) or len(args) != 1:
@@ -365,9 +376,7 @@ def _check(data: Any) -> None:
     elif form == "call":
         name, args = data["call"], data.get("args")
         if name == _BY_KEYWORDS and isinstance(args, list) and args:
-            first = args[0]
-            kind = first.get("type") if isinstance(first, Mapping) else first
-            _public(kind, VALUE_CLASSES, "an acesim value class")
+            _public(_named(args[0]), VALUE_CLASSES, "an acesim value class")
             args = args[1:]
         elif name != _NODE_TRACE:
             _public(name, VALUE_CLASSES, "an acesim value class")
