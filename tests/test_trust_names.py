@@ -428,3 +428,10 @@ def test_sweep_on_processes_runs_a_beside_callback(tmp_path: Path) -> None:
         assert acesim.cli.main(["sweep", str(path), "--out", str(tmp_path / out), *extra]) == 0
     two, one = ((tmp_path / f).read_text() for f in ("two.csv", "one.csv"))
     assert two == one and two.count("\n") == 3
+
+
+def test_run_help_says_to_run_scenarios_you_trust(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        acesim.cli.main(["run", "--help"])
+    assert "run scenarios you trust" in " ".join(capsys.readouterr().out.split())
+    assert "run scenarios you trust" in " ".join((ace.scenario.__doc__ or "").split())

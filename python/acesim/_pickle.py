@@ -92,8 +92,13 @@ ENUMS: dict[str, type[enum.Enum]] = {
     "acesim.NodeEventKind": NodeEventKind,
 }
 
+#: Where each class of the tables is defined (its ``__module__`` before it
+#: was set to ``"acesim"``): for tools that read the source (the docs build).
+DEFINED_IN: dict[type, str] = {}
+
 for _name, _cls in [*VALUE_CLASSES.items(), *ENUMS.items()]:
     assert _name == f"acesim.{_cls.__qualname__}", _name
+    DEFINED_IN[_cls] = _cls.__module__
     _cls.__module__ = "acesim"
 
 Reduced = tuple[Any, tuple[Any, ...]]
