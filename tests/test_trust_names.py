@@ -230,8 +230,9 @@ def test_tampered_provenance_is_refused_and_nothing_runs(
     for suffix in (".npz", ".json"):
         path = tmp_path / f"tampered{suffix}"
         save_result(fleet_run, path, provenance=prov)
-        with pytest.raises(ace.UntrustedNameError, match=name.replace(".", r"\.")):
+        with pytest.raises(ace.UntrustedNameError, match=name.replace(".", r"\.")) as refused:
             load_result(path)
+        assert refused.value.name == name and str(path) in str(refused.value)
         out = subprocess.run(
             [sys.executable, "-m", "acesim", "report", str(path), "-o", str(tmp_path / "r.html")],
             capture_output=True,

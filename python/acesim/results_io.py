@@ -136,7 +136,7 @@ def load_result(path: str | os.PathLike[str]) -> SimulationResult:
         try:
             check_names(prov)
         except UntrustedNameError as exc:
-            raise UntrustedNameError(f"{os.fspath(path)}: {exc}") from None
+            raise UntrustedNameError(f"{os.fspath(path)}: {exc}", name=exc.name) from None
         own = {k: v for k, v in prov.items() if k not in _BASE_PROVENANCE}
         res = dataclasses.replace(res, _origin={**own, "described": True})
     return res
