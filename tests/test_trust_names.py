@@ -436,3 +436,25 @@ def test_run_help_says_to_run_scenarios_you_trust(capsys: pytest.CaptureFixture[
         acesim.cli.main(["run", "--help"])
     assert "run scenarios you trust" in " ".join(capsys.readouterr().out.split())
     assert "run scenarios you trust" in " ".join((ace.scenario.__doc__ or "").split())
+
+
+def test_a_beside_package_with_relative_imports(tmp_path: Path) -> None:
+    """``mypk.pol:decide`` from a package beside the scenario (pol.py imports
+    from .util): loaded under a name of its own, named by pol.py's file and
+    hash, and a fresh process unpickles it and calls it (WAIT_REPAIR = 1)."""
+    pkg = tmp_path / "mypk"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "util.py").write_text("import acesim as ace\nWAIT = ace.Replacement.WAIT_REPAIR\n")
+    (pkg / "pol.py").write_text("from .util import WAIT\n\n\ndef decide(view):\n    return WAIT\n")
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO.replace("mypolicies:decide", "mypk.pol:decide"))
+    fn = ace.load_scenario(path).simulate_kwargs()["policy"].on_failure
+    assert (fn.name, fn.file) == ("mypk.pol:decide", str((pkg / "pol.py").resolve()))
+    assert fn(None) is ace.Replacement.WAIT_REPAIR
+    call = "import pickle, sys; print(int(pickle.loads(sys.stdin.buffer.read())(None)))"
+    out = subprocess.run(
+        [sys.executable, "-c", call], input=pickle.dumps(fn), capture_output=True, timeout=60
+    )
+    assert out.stdout == b"1\n", out.stderr
+    assert "mypk" not in sys.modules

@@ -169,7 +169,10 @@ trust**. A module beside the scenario file (``mypolicies.py``, or a package
 scenarios with different ``mypolicies.py`` each get their own, nothing is
 added to ``sys.path``, and the callback is named by (file, SHA-256,
 attribute) in provenance and pickles (a process that loads it again refuses
-a file that changed since). Any other module is imported as usual.
+a file that changed since). Its folder is not put on ``sys.path``: code in
+several files is a package beside the scenario (``mypolicies/__init__.py``,
+``on_failure = "mypolicies.rules:decide"``, relative imports inside). Any
+other module is imported as usual.
 
 **Failures**: without ``failures`` the scenario leaves ``simulate``'s default
 (:func:`acesim.meta_scale_model` without node-level failures, none with
