@@ -47,6 +47,7 @@ extensions = [
     "myst_parser",
     "acesim_run",
     "acesim_reexports",
+    "acesim_defined_in",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -2571,6 +2571,101 @@ def _in(c: Any, build: Any) -> Any:
         os.chdir(here)
 
 
+# =========================================================================== untrusted names
+# Provenance and pickles: a name read from a file or a dict is looked up in
+# acesim.provenance's table (VALUE_CLASSES, ENUMS) and never imported; a user
+# callable is resolved only with trust=True (issue 25, items 1 and 3).
+
+
+def _untrusted_names() -> None:
+    from acesim.provenance import check as check_names
+    from acesim.provenance import describe, rebuild, reproduce
+    from acesim.results_io import load_result, save_result
+
+    by_keywords = "acesim._pickle._rebuild_by_keywords"
+    shell = {"dict": {"args": "true", "shell": True}}
+
+    def tampered_file(c: Any, suffix: str) -> Any:
+        res = sim(replicas=1)
+        prov = dict(res.provenance)
+        prov["arguments"] = {"dict": {"jobs": {"call": "subprocess.run", "args": ["true"]}}}
+        path = c.path(f"tampered{suffix}")
+        save_result(res, path, provenance=prov)
+        return path
+
+    for label, build, expect in [
+        ("function-untrusted", lambda c: rebuild({"function": "os:system"}),
+         raises(ace.UntrustedNameError, "'os:system'")),
+        ("function-untrusted-switch", lambda c: rebuild({"function": "os:system"}),
+         raises(ace.UntrustedNameError, "trust=True")),
+        ("function-malformed", lambda c: rebuild({"function": "os.system"}, trust=True),
+         raises(ValueError, "'module:qualname'")),
+        ("call-unknown", lambda c: rebuild({"call": "subprocess.run", "args": ["true"]}),
+         raises(ace.UntrustedNameError, "'subprocess.run'")),
+        ("call-unknown-trusted", lambda c: rebuild({"call": "os.system", "args": ["true"]},
+                                                     trust=True),
+         raises(ace.UntrustedNameError, "'os.system'")),
+        ("call-acesim-function", lambda c: rebuild({"call": "acesim.load_scenario",
+                                                    "args": ["x.toml"]}),
+         raises(ace.UntrustedNameError, "'acesim.load_scenario'")),
+        ("call-compiled-policy", lambda c: rebuild({"call": "acesim.CompiledPolicy",
+                                                    "kwargs": {"address": 1}}),
+         raises(ace.UntrustedNameError, "'acesim.CompiledPolicy'")),
+        ("call-fleet-model", lambda c: rebuild({"call": "acesim.FleetModel", "kwargs": {}}),
+         raises(ace.UntrustedNameError, "'acesim.FleetModel'")),
+        ("call-scenario", lambda c: rebuild({"call": "acesim.Scenario", "kwargs": {}}),
+         raises(ace.UntrustedNameError, "'acesim.Scenario'")),
+        ("private-by-keywords-function", lambda c: rebuild(
+            {"call": by_keywords, "args": [{"function": "subprocess:run"}, shell]}),
+         raises(ace.UntrustedNameError, "'subprocess:run'")),
+        ("private-by-keywords-type", lambda c: rebuild(
+            {"call": by_keywords, "args": [{"type": "subprocess.Popen"}, shell]}),
+         raises(ace.UntrustedNameError, "'subprocess.Popen'")),
+        ("private-beside-loader", lambda c: rebuild(
+            {"call": "acesim._beside.load_beside", "args": ["/", "m", "f", "/m.py"]}),
+         raises(ace.UntrustedNameError, "'acesim._beside.load_beside'")),
+        ("type-unknown", lambda c: rebuild({"type": "subprocess.Popen"}),
+         raises(ace.UntrustedNameError, "'subprocess.Popen'")),
+        ("enum-unknown", lambda c: rebuild({"enum": "os.environ", "name": "PATH"}),
+         raises(ace.UntrustedNameError, "'os.environ'")),
+        ("enum-no-member", lambda c: rebuild({"enum": "acesim.Replacement", "name": "NOPE"}),
+         raises(ValueError, "'NOPE'")),
+        ("kwargs-unknown-parameter", lambda c: rebuild(
+            {"call": "acesim.Constant", "kwargs": {"value": 1.0, "evil": 2}}),
+         raises(ValueError, "'evil'")),
+        ("kwargs-bad-value", lambda c: rebuild({"call": "acesim.Exponential",
+                                                "kwargs": {"mean": -1.0}}),
+         raises(ValueError, "mean")),
+        ("ndarray-objects", lambda c: rebuild({"ndarray": "", "dtype": "|O", "shape": [0]}),
+         raises(ValueError, "ndarray")),
+        ("node-trace-state-keys", lambda c: rebuild(
+            {"call": "acesim.NodeTrace", "state": {"laws": [], "__dict__": 1}}),
+         raises(ValueError, "NodeTrace's state")),
+        ("trust-not-bool", lambda c: rebuild(1.0, trust="yes"), raises(TypeError, "trust")),
+        ("check-not-a-dict", lambda c: check_names([1]), raises(TypeError, "provenance")),
+        ("check-tampered", lambda c: check_names(
+            {"arguments": {"dict": {"jobs": {"enum": "os.environ", "name": "PATH"}}}}),
+         raises(ace.UntrustedNameError, "'os.environ'")),
+        ("reproduce-callback-untrusted", lambda c: reproduce(
+            {"arguments": {"dict": {"jobs": describe(J), "failures": describe(EXP),
+                                    "policy": {"call": "acesim.Policy", "kwargs": {
+                                        "on_failure": {"function": "os:system"}}}}}}),
+         raises(ace.UntrustedNameError, "'os:system'")),
+        ("load-result-tampered-npz", lambda c: load_result(
+            tampered_file(c, ".npz")), raises(ace.UntrustedNameError, "'subprocess.run'")),
+        ("load-result-tampered-json", lambda c: load_result(
+            tampered_file(c, ".json")), raises(ace.UntrustedNameError, "'subprocess.run'")),
+        ("cli-report-tampered", lambda c: cli("report", tampered_file(c, ".npz"), "-o",
+                                              c.path("r.html")),
+         raises(CliError, "'subprocess.run'")),
+        ("rebuild-described", lambda c: rebuild(describe(ace.Weibull(0.5, 10.0))),
+         accepted(law_ok(20.0, rel=1e-9))),
+        ("reproduce-own", lambda c: reproduce(sim(replicas=1).provenance),
+         accepted(sim_ok(1))),
+    ]:  # fmt: skip
+        add(f"untrusted-{label}", build, expect)
+
+
 # =========================================================================== registry
 
 _GROUPS = [
@@ -2593,6 +2688,7 @@ _GROUPS = [
     _scenarios,
     _serve_and_fleet_model,
     _results,
+    _untrusted_names,
 ]
 for _group in _GROUPS:
     _group()

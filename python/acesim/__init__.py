@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from . import _core, exports, fit, history, plot, provenance, report, workloads
 from . import _pickle as _pickle  # registers the pickle reducers
+from ._beside import _load_beside as _load_beside  # pickles name these as acesim.*
+from ._pickle import _rebuild_by_keywords as _rebuild_by_keywords
+from ._pickle import _rebuild_node_trace as _rebuild_node_trace
 from .analytic import (
     META_MTTF_1024_GPUS,
     daly_interval,

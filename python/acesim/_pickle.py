@@ -16,11 +16,20 @@ A Python ``on_failure`` callable of a policy pickles by reference (a
 module-level function) with :mod:`pickle`; a :class:`~acesim.CompiledPolicy`
 refuses to pickle (a function address means nothing in another process).
 A user subclass of a distribution must define ``__reduce__`` itself.
+
+Pickles name public objects only: the classes of :data:`VALUE_CLASSES` and
+the enums of :data:`ENUMS` report ``__module__ == "acesim"``, and the two
+rebuilding functions the reducers return are attributes of ``acesim``
+(``acesim._rebuild_by_keywords``, ``acesim._rebuild_node_trace``), so a
+pickle survives a module being moved inside the package. A callback from a
+module beside a scenario pickles as (file, SHA-256, attribute)
+(:class:`acesim._beside.BesideCallable`).
 """
 
 from __future__ import annotations
 
 import copyreg
+import enum
 import inspect
 from typing import Any
 
@@ -39,10 +48,58 @@ from .distributions import (
 )
 from .fleet import Cause, Fleet, NodeTrace
 from .job import RULE_CODES, CheckpointTier, Job, JobArray
-from .policy import Policy, Quarantine
+from .policy import Policy, Preemption, Quarantine, Replacement
 from .repair import Repair, RepairStage
+from .simulation import EventKind, FailureSource, JobStatus, NodeEventKind
 
-__all__: list[str] = []
+__all__ = ["ENUMS", "VALUE_CLASSES"]
+
+#: The value classes, by public name: the only classes a provenance dict
+#: names (:func:`acesim.provenance.rebuild` looks every name up here and
+#: imports nothing). No function, no class that holds code
+#: (:class:`~acesim.CompiledPolicy` takes a raw address) or reads or writes a
+#: file (:class:`~acesim.FleetModel`, :class:`~acesim.Scenario`).
+VALUE_CLASSES: dict[str, type] = {
+    "acesim.Constant": Constant,
+    "acesim.Exponential": Exponential,
+    "acesim.Weibull": Weibull,
+    "acesim.LogNormal": LogNormal,
+    "acesim.Gamma": Gamma,
+    "acesim.Mixture": Mixture,
+    "acesim.Empirical": Empirical,
+    "acesim.BlockBootstrap": BlockBootstrap,
+    "acesim.Replay": Replay,
+    "acesim.ScaleAware": ScaleAware,
+    "acesim.Job": Job,
+    "acesim.JobArray": JobArray,
+    "acesim.CheckpointTier": CheckpointTier,
+    "acesim.Cause": Cause,
+    "acesim.NodeTrace": NodeTrace,
+    "acesim.Fleet": Fleet,
+    "acesim.Repair": Repair,
+    "acesim.RepairStage": RepairStage,
+    "acesim.Quarantine": Quarantine,
+    "acesim.Policy": Policy,
+}
+
+#: The public enums, by public name.
+ENUMS: dict[str, type[enum.Enum]] = {
+    "acesim.Replacement": Replacement,
+    "acesim.Preemption": Preemption,
+    "acesim.EventKind": EventKind,
+    "acesim.FailureSource": FailureSource,
+    "acesim.JobStatus": JobStatus,
+    "acesim.NodeEventKind": NodeEventKind,
+}
+
+#: Where each class of the tables is defined (its ``__module__`` before it
+#: was set to ``"acesim"``): for tools that read the source (the docs build).
+DEFINED_IN: dict[type, str] = {}
+
+for _name, _cls in [*VALUE_CLASSES.items(), *ENUMS.items()]:
+    assert _name == f"acesim.{_cls.__qualname__}", _name
+    DEFINED_IN[_cls] = _cls.__module__
+    _cls.__module__ = "acesim"
 
 Reduced = tuple[Any, tuple[Any, ...]]
 
@@ -225,6 +282,79 @@ def _rebuild_node_trace(state: dict[str, Any]) -> NodeTrace:
 
 def _rebuild_by_keywords(cls: type, kwargs: dict[str, Any]) -> Any:
     return cls(**kwargs)
+
+
+# Pickles name them as attributes of acesim (where acesim/__init__.py puts them).
+_rebuild_node_trace.__module__ = "acesim"
+_rebuild_by_keywords.__module__ = "acesim"
+
+
+def constructor_form(obj: Any) -> tuple[str, str, dict[str, Any]] | None:
+    """``(public name, "kwargs" | "state", values)`` of a value object: its
+    class's name in :data:`VALUE_CLASSES` and the constructor keywords its
+    reducer passes (a :class:`~acesim.NodeTrace`: its attribute state);
+    None for anything else."""
+    cls = type(obj)
+    if VALUE_CLASSES.get(f"acesim.{cls.__qualname__}") is not cls:
+        return None
+    reduced: Any = copyreg.dispatch_table[cls](obj)
+    build, args = reduced
+    if build is _rebuild_node_trace:
+        return f"acesim.{cls.__qualname__}", "state", dict(args[0])
+    if build is _rebuild_by_keywords:
+        return f"acesim.{cls.__qualname__}", "kwargs", dict(args[1])
+    return f"acesim.{cls.__qualname__}", "kwargs", dict(zip(PARAMETERS[cls], args, strict=True))
+
+
+#: A NodeTrace's attributes (its state), each with the types it may hold.
+_TRACE_STATE = ("replica", "nodes", "exact_times", "laws", "reported", "model")
+
+
+def construct(name: str, how: str, values: dict[str, Any]) -> Any:
+    """The value object :func:`constructor_form` described, built by its
+    constructor (which validates ``values`` again); ``name`` must be in
+    :data:`VALUE_CLASSES` (the caller looked it up)."""
+    cls = VALUE_CLASSES[name]
+    if cls is NodeTrace:
+        if how != "state":
+            raise ValueError(f"provenance: {name} is rebuilt from its 'state'")
+        return _node_trace_from_state(values)
+    if how != "kwargs":
+        raise ValueError(f"provenance: {name} is rebuilt from its 'kwargs'")
+    allowed = tuple(inspect.signature(cls).parameters)
+    for key in values:
+        if key not in allowed:
+            raise ValueError(f"provenance: {name} has no parameter {key!r} (it takes {allowed})")
+    return cls(**values)
+
+
+def _node_trace_from_state(state: dict[str, Any]) -> NodeTrace:
+    """A NodeTrace from its attributes, each checked (it has no constructor
+    taking them)."""
+    if set(state) - set(_TRACE_STATE) or "laws" not in state:
+        raise ValueError(
+            f"provenance: acesim.NodeTrace's state must have the keys {_TRACE_STATE}, "
+            f"got {sorted(state)}"
+        )
+    laws, reported = state.get("laws"), state.get("reported", [])
+    for key, seq in (("laws", laws), ("reported", reported)):
+        if not isinstance(seq, list) or not all(v is None or isinstance(v, Replay) for v in seq):
+            raise ValueError(
+                f"provenance: acesim.NodeTrace's {key} must be a list of Replay or None"
+            )
+    model = state.get("model")
+    if model is not None and not isinstance(model, tuple(VALUE_CLASSES[n] for n in _LAWS)):
+        raise ValueError("provenance: acesim.NodeTrace's model must be a distribution or None")
+    for key in ("replica", "nodes"):
+        if key in state and (not isinstance(state[key], int) or isinstance(state[key], bool)):
+            raise ValueError(f"provenance: acesim.NodeTrace's {key} must be an integer")
+    if not isinstance(state.get("exact_times", True), bool):
+        raise ValueError("provenance: acesim.NodeTrace's exact_times must be a bool")
+    return _rebuild_node_trace(state)
+
+
+#: The distribution classes' names in :data:`VALUE_CLASSES`.
+_LAWS = tuple(n for n, c in VALUE_CLASSES.items() if c in PARAMETERS and c not in (Job, JobArray))
 
 
 def _by_attributes(obj: Any) -> Reduced:

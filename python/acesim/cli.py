@@ -955,7 +955,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     r = sub.add_parser(
         "run",
         help="run a scenario file (TOML) and print ETTR and where the time went",
-        description="Run a scenario file (see the acesim.scenario module for the format).",
+        description="Run a scenario file (see the acesim.scenario module for the format). "
+        "A scenario's on_failure / place name Python code (a module beside it, or any "
+        "importable one), which runs: run scenarios you trust.",
     )
     r.add_argument("scenario", help="the scenario file (.toml)")
     _add_run_options(r)

@@ -12,7 +12,13 @@ __all__ = ["NoProgressError", "ReentrantCallError", "UntrustedNameError"]
 class UntrustedNameError(ValueError):
     """A name read from a file or a dict (a results file's provenance, a
     pickled callback) would resolve user code, and the caller did not pass
-    ``trust=True``. The message names the refused name and the switch."""
+    ``trust=True``. The message names the refused name and the switch;
+    ``name`` holds it."""
+
+    def __init__(self, message: str, name: str | None = None) -> None:
+        super().__init__(message)
+        #: The refused name (None when not given).
+        self.name = name
 
 
 class NoProgressError(ValueError):

@@ -1209,23 +1209,30 @@ def _job_lanes(
     return spans, markers, runs
 
 
-def _run_fleet_and_policy(res: SimulationResult) -> tuple[Any, Any]:
+def _run_fleet_and_policy(res: SimulationResult) -> tuple[Any, Any, str | None]:
     """The fleet and policy of the run that made ``res``, from its
-    provenance (None for what it does not say or cannot rebuild)."""
+    provenance (None for what it does not say or cannot rebuild), and the
+    user callable refused when the policy names one (figures never resolve
+    user code: :func:`acesim.provenance.rebuild` without ``trust``)."""
+    from .errors import UntrustedNameError
     from .provenance import rebuild
 
     prov = res.provenance
     args = prov.get("arguments") or prov.get("fleet_model")
     if not isinstance(args, Mapping):
-        return None, None
+        return None, None, None
     fields = args.get("dict", {})
     out = []
+    refused = None
     for key in ("fleet", "policy"):
         try:
             out.append(rebuild(fields[key]) if key in fields else None)
+        except UntrustedNameError as exc:
+            out.append(None)
+            refused = refused or exc.name
         except (ValueError, ImportError, AttributeError):
             out.append(None)
-    return out[0], out[1]
+    return out[0], out[1], refused
 
 
 def fleet_timeline_data(
@@ -1262,8 +1269,9 @@ def fleet_timeline_data(
     """
     if not isinstance(res, SimulationResult):
         raise TypeError(f"res must be a SimulationResult, got {type(res).__name__}")
+    refused: str | None = None
     if quarantine is None or nodes is None:
-        run_fleet, run_policy = _run_fleet_and_policy(res)
+        run_fleet, run_policy, refused = _run_fleet_and_policy(res)
         if quarantine is None and run_policy is not None:
             quarantine = run_policy
         if nodes is None and run_fleet is not None:
@@ -1369,6 +1377,12 @@ def fleet_timeline_data(
         )
     else:
         q_note = ""
+    if refused is not None and q is None:
+        q_note += (
+            f" The run's policy was not rebuilt from the result: it names the user callable "
+            f"{refused!r}, which a figure never resolves (acesim.provenance.reproduce resolves "
+            "it with trust=True)."
+        )
     default_caption = (
         f"Replica {rep}: {n_nodes} nodes"
         + (" (those in the record)" if nodes is None else "")

@@ -54,6 +54,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .errors import UntrustedNameError
+from .provenance import check as check_names
 from .simulation import TABLES, SimulationResult
 
 __all__ = [
@@ -129,7 +131,12 @@ def load_result(path: str | os.PathLike[str]) -> SimulationResult:
         job_names=prov.get("job_names", ()) if isinstance(prov, Mapping) else (),
     )
     if isinstance(prov, Mapping):
-        # What produced it, as stored (already JSON data).
+        # What produced it, as stored (already JSON data): every name in it
+        # is in the provenance tables or names a user callable (never resolved here).
+        try:
+            check_names(prov)
+        except UntrustedNameError as exc:
+            raise UntrustedNameError(f"{os.fspath(path)}: {exc}", name=exc.name) from None
         own = {k: v for k, v in prov.items() if k not in _BASE_PROVENANCE}
         res = dataclasses.replace(res, _origin={**own, "described": True})
     return res

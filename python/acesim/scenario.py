@@ -163,9 +163,16 @@ parameters (durations where they are times):
 
 **Paths** (``csv``, ``history``, ``node_events``) are relative to the file
 that names them (the scenario, or a sweep file for its axes' values).
-``on_failure`` / ``place`` modules are imported as usual; a module that is not
-importable but lies beside the scenario file (``mypolicies.py``) is imported
-from there (its directory is appended to ``sys.path``).
+``on_failure`` / ``place`` name Python code, which runs: **run scenarios you
+trust**. A module beside the scenario file (``mypolicies.py``, or a package
+``mypolicies/``) is loaded from that file, under a name of its own: two
+scenarios with different ``mypolicies.py`` each get their own, nothing is
+added to ``sys.path``, and the callback is named by (file, SHA-256,
+attribute) in provenance and pickles (a process that loads it again refuses
+a file that changed since). Its folder is not put on ``sys.path``: code in
+several files is a package beside the scenario (``mypolicies/__init__.py``,
+``on_failure = "mypolicies.rules:decide"``, relative imports inside). Any
+other module is imported as usual.
 
 **Failures**: without ``failures`` the scenario leaves ``simulate``'s default
 (:func:`acesim.meta_scale_model` without node-level failures, none with
@@ -199,13 +206,13 @@ import itertools
 import math
 import os
 import re
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from . import _toml, workloads
+from ._beside import beside_file, load_beside
 from ._toml import KeyPath, Locator, format_path
 from ._validation import MAX_SECONDS
 from .analytic import meta_scale_model, node_rate_model
@@ -1363,30 +1370,32 @@ class _ScenarioBuilder(_Builder):
         if not sep or not module_name.strip() or not attr.strip():
             raise self.error(path, f"must be 'package.module:function', got {text!r}")
         module_name, attr = module_name.strip(), attr.strip()
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            top = module_name.split(".")[0]
-            folder = self.places.folder(path)
-            beside = (folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file()
-            if exc.name != top or not beside:
-                raise self.error(path, f"cannot import {module_name!r}: {exc}") from None
-            if str(folder) not in sys.path:
-                sys.path.append(str(folder))
+        folder = self.places.folder(path).resolve()
+        file = beside_file(folder, module_name)
+        obj: Any
+        if file is not None:
+            # Beside the scenario: loaded from its file, named by path and SHA-256.
             try:
-                module = importlib.import_module(module_name)
-            except Exception as inner:
-                raise self.error(path, f"cannot import {module_name!r}: {inner}") from None
-        except Exception as exc:
-            raise self.error(path, f"cannot import {module_name!r}: {exc}") from None
-        obj: Any = module
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
+                found = load_beside(os.fspath(folder), module_name, attr, os.fspath(file))
             except AttributeError:
                 raise self.error(path, f"{module_name!r} has no {attr!r}") from None
-        if not (callable(obj) or isinstance(obj, CompiledPolicy)):
-            raise self.error(path, f"{text!r} is not callable (got {type(obj).__name__})")
+            except Exception as exc:
+                raise self.error(path, f"cannot import {module_name!r}: {exc}") from None
+            obj = found._target if isinstance(found._target, CompiledPolicy) else found
+            target = found._target
+        else:
+            try:
+                obj = importlib.import_module(module_name)
+            except Exception as exc:
+                raise self.error(path, f"cannot import {module_name!r}: {exc}") from None
+            for part in attr.split("."):
+                try:
+                    obj = getattr(obj, part)
+                except AttributeError:
+                    raise self.error(path, f"{module_name!r} has no {attr!r}") from None
+            target = obj
+        if not (callable(target) or isinstance(target, CompiledPolicy)):
+            raise self.error(path, f"{text!r} is not callable (got {type(target).__name__})")
         return obj
 
 
