@@ -11,7 +11,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -1001,11 +1001,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     rp.add_argument("-o", "--output", default="report.html", metavar="FILE")
     rp.add_argument("--title", default=None)
     sub.add_parser("info", help="version and CUDA availability")
-    i = sub.add_parser("interval", help="Young/Daly intervals and expected ETTR (seconds)")
-    i.add_argument("checkpoint_cost", type=float)
-    i.add_argument("mtbf", type=float)
-    i.add_argument("--work", type=float, default=None)
-    i.add_argument("--restart", type=float, default=0.0)
+    i = sub.add_parser(
+        "interval",
+        help="Young/Daly intervals and expected ETTR",
+        description="Young's and Daly's checkpoint intervals, in seconds and minutes. Every "
+        "argument is a duration: seconds (90), or numbers with units (3.5min, 7.9h, 1h30min).",
+    )
+    i.add_argument(
+        "checkpoint_cost",
+        type=_duration_type("checkpoint_cost"),
+        help="the time one checkpoint costs (seconds, or with a unit: 3.5min)",
+    )
+    i.add_argument(
+        "mtbf",
+        type=_duration_type("mtbf"),
+        help="the job's mean time between failures (seconds, or with a unit: 7.9h)",
+    )
+    i.add_argument(
+        "--work",
+        type=_duration_type("--work"),
+        default=None,
+        help="the job's work, for the expected ETTR (seconds, or with a unit: 7d)",
+    )
+    i.add_argument(
+        "--restart",
+        type=_duration_type("--restart"),
+        default=0.0,
+        help="the time a restart takes (seconds, or with a unit: 5min; default 0)",
+    )
     s = sub.add_parser(
         "serve", help="drive a FleetModel over JSON lines (schedulers in any language)"
     )
@@ -1120,6 +1143,19 @@ def _one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}"
     return text or type(exc).__name__
+
+
+def _duration_type(name: str) -> Callable[[str], float]:
+    """An argument type: seconds of a duration (:func:`parse_duration`'s
+    grammar), a usage error naming ``name`` otherwise."""
+
+    def duration(text: str) -> float:
+        try:
+            return parse_duration(text, name)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return duration
 
 
 def _work_arg(text: str) -> str:

@@ -127,7 +127,8 @@ A ``[workload]`` table instead of ``[[jobs]]`` names a generator of
 
 **Durations** are numbers of seconds or strings with units
 (:func:`acesim.units.parse_duration`: ``"45s"``, ``"30min"``, ``"7.9h"``,
-``"2d"``, ``"1h30min"``); ``"inf"`` (or TOML's ``inf``) where "never" makes
+``"2d"``, ``"1h30min"``, ``"1h 30min"``; units in any case, each at most
+once, the largest first); ``"inf"`` (or TOML's ``inf``) where "never" makes
 sense (``horizon``, a rate window's ``end``, a quarantine's ``window`` and
 ``duration``).
 
@@ -226,7 +227,7 @@ from .distributions import (
 )
 from .distributions import _did_you_mean as _suggest
 from .fleet import CAUSE_SCOPES, LLAMA3_CAUSES, NODE_CLOCKS, Cause, Fleet
-from .job import INTERVAL_RULES, CheckpointTier, Job, JobArray
+from .job import INTERVAL_RULES, CheckpointTier, Job, JobArray, interval_rule
 from .policy import BACKFILLS, Policy, Preemption, Quarantine, Replacement
 from .regimes import gang
 from .repair import Repair, RepairStage
@@ -1068,8 +1069,9 @@ class _ScenarioBuilder(_Builder):
         return made, label, law
 
     def _interval(self, path: KeyPath, value: Any) -> float | str:
-        if isinstance(value, str) and value.strip().lower() in INTERVAL_RULES:
-            return value.strip().lower()
+        rule = interval_rule(value) if isinstance(value, str) else None
+        if rule is not None:
+            return rule
         try:
             return self.duration(path, value)
         except ScenarioError as exc:

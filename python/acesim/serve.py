@@ -55,7 +55,7 @@ from .distributions import (
 )
 from .fleet import LLAMA3_CAUSES, Cause, Fleet, NodeTrace
 from .fleet_model import EVENT_KINDS, Event, FleetModel
-from .job import INTERVAL_RULES, CheckpointTier, Job
+from .job import INTERVAL_RULES, CheckpointTier, Job, interval_rule
 from .policy import Policy, Quarantine
 from .repair import Repair, RepairStage
 from .simulation import SimulationResult
@@ -567,15 +567,15 @@ def _policy(value: Any, path: str) -> Policy:
 
 
 def _interval(value: Any, path: str) -> float | str:
-    if isinstance(value, str) and value in INTERVAL_RULES:
-        return value
+    rule = interval_rule(value) if isinstance(value, str) else None
+    if rule is not None:
+        return rule
     if isinstance(value, str):
         try:
             return parse_duration(value, path)
-        except ValueError:
-            raise _value_error(
-                path,
-                f"must be a duration or one of {', '.join(INTERVAL_RULES)}, got {value!r}",
+        except ValueError as exc:
+            raise ProtocolError(
+                "ValueError", f"{exc}; or one of {', '.join(INTERVAL_RULES)} (any case)", path
             ) from None
     return _duration(value, path)
 
