@@ -208,7 +208,7 @@ from typing import Any, TypeVar
 
 from . import _toml, workloads
 from ._toml import KeyPath, Locator, format_path
-from ._validation import MAX_SECONDS
+from ._validation import MAX_SECONDS, NO_SUCH_FILE, input_file_problem
 from .analytic import meta_scale_model, node_rate_model
 from .compiled import CompiledPolicy
 from .distributions import (
@@ -543,8 +543,11 @@ def read_history_file(path: str | os.PathLike[str]) -> Any:
     from . import history
 
     file = Path(path)
-    if not file.is_file():
+    problem = input_file_problem(file)
+    if problem == NO_SUCH_FILE:
         raise ValueError(f"file: {os.fspath(path)} does not exist")
+    if problem is not None:
+        raise ValueError(f"file: {os.fspath(path)} {problem}, not a history file")
     for name, (filename, _) in history.SHARED_DATA.items():
         if file.name == filename:
             return history.read_shared(name, file.parent)
@@ -577,8 +580,11 @@ class _Builder(_Checks):
         text = self.string(path, value)
         folder = self.places.folder(path)
         resolved = (folder / Path(text).expanduser()).resolve()
-        if not resolved.is_file():
+        problem = input_file_problem(resolved)
+        if problem == NO_SUCH_FILE:
             raise self.error(path, f"no such file: {resolved}")
+        if problem is not None:
+            raise self.error(path, f"{resolved} {problem}, not a file")
         self.paths[path] = resolved
         return resolved
 
@@ -1728,6 +1734,9 @@ class Scenario:
 
 
 def _read_text(path: Path, what: str) -> str:
+    problem = input_file_problem(path)
+    if problem is not None and problem != NO_SUCH_FILE:
+        raise ScenarioError(f"{problem}, not a {what} file", file=os.fspath(path))
     try:
         # utf-8-sig: a byte-order mark (as some editors save) is not text
         return path.read_text(encoding="utf-8-sig")
@@ -2027,8 +2036,11 @@ def load_sweep(path: str | os.PathLike[str]) -> ScenarioGrid:
     base_value = doc["base"]
     if isinstance(base_value, str):
         base_file = (root.folder / base_value).resolve()
-        if not base_file.is_file():
+        problem = input_file_problem(base_file)
+        if problem == NO_SUCH_FILE:
             raise checks.error(("base",), f"no such file: {base_file}")
+        if problem is not None:
+            raise checks.error(("base",), f"{base_file} {problem}, not a scenario file")
         base = load_scenario(base_file)
     elif isinstance(base_value, dict):
         base = Scenario._make(base_value, _Places(_source(file, locator, ("base",))), file)
