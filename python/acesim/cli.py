@@ -1128,7 +1128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
-    except (ValueError, TypeError, ImportError, OSError) as exc:
+    except (ValueError, TypeError, ImportError, OSError, RuntimeError) as exc:
+        # RuntimeError: the core's refusals of a run (max_events passed, a
+        # clock past 1e13 s), a message for the user rather than a traceback.
         print(f"acesim: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -1751,6 +1751,8 @@ def _read_text(path: Path, what: str) -> str:
 
 
 _TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+#: tomllib's messages for a key or table defined twice (they do not name it).
+_TOML_TWICE = re.compile(r"Cannot (overwrite a value|declare .* twice)")
 
 
 def _parse(path: Path, what: str) -> tuple[dict[str, Any], Locator]:
@@ -1763,7 +1765,11 @@ def _parse(path: Path, what: str) -> tuple[dict[str, Any], Locator]:
         line = None
         if m is not None:
             line = int(m.group(1))
-            message = f"{message[: m.start()]} (column {m.group(2)})"
+            message = message[: m.start()]
+            key = Locator(text).declared.get(line) if _TOML_TWICE.match(message) else None
+            if key is not None:  # tomllib does not say which
+                message = f"{format_path(key)} is defined twice (a key or table is given once)"
+            message = f"{message} (column {m.group(2)})"
         raise ScenarioError(f"invalid TOML: {message}", file=os.fspath(path), line=line) from None
     return doc, Locator(text)
 
