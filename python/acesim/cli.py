@@ -347,7 +347,7 @@ def _plot(path: str, res: Any, sweep: list[tuple[float, float]], best: object) -
     assert isinstance(best, OptimalInterval)
     fig = demo_figure(res, sweep, best, chosen=HOUR)
     fig.savefig(path, dpi=110)
-    print(f"figure written to {path}")
+    print(f"figure written to {shown(path)}")
 
 
 def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
@@ -364,7 +364,7 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
         names = [str(p) for p in paths]
     results = {name: load_result(p) for name, p in zip(names, paths, strict=True)}
     out = write_report(results[names[0]] if len(results) == 1 else results, output, title=title)
-    print(f"report written to {out}")
+    print(f"report written to {shown(out)}")
     return 0
 
 
@@ -402,8 +402,8 @@ def run_fit(
     if not hasattr(h, "fit"):
         raise ValueError(f"file: {path} is a summary, not a history of failures")
     fit = h.fit(by=by, cause=cause) if cause is not None else h.fit(by=by)
-    print(f"acesim {__version__} fit: {path}")
-    print(fit.table())
+    print(f"acesim {__version__} fit: {shown(path)}")
+    print(shown(fit.table(), lines=True))
     measured = getattr(h, "measured", None)
     if measured is not None and getattr(h, "runs", None) is not None and len(h.runs):
         m = measured()
@@ -422,7 +422,7 @@ def run_fit(
             f"Back-test: the recorded schedule with the best fit's failures, "
             f"{bt.replicas} replicas, seed {seed} (GPU-hours; counts):"
         )
-        print(bt.markdown())
+        print(shown(bt.markdown(), lines=True))
         missed = [str(r["bucket"]) for r in bt.table if not r["covered"]]
         print(
             f"outside the {pct}% interval: {', '.join(missed)}"
@@ -432,7 +432,9 @@ def run_fit(
     if scenario is not None:
         write_fitted_scenario(h, path, scenario, by=by, family=family, job=job)
         print()
-        print(f"fitted model written to {scenario}" + ("" if job else " (no jobs: add them)"))
+        print(
+            f"fitted model written to {shown(scenario)}" + ("" if job else " (no jobs: add them)")
+        )
     return 0
 
 
@@ -611,8 +613,8 @@ def print_result(
     replicas = max(res.replicas, 1)
     print(f"ETTR {value:.4f}  {pct} CI {_ci_text(low, high)}")
     print(f"{indent}{'bucket':<15}{'share':>8}{'GPU-h/replica':>16}")
-    shown = [b for b in RESULT_BUCKETS if b != "narrow" or summary[b] > 0]
-    for bucket in shown:
+    listed = [b for b in RESULT_BUCKETS if b != "narrow" or summary[b] > 0]
+    for bucket in listed:
         hours = float(np.sum(g * jobs[bucket])) / HOUR / replicas
         print(f"{indent}{bucket:<15}{summary[bucket]:8.2%}{hours:16,.2f}")
     wall = float(np.sum(g * jobs["wall"])) / HOUR / replicas
@@ -621,7 +623,7 @@ def print_result(
         f"failures/replica {summary['failures_per_replica']:.2f}; GPU-hours lost/replica "
         f"{summary['gpu_hours_lost_per_replica']:,.2f}; completed {summary['completed']:.1%}"
     )
-    groups = _groups(scenario, res)
+    groups = [(shown(label), members) for label, members in _groups(scenario, res)]
     if len(groups) < 2:
         return
     width = max(12, *(len(label) for label, _ in groups)) + 2
@@ -651,8 +653,25 @@ def _provenance(scenario: Scenario, res: SimulationResult) -> dict[str, Any]:
 
 
 def _label(scenario: Scenario, path: str) -> str:
-    name = f" ({scenario.name})" if scenario.name else ""
-    return f"{path}{name}"
+    name = f" ({shown(scenario.name)})" if scenario.name else ""
+    return f"{shown(path)}{name}"
+
+
+def shown(text: object, *, lines: bool = False) -> str:
+    """``text`` as every printout of the command line shows a name it did
+    not choose (a scenario, job, axis or cause name, a description, a path,
+    a table of them): its control and format characters (an escape
+    sequence, a carriage return, a bidi override) written as Python escapes
+    (``\\x1b``), so that they cannot act on the terminal. ``lines``: line
+    breaks are kept (a table of several lines)."""
+    out = str(text)
+    if out.isprintable():
+        return out
+    keep = "\n" if lines else ""
+    return "".join(
+        c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii")
+        for c in out
+    )
 
 
 def run_run(args: argparse.Namespace) -> int:
@@ -667,7 +686,7 @@ def run_run(args: argparse.Namespace) -> int:
     horizon = scenario.simulate_kwargs().get("horizon", math.inf)
     print(f"acesim {__version__} run: {_label(scenario, args.scenario)}")
     if scenario.description:
-        print(scenario.description)
+        print(shown(scenario.description, lines=True))
     print(
         f"{n_jobs} job{'s' if n_jobs != 1 else ''}, {res.replicas} replicas, seed {res.seed}, "
         f"horizon {'none' if math.isinf(horizon) else f'{horizon / DAY:g} d'}"
@@ -677,7 +696,7 @@ def run_run(args: argparse.Namespace) -> int:
     if args.out is not None:
         files = save_result(res, args.out, provenance=_provenance(scenario, res))
         more = f" (and {len(files) - 1} more files beside it)" if len(files) > 1 else ""
-        print(f"\nresults written to {args.out}{more}")
+        print(f"\nresults written to {shown(args.out)}{more}")
     return 0
 
 
@@ -702,14 +721,14 @@ def _check_out(path: str) -> None:
 def _cell(value: Any) -> str:
     """An axis value as the sweep table shows it."""
     if isinstance(value, str):
-        return value
+        return shown(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return f"{value:g}"
     from ._toml import _inline
 
-    return _inline(value, "value")
+    return shown(_inline(value, "value"))
 
 
 def _axis_column(values: list[Any]) -> npt.NDArray[Any]:
@@ -794,8 +813,8 @@ def run_sweep(args: argparse.Namespace) -> int:
         else _label(grid.base, str(grid.spec.get("base")))
     )
     print(
-        f"acesim {__version__} sweep: {args.sweep}"
-        + (f" ({grid.name})" if grid.name else "")
+        f"acesim {__version__} sweep: {shown(args.sweep)}"
+        + (f" ({shown(grid.name)})" if grid.name else "")
         + f", {len(grid.points)} points, base {base}"
     )
     replicas = {p.scenario.replicas for p in grid.points}
@@ -810,9 +829,10 @@ def run_sweep(args: argparse.Namespace) -> int:
     )
     print()
     widths = [
-        max(len(axis), *(len(_cell(p.values[axis])) for p in grid.points)) for axis in grid.axes
+        max(len(shown(axis)), *(len(_cell(p.values[axis])) for p in grid.points))
+        for axis in grid.axes
     ]
-    head = "".join(f"{axis:<{w + 2}}" for axis, w in zip(grid.axes, widths, strict=True))
+    head = "".join(f"{shown(axis):<{w + 2}}" for axis, w in zip(grid.axes, widths, strict=True))
     print(f"{'#':>4}  {head}{'ETTR':>8}  {pct + ' CI':<18}{'failures/rep':>13}{'completed':>11}")
     rows = []
     for k, (point, item) in enumerate(zip(grid.points, results, strict=True)):
@@ -1144,7 +1164,7 @@ def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}"
-    return text or type(exc).__name__
+    return shown(text) or type(exc).__name__
 
 
 def _duration_type(name: str) -> Callable[[str], float]:
