@@ -522,16 +522,6 @@ def show_progress(no_progress: bool = False) -> bool:
     return bool(isatty is not None and isatty())
 
 
-def _duration_arg(text: str) -> float:
-    """``--horizon``: a duration (``30d``) or ``inf``."""
-    if text.strip().lower() in ("inf", "infinity", "never", "none"):
-        return math.inf
-    try:
-        return parse_duration(text, "--horizon")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The [run] values the command line sets (``run.replicas``, ...)."""
     out: dict[str, Any] = {}
@@ -937,7 +927,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="override [run].seed")
     p.add_argument("--threads", type=int, default=None, help="override [run].threads")
     p.add_argument(
-        "--horizon", type=_duration_arg, default=None, help="override [run].horizon (30d, inf)"
+        "--horizon",
+        type=_duration_type("--horizon", infinite=True),
+        default=None,
+        help="override [run].horizon (30d, inf)",
     )
     p.add_argument("--ci", type=_level_arg, default=0.95, help="confidence level (default 0.95)")
     p.add_argument(
@@ -1034,8 +1027,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     i.add_argument(
         "mtbf",
-        type=_duration_type("mtbf"),
-        help="the job's mean time between failures (seconds, or with a unit: 7.9h)",
+        type=_duration_type("mtbf", infinite=True),
+        help="the job's mean time between failures (seconds, or with a unit: 7.9h; inf)",
     )
     i.add_argument(
         "--work",
@@ -1167,11 +1160,14 @@ def _one_line(exc: BaseException) -> str:
     return shown(text) or type(exc).__name__
 
 
-def _duration_type(name: str) -> Callable[[str], float]:
+def _duration_type(name: str, *, infinite: bool = False) -> Callable[[str], float]:
     """An argument type: seconds of a duration (:func:`parse_duration`'s
-    grammar), a usage error naming ``name`` otherwise."""
+    grammar; with ``infinite``, also ``inf``), a usage error naming ``name``
+    otherwise."""
 
     def duration(text: str) -> float:
+        if infinite and text.strip().lower() in ("inf", "infinity", "never", "none"):
+            return math.inf
         try:
             return parse_duration(text, name)
         except ValueError as exc:
