@@ -2578,6 +2578,20 @@ def _meaning() -> None:
 
         return build
 
+    def stdio(data: bytes) -> Any:
+        """The replies of ``python -m acesim serve --stdio`` to ``data`` on its stdin."""
+        import subprocess
+        import sys
+
+        proc = subprocess.run(
+            [sys.executable, "-m", "acesim", "serve", "--stdio"],
+            input=data,
+            capture_output=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return [json.loads(x) for x in proc.stdout.splitlines()]
+
     def results_csv(c: Any) -> str:
         res = ace.simulate(J, EXP, replicas=2, seed=1, threads=1)
         path = c.path("r.csv")
@@ -2747,6 +2761,11 @@ def _meaning() -> None:
             + b"x" * (MAX_LINE_BYTES - 38) + b'"}\n'),
          accepted(check(lambda rs: len(rs) == 1 and rs[0]["id"] == 1
                         and rs[0]["error"]["field"] == "pad"))),
+        ("serve-stdio-over-limit", lambda c: stdio(
+            b'{"id": 1, "pad": "' + b"x" * (MAX_LINE_BYTES + 1) + b'"}\n'
+            + b'{"id": 2, "type": "now"}\n'),
+         accepted(check(lambda rs: [r["id"] for r in rs] == [None, 2]
+                        and rs[0]["error"]["type"] == "ParseError"))),
         ("serve-line-over-limit-at-end", lines(b"[" * (MAX_LINE_BYTES + 5)),
          accepted(check(lambda rs: len(rs) == 1 and rs[0]["error"]["type"] == "ParseError"))),
         # --- names printed escaped
