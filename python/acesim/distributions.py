@@ -951,8 +951,10 @@ def _read_csv_column(
         values: list[float] = []
         for row in reader:
             line_no = reader.line_num
-            if len(row) <= 1 and not "".join(row).strip():
-                continue  # a blank line
+            if not row:  # a blank line: no value
+                if skip_missing or filters:
+                    continue
+                raise ValueError(f"column {column!r}: empty cell on line {line_no}")
             if len(row) != len(header):
                 raise ValueError(
                     f"path: {os.fspath(path)!r}: line {line_no} has {len(row)} cells, "
