@@ -510,7 +510,7 @@ GOOD = "1|COMPLETED|2024-01-01T00:00:00|2024-01-01T00:00:00|2024-01-01T01:00:00|
         (b"JobID|State\n\xff\xfe\n", 2, None, "UTF-8"),
         ("1|COMPLETED|2024-01-01T00:00:00|2024-01-01T01:00:00\n", 1, "JobID", "header"),
         ("JobID|State|Start\n1|COMPLETED|2024-01-01T00:00:00\n", 1, "End", "missing"),
-        ("JobID|JobID|State|Start|End\n", 1, None, "twice"),
+        ("JobID|JobID|State|Start|End\n", 1, "JobID", "twice"),
         (SACCT_HEADER + "1|COMPLETED|2024-01-01\n", 2, None, "fields"),
         (SACCT_HEADER + GOOD.replace("COMPLETED", "EXPLODED"), 2, "State", "unknown job state"),
         (

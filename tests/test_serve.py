@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 from acesim import serve
 from acesim.fleet_model import EVENT_KINDS
-from acesim.units import parse_duration
+from acesim.units import DURATION_PATTERN, parse_duration
 from embedding_scheduler import (
     DAY,
     HOUR,
@@ -179,7 +179,8 @@ def test_the_schema_names_what_the_server_knows() -> None:
     "text",
     ["30min", "7.9h", "2d", "1h30min", "90", "90 s", " 1.5 h ", "1e3s", ".5d", "2w", "3ms",
      "1H", "30 mins!", "", "abc", "-5min", "5 parsecs", "1h 2", "1h30", "inf", "NaN", "3 3",
-     "30min\n", "٣h"],
+     "30min\n", "٣h", "6H", "1h 30min", "1h 1h", "30min 1h", "1m 30min", "1 Hour 30 MIN",
+     "young", "2w1d", "1ms5s"],
 )  # fmt: skip
 def test_the_duration_pattern_is_what_the_server_parses(text: str) -> None:
     pattern = SCHEMA["$defs"]["duration"]["anyOf"][1]["pattern"]
@@ -192,13 +193,32 @@ def test_the_duration_pattern_is_what_the_server_parses(text: str) -> None:
     assert parsed == matched, text
 
 
+def test_the_duration_pattern_is_the_parsers_own() -> None:
+    """One grammar: the schema's pattern is the regular expression the parser uses."""
+    assert SCHEMA["$defs"]["duration"]["anyOf"][1]["pattern"] == DURATION_PATTERN
+
+
+def test_durations_in_any_case_each_unit_once_largest_first() -> None:
+    """6H = 6 * 3600; 1h 30min = 3600 + 1800; "30min 1h" and "1h 1h" are refused
+    with the rule; "young" is an interval rule, not a duration."""
+    assert parse_duration("6H") == 21600.0
+    assert parse_duration("1h 30min") == parse_duration("1h30min") == 5400.0
+    assert parse_duration("1 Hour 30 MIN") == 5400.0
+    for bad in ("30min 1h", "1h 1h", "1m 30min"):
+        with pytest.raises(ValueError, match="each unit at most once and the largest first"):
+            parse_duration(bad, "work")
+    for rule in ("young", "DALY", " Young "):
+        with pytest.raises(ValueError, match="is an interval rule"):
+            parse_duration(rule, "work")
+
+
 def test_durations_with_units() -> None:
     assert parse_duration("1h30min") == 5400.0
     assert parse_duration("7.9h") == pytest.approx(7.9 * HOUR)
     assert parse_duration("30min") == 30 * MINUTE
     assert parse_duration("2d") == 2 * DAY
     assert parse_duration(" 90 s ") == parse_duration("90") == parse_duration(90) == 90.0
-    for bad in ("", "2 days ago", "-1h", "1H", "1h30", "inf"):
+    for bad in ("", "2 days ago", "-1h", "1h30", "inf", "1h 1h", "30min 1h", "young", "DALY"):
         with pytest.raises(ValueError, match="work must be"):
             parse_duration(bad, "work")
     with pytest.raises(TypeError):

@@ -201,7 +201,7 @@ def _cases() -> list[Any]:
         *NUMBER_BAD,
         ("weekly", ValueError),
         ("", ValueError),
-        ("young ", ValueError),
+        ("young daly", ValueError),  # (" young " is the rule: blanks around are ignored)
         (b"young", TypeError),
     ]:
         e = ValueError if isinstance(v, str) else e  # a string is an unknown rule

@@ -38,8 +38,14 @@ _BARE = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def loads(text: str) -> dict[str, Any]:
-    """The document in ``text`` (``tomllib.loads``)."""
-    return tomllib.loads(text)
+    """The document in ``text`` (``tomllib.loads``); a TOMLDecodeError, not
+    a RecursionError, for arrays or inline tables nested too deeply for it."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise TOMLDecodeError(
+            "arrays or inline tables nested too deeply (a scenario needs a few levels)"
+        ) from None
 
 
 def format_path(path: Sequence[str | int]) -> str:
@@ -77,9 +83,11 @@ class Locator:
         self._line = 1
         self.lines: dict[KeyPath, int] = {}
         self._arrays: dict[KeyPath, int] = {}
+        #: The first key path each line declares (a key, or a table header).
+        self.declared: dict[int, KeyPath] = {}
         try:
             self._document()
-        except (IndexError, ValueError):
+        except (IndexError, ValueError, RecursionError):
             pass
 
     def line(self, path: Sequence[str | int]) -> int | None:
@@ -128,6 +136,7 @@ class Locator:
                 self._advance(2 if array else 1)
                 table = self._resolve(keys, array)
                 self.lines.setdefault(table, line)
+                self.declared.setdefault(line, table)
             else:
                 keys = self._key()
                 self._skip_blank(newlines=False)
@@ -137,6 +146,7 @@ class Locator:
                 self._skip_blank(newlines=False)
                 path = table + keys
                 self.lines.setdefault(path, line)
+                self.declared.setdefault(line, path)
                 self._value(path)
 
     def _resolve(self, keys: KeyPath, array: bool) -> KeyPath:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import stat
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
@@ -77,6 +79,53 @@ def check_seconds(name: str, arr: npt.NDArray[Any]) -> None:
     """Every element of a (finite) array of times at most :data:`MAX_SECONDS`."""
     if arr.size and float(np.max(arr)) > MAX_SECONDS:
         raise ValueError(f"{name} must be at most {MAX_SECONDS:g} s (about 31,700 years)")
+
+
+def repeated_column(header: Sequence[str]) -> str | None:
+    """The first column name that a CSV header holds twice, else None: every
+    CSV reader refuses such a file, naming the column (which of the two a
+    value would come from is a guess)."""
+    seen: set[str] = set()
+    for name in header:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
+
+
+#: What :func:`input_file_problem` says of a path that names nothing.
+NO_SUCH_FILE = "no such file"
+
+
+def input_file_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path`` cannot be read as an input file (:data:`NO_SUCH_FILE`,
+    ``"is a directory"``, ``"is a FIFO (named pipe)"``, ...), else None: every reader
+    of a named file asks this before it opens it, so that a directory, a
+    FIFO or a device (``/dev/zero``) is named as what it is, never read (a
+    FIFO would block, ``/dev/zero`` would fill memory) and never reported as
+    missing."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return NO_SUCH_FILE
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if stat.S_ISREG(mode):
+        return None
+    kind = (
+        "a FIFO (named pipe)"
+        if stat.S_ISFIFO(mode)
+        else "a character device"
+        if stat.S_ISCHR(mode)
+        else "a block device"
+        if stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a special file"
+    )
+    return f"is {kind}"
 
 
 def boolean(name: str, value: Any) -> bool:

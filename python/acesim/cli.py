@@ -11,7 +11,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -347,7 +347,7 @@ def _plot(path: str, res: Any, sweep: list[tuple[float, float]], best: object) -
     assert isinstance(best, OptimalInterval)
     fig = demo_figure(res, sweep, best, chosen=HOUR)
     fig.savefig(path, dpi=110)
-    print(f"figure written to {path}")
+    print(f"figure written to {shown(path)}")
 
 
 def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
@@ -364,7 +364,7 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
         names = [str(p) for p in paths]
     results = {name: load_result(p) for name, p in zip(names, paths, strict=True)}
     out = write_report(results[names[0]] if len(results) == 1 else results, output, title=title)
-    print(f"report written to {out}")
+    print(f"report written to {shown(out)}")
     return 0
 
 
@@ -402,8 +402,8 @@ def run_fit(
     if not hasattr(h, "fit"):
         raise ValueError(f"file: {path} is a summary, not a history of failures")
     fit = h.fit(by=by, cause=cause) if cause is not None else h.fit(by=by)
-    print(f"acesim {__version__} fit: {path}")
-    print(fit.table())
+    print(f"acesim {__version__} fit: {shown(path)}")
+    print(shown(fit.table(), lines=True))
     measured = getattr(h, "measured", None)
     if measured is not None and getattr(h, "runs", None) is not None and len(h.runs):
         m = measured()
@@ -422,7 +422,7 @@ def run_fit(
             f"Back-test: the recorded schedule with the best fit's failures, "
             f"{bt.replicas} replicas, seed {seed} (GPU-hours; counts):"
         )
-        print(bt.markdown())
+        print(shown(bt.markdown(), lines=True))
         missed = [str(r["bucket"]) for r in bt.table if not r["covered"]]
         print(
             f"outside the {pct}% interval: {', '.join(missed)}"
@@ -432,7 +432,9 @@ def run_fit(
     if scenario is not None:
         write_fitted_scenario(h, path, scenario, by=by, family=family, job=job)
         print()
-        print(f"fitted model written to {scenario}" + ("" if job else " (no jobs: add them)"))
+        print(
+            f"fitted model written to {shown(scenario)}" + ("" if job else " (no jobs: add them)")
+        )
     return 0
 
 
@@ -520,16 +522,6 @@ def show_progress(no_progress: bool = False) -> bool:
     return bool(isatty is not None and isatty())
 
 
-def _duration_arg(text: str) -> float:
-    """``--horizon``: a duration (``30d``) or ``inf``."""
-    if text.strip().lower() in ("inf", "infinity", "never", "none"):
-        return math.inf
-    try:
-        return parse_duration(text, "--horizon")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     """The [run] values the command line sets (``run.replicas``, ...)."""
     out: dict[str, Any] = {}
@@ -611,8 +603,8 @@ def print_result(
     replicas = max(res.replicas, 1)
     print(f"ETTR {value:.4f}  {pct} CI {_ci_text(low, high)}")
     print(f"{indent}{'bucket':<15}{'share':>8}{'GPU-h/replica':>16}")
-    shown = [b for b in RESULT_BUCKETS if b != "narrow" or summary[b] > 0]
-    for bucket in shown:
+    listed = [b for b in RESULT_BUCKETS if b != "narrow" or summary[b] > 0]
+    for bucket in listed:
         hours = float(np.sum(g * jobs[bucket])) / HOUR / replicas
         print(f"{indent}{bucket:<15}{summary[bucket]:8.2%}{hours:16,.2f}")
     wall = float(np.sum(g * jobs["wall"])) / HOUR / replicas
@@ -621,7 +613,7 @@ def print_result(
         f"failures/replica {summary['failures_per_replica']:.2f}; GPU-hours lost/replica "
         f"{summary['gpu_hours_lost_per_replica']:,.2f}; completed {summary['completed']:.1%}"
     )
-    groups = _groups(scenario, res)
+    groups = [(shown(label), members) for label, members in _groups(scenario, res)]
     if len(groups) < 2:
         return
     width = max(12, *(len(label) for label, _ in groups)) + 2
@@ -651,8 +643,25 @@ def _provenance(scenario: Scenario, res: SimulationResult) -> dict[str, Any]:
 
 
 def _label(scenario: Scenario, path: str) -> str:
-    name = f" ({scenario.name})" if scenario.name else ""
-    return f"{path}{name}"
+    name = f" ({shown(scenario.name)})" if scenario.name else ""
+    return f"{shown(path)}{name}"
+
+
+def shown(text: object, *, lines: bool = False) -> str:
+    """``text`` as every printout of the command line shows a name it did
+    not choose (a scenario, job, axis or cause name, a description, a path,
+    a table of them): its control and format characters (an escape
+    sequence, a carriage return, a bidi override) written as Python escapes
+    (``\\x1b``), so that they cannot act on the terminal. ``lines``: line
+    breaks are kept (a table of several lines)."""
+    out = str(text)
+    if out.isprintable():
+        return out
+    keep = "\n" if lines else ""
+    return "".join(
+        c if c.isprintable() or c in keep else c.encode("unicode_escape").decode("ascii")
+        for c in out
+    )
 
 
 def run_run(args: argparse.Namespace) -> int:
@@ -667,7 +676,7 @@ def run_run(args: argparse.Namespace) -> int:
     horizon = scenario.simulate_kwargs().get("horizon", math.inf)
     print(f"acesim {__version__} run: {_label(scenario, args.scenario)}")
     if scenario.description:
-        print(scenario.description)
+        print(shown(scenario.description, lines=True))
     print(
         f"{n_jobs} job{'s' if n_jobs != 1 else ''}, {res.replicas} replicas, seed {res.seed}, "
         f"horizon {'none' if math.isinf(horizon) else f'{horizon / DAY:g} d'}"
@@ -677,7 +686,7 @@ def run_run(args: argparse.Namespace) -> int:
     if args.out is not None:
         files = save_result(res, args.out, provenance=_provenance(scenario, res))
         more = f" (and {len(files) - 1} more files beside it)" if len(files) > 1 else ""
-        print(f"\nresults written to {args.out}{more}")
+        print(f"\nresults written to {shown(args.out)}{more}")
     return 0
 
 
@@ -702,14 +711,14 @@ def _check_out(path: str) -> None:
 def _cell(value: Any) -> str:
     """An axis value as the sweep table shows it."""
     if isinstance(value, str):
-        return value
+        return shown(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return f"{value:g}"
     from ._toml import _inline
 
-    return _inline(value, "value")
+    return shown(_inline(value, "value"))
 
 
 def _axis_column(values: list[Any]) -> npt.NDArray[Any]:
@@ -794,8 +803,8 @@ def run_sweep(args: argparse.Namespace) -> int:
         else _label(grid.base, str(grid.spec.get("base")))
     )
     print(
-        f"acesim {__version__} sweep: {args.sweep}"
-        + (f" ({grid.name})" if grid.name else "")
+        f"acesim {__version__} sweep: {shown(args.sweep)}"
+        + (f" ({shown(grid.name)})" if grid.name else "")
         + f", {len(grid.points)} points, base {base}"
     )
     replicas = {p.scenario.replicas for p in grid.points}
@@ -810,9 +819,10 @@ def run_sweep(args: argparse.Namespace) -> int:
     )
     print()
     widths = [
-        max(len(axis), *(len(_cell(p.values[axis])) for p in grid.points)) for axis in grid.axes
+        max(len(shown(axis)), *(len(_cell(p.values[axis])) for p in grid.points))
+        for axis in grid.axes
     ]
-    head = "".join(f"{axis:<{w + 2}}" for axis, w in zip(grid.axes, widths, strict=True))
+    head = "".join(f"{shown(axis):<{w + 2}}" for axis, w in zip(grid.axes, widths, strict=True))
     print(f"{'#':>4}  {head}{'ETTR':>8}  {pct + ' CI':<18}{'failures/rep':>13}{'completed':>11}")
     rows = []
     for k, (point, item) in enumerate(zip(grid.points, results, strict=True)):
@@ -917,7 +927,10 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="override [run].seed")
     p.add_argument("--threads", type=int, default=None, help="override [run].threads")
     p.add_argument(
-        "--horizon", type=_duration_arg, default=None, help="override [run].horizon (30d, inf)"
+        "--horizon",
+        type=_duration_type("--horizon", infinite=True),
+        default=None,
+        help="override [run].horizon (30d, inf)",
     )
     p.add_argument("--ci", type=_level_arg, default=0.95, help="confidence level (default 0.95)")
     p.add_argument(
@@ -1003,11 +1016,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     rp.add_argument("-o", "--output", default="report.html", metavar="FILE")
     rp.add_argument("--title", default=None)
     sub.add_parser("info", help="version and CUDA availability")
-    i = sub.add_parser("interval", help="Young/Daly intervals and expected ETTR (seconds)")
-    i.add_argument("checkpoint_cost", type=float)
-    i.add_argument("mtbf", type=float)
-    i.add_argument("--work", type=float, default=None)
-    i.add_argument("--restart", type=float, default=0.0)
+    i = sub.add_parser(
+        "interval",
+        help="Young/Daly intervals and expected ETTR",
+        description="Young's and Daly's checkpoint intervals, in seconds and minutes. Every "
+        "argument is a duration: seconds (90), or numbers with units (3.5min, 7.9h, 1h30min).",
+    )
+    i.add_argument(
+        "checkpoint_cost",
+        type=_duration_type("checkpoint_cost"),
+        help="the time one checkpoint costs (seconds, or with a unit: 3.5min)",
+    )
+    i.add_argument(
+        "mtbf",
+        type=_duration_type("mtbf", infinite=True),
+        help="the job's mean time between failures (seconds, or with a unit: 7.9h; inf)",
+    )
+    i.add_argument(
+        "--work",
+        type=_duration_type("--work"),
+        default=None,
+        help="the job's work, for the expected ETTR (seconds, or with a unit: 7d)",
+    )
+    i.add_argument(
+        "--restart",
+        type=_duration_type("--restart"),
+        default=0.0,
+        help="the time a restart takes (seconds, or with a unit: 5min; default 0)",
+    )
     s = sub.add_parser(
         "serve", help="drive a FleetModel over JSON lines (schedulers in any language)"
     )
@@ -1107,7 +1143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
-    except (ValueError, TypeError, ImportError, OSError) as exc:
+    except (ValueError, TypeError, ImportError, OSError, RuntimeError) as exc:
+        # RuntimeError: the core's refusals of a run (max_events passed, a
+        # clock past 1e13 s), a message for the user rather than a traceback.
         print(f"acesim: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -1121,7 +1159,23 @@ def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         text = f"{exc.filename}: {exc.strerror}"
-    return text or type(exc).__name__
+    return shown(text) or type(exc).__name__
+
+
+def _duration_type(name: str, *, infinite: bool = False) -> Callable[[str], float]:
+    """An argument type: seconds of a duration (:func:`parse_duration`'s
+    grammar; with ``infinite``, also ``inf``), a usage error naming ``name``
+    otherwise."""
+
+    def duration(text: str) -> float:
+        if infinite and text.strip().lower() in ("inf", "infinity", "never", "none"):
+            return math.inf
+        try:
+            return parse_duration(text, name)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return duration
 
 
 def _work_arg(text: str) -> str:

@@ -39,14 +39,17 @@ import numpy.typing as npt
 
 from . import _core, _special
 from ._validation import (
+    NO_SUCH_FILE,
     boolean,
     described,
     durations,
     finite,
+    input_file_problem,
     integer,
     positive,
     real,
     real_array,
+    repeated_column,
     seconds,
 )
 
@@ -909,6 +912,9 @@ def _read_csv_column(
         raise TypeError(f"column must be a column name or index, got {type(column).__name__}")
     skip_missing = boolean("skip_missing", skip_missing)
     where = dict(where or {})
+    problem = input_file_problem(path)
+    if problem is not None and problem != NO_SUCH_FILE:
+        raise ValueError(f"path: {os.fspath(path)!r} {problem}, not a CSV file")
     with open(path, "rb") as f:
         data = f.read()
     try:
@@ -922,6 +928,11 @@ def _read_csv_column(
             header = next(reader)
         except StopIteration:
             raise ValueError(f"path: {os.fspath(path)!r} is empty") from None
+        twice = repeated_column(header)
+        if twice is not None:
+            raise ValueError(
+                f"path: {os.fspath(path)!r}: the header names column {twice!r} twice (line 1)"
+            )
         if isinstance(column, str):
             if column not in header:
                 raise ValueError(
@@ -938,10 +949,20 @@ def _read_csv_column(
                 raise ValueError(f"where: no column {name!r}{_did_you_mean(name, header)}")
             filters.append((header.index(name), wanted))
         values: list[float] = []
-        for line_no, row in enumerate(reader, start=2):
-            if any((row[i] if i < len(row) else "") != wanted for i, wanted in filters):
+        for row in reader:
+            line_no = reader.line_num
+            if not row:  # a blank line: no value
+                if skip_missing or filters:
+                    continue
+                raise ValueError(f"column {column!r}: empty cell on line {line_no}")
+            if len(row) != len(header):
+                raise ValueError(
+                    f"path: {os.fspath(path)!r}: line {line_no} has {len(row)} cells, "
+                    f"the header {len(header)}"
+                )
+            if any(row[i] != wanted for i, wanted in filters):
                 continue
-            cell = row[index].strip() if index < len(row) else ""
+            cell = row[index].strip()
             if cell == "":
                 if skip_missing:
                     continue

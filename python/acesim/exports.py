@@ -89,7 +89,7 @@ from typing import IO, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import integer
+from ._validation import NO_SUCH_FILE, input_file_problem, integer, repeated_column
 from .distributions import Distribution, as_distribution, scipy_to_law
 from .fleet import Fleet, NodeTrace
 from .fleet_model import FleetModel
@@ -518,6 +518,9 @@ def to_batsim_events(
 def _read_text(path: Any) -> tuple[str, str]:
     """The text and a name for messages, from a path or an open text file."""
     if isinstance(path, str | os.PathLike):
+        problem = input_file_problem(path)
+        if problem is not None and problem != NO_SUCH_FILE:
+            raise ValueError(f"path: {os.fspath(path)!r} {problem}, not a file")
         with open(path, encoding="utf-8", newline="") as f:
             return f.read(), os.fspath(path)
     if hasattr(path, "read"):
@@ -591,6 +594,9 @@ def _node_event_records(
         return
     reader = csv.DictReader(io.StringIO(text))
     header = reader.fieldnames or []
+    twice = repeated_column(header)
+    if twice is not None:
+        raise NodeEventFormatError(f"{name} line 1: the header names column {twice!r} twice")
     for column in needed:
         if column not in header:
             raise NodeEventFormatError(f"{name} line 1: the header lacks the column {column!r}")
@@ -598,6 +604,8 @@ def _node_event_records(
         where = f"{name} line {reader.line_num}"
         if None in record:
             raise NodeEventFormatError(f"{where}: more cells than the header has columns")
+        if any(value is None for value in record.values()):
+            raise NodeEventFormatError(f"{where}: fewer cells than the header has columns")
         yield where, dict(record)
 
 

@@ -34,10 +34,19 @@ RULE_CODES: dict[str, int] = {
 INTERVAL_RULES = tuple(RULE_CODES)
 
 
+def interval_rule(text: str) -> str | None:
+    """The interval rule ``text`` names (``"young"``, ``"daly"``,
+    ``"adaptive"``, in any case, blanks around it ignored), else None: the
+    one reading of a rule that every entry point shares (a rule is never a
+    duration)."""
+    rule = text.strip().lower()
+    return rule if rule in RULE_CODES else None
+
+
 def _rule(checkpoint_interval: str) -> str:
     """A rule name, checked and lower-cased."""
-    rule = checkpoint_interval.lower()
-    if rule not in RULE_CODES:
+    rule = interval_rule(checkpoint_interval)
+    if rule is None:
         raise ValueError(
             f"checkpoint_interval must be seconds or one of {INTERVAL_RULES}, "
             f"got {checkpoint_interval!r}"

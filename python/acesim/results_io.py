@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ._validation import NO_SUCH_FILE, input_file_problem, repeated_column
 from .errors import UntrustedNameError
 from .provenance import check as check_names
 from .simulation import TABLES, SimulationResult
@@ -312,8 +313,11 @@ def _sibling(file: Path, name: str, suffix: str | None = None) -> Path:
 
 def _read_meta(file: Path) -> dict[str, Any]:
     suffix = _suffix(file)
-    if not file.is_file():
+    problem = input_file_problem(file)
+    if problem == NO_SUCH_FILE:
         raise FileNotFoundError(f"no such file: {os.fspath(file)}")
+    if problem is not None:
+        raise ResultFileError(f"{os.fspath(file)} {problem}, not a results file")
     text: str | None = None
     if suffix == ".npz":
         try:
@@ -573,6 +577,9 @@ def _read_csv(target: Path, dtype: np.dtype[Any]) -> Array:
             header = next(reader)
         except StopIteration:
             raise ResultFileError(f"{os.fspath(target)} is empty") from None
+        twice = repeated_column(header)
+        if twice is not None:
+            raise ResultFileError(f"{os.fspath(target)}:1: column {twice!r} appears twice")
         rows = list(reader)
     for i, row in enumerate(rows):
         if len(row) != len(header):

@@ -127,7 +127,8 @@ A ``[workload]`` table instead of ``[[jobs]]`` names a generator of
 
 **Durations** are numbers of seconds or strings with units
 (:func:`acesim.units.parse_duration`: ``"45s"``, ``"30min"``, ``"7.9h"``,
-``"2d"``, ``"1h30min"``); ``"inf"`` (or TOML's ``inf``) where "never" makes
+``"2d"``, ``"1h30min"``, ``"1h 30min"``; units in any case, each at most
+once, the largest first); ``"inf"`` (or TOML's ``inf``) where "never" makes
 sense (``horizon``, a rate window's ``end``, a quarantine's ``window`` and
 ``duration``).
 
@@ -214,7 +215,7 @@ from typing import Any, TypeVar
 from . import _toml, workloads
 from ._beside import beside_file, load_beside
 from ._toml import KeyPath, Locator, format_path
-from ._validation import MAX_SECONDS
+from ._validation import MAX_SECONDS, NO_SUCH_FILE, input_file_problem
 from .analytic import meta_scale_model, node_rate_model
 from .compiled import CompiledPolicy
 from .distributions import (
@@ -233,7 +234,7 @@ from .distributions import (
 )
 from .distributions import _did_you_mean as _suggest
 from .fleet import CAUSE_SCOPES, LLAMA3_CAUSES, NODE_CLOCKS, Cause, Fleet
-from .job import INTERVAL_RULES, CheckpointTier, Job, JobArray
+from .job import INTERVAL_RULES, CheckpointTier, Job, JobArray, interval_rule
 from .policy import BACKFILLS, Policy, Preemption, Quarantine, Replacement
 from .regimes import gang
 from .repair import Repair, RepairStage
@@ -549,8 +550,11 @@ def read_history_file(path: str | os.PathLike[str]) -> Any:
     from . import history
 
     file = Path(path)
-    if not file.is_file():
+    problem = input_file_problem(file)
+    if problem == NO_SUCH_FILE:
         raise ValueError(f"file: {os.fspath(path)} does not exist")
+    if problem is not None:
+        raise ValueError(f"file: {os.fspath(path)} {problem}, not a history file")
     for name, (filename, _) in history.SHARED_DATA.items():
         if file.name == filename:
             return history.read_shared(name, file.parent)
@@ -583,8 +587,11 @@ class _Builder(_Checks):
         text = self.string(path, value)
         folder = self.places.folder(path)
         resolved = (folder / Path(text).expanduser()).resolve()
-        if not resolved.is_file():
+        problem = input_file_problem(resolved)
+        if problem == NO_SUCH_FILE:
             raise self.error(path, f"no such file: {resolved}")
+        if problem is not None:
+            raise self.error(path, f"{resolved} {problem}, not a file")
         self.paths[path] = resolved
         return resolved
 
@@ -1075,8 +1082,9 @@ class _ScenarioBuilder(_Builder):
         return made, label, law
 
     def _interval(self, path: KeyPath, value: Any) -> float | str:
-        if isinstance(value, str) and value.strip().lower() in INTERVAL_RULES:
-            return value.strip().lower()
+        rule = interval_rule(value) if isinstance(value, str) else None
+        if rule is not None:
+            return rule
         try:
             return self.duration(path, value)
         except ScenarioError as exc:
@@ -1735,6 +1743,9 @@ class Scenario:
 
 
 def _read_text(path: Path, what: str) -> str:
+    problem = input_file_problem(path)
+    if problem is not None and problem != NO_SUCH_FILE:
+        raise ScenarioError(f"{problem}, not a {what} file", file=os.fspath(path))
     try:
         # utf-8-sig: a byte-order mark (as some editors save) is not text
         return path.read_text(encoding="utf-8-sig")
@@ -1749,6 +1760,8 @@ def _read_text(path: Path, what: str) -> str:
 
 
 _TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+#: tomllib's messages for a key or table defined twice (they do not name it).
+_TOML_TWICE = re.compile(r"Cannot (overwrite a value|declare .* twice)")
 
 
 def _parse(path: Path, what: str) -> tuple[dict[str, Any], Locator]:
@@ -1761,7 +1774,11 @@ def _parse(path: Path, what: str) -> tuple[dict[str, Any], Locator]:
         line = None
         if m is not None:
             line = int(m.group(1))
-            message = f"{message[: m.start()]} (column {m.group(2)})"
+            message = message[: m.start()]
+            key = Locator(text).declared.get(line) if _TOML_TWICE.match(message) else None
+            if key is not None:  # tomllib does not say which
+                message = f"{format_path(key)} is defined twice (a key or table is given once)"
+            message = f"{message} (column {m.group(2)})"
         raise ScenarioError(f"invalid TOML: {message}", file=os.fspath(path), line=line) from None
     return doc, Locator(text)
 
@@ -2034,8 +2051,11 @@ def load_sweep(path: str | os.PathLike[str]) -> ScenarioGrid:
     base_value = doc["base"]
     if isinstance(base_value, str):
         base_file = (root.folder / base_value).resolve()
-        if not base_file.is_file():
+        problem = input_file_problem(base_file)
+        if problem == NO_SUCH_FILE:
             raise checks.error(("base",), f"no such file: {base_file}")
+        if problem is not None:
+            raise checks.error(("base",), f"{base_file} {problem}, not a scenario file")
         base = load_scenario(base_file)
     elif isinstance(base_value, dict):
         base = Scenario._make(base_value, _Places(_source(file, locator, ("base",))), file)

@@ -16,7 +16,8 @@ of Batsim. The protocol is described on the documentation's protocol page
   naming the request's field at fault (``"job.tiers[0].save.scale"``).
 - Every line gets exactly one reply, in order; an error reply never ends
   the server. End of input ends it cleanly (exit status 0), as does a
-  ``shutdown`` request.
+  ``shutdown`` request. A line longer than :data:`MAX_LINE_BYTES` (16 MiB)
+  is dropped unread and answered with one ``ParseError``.
 - Durations are numbers of seconds or strings with a unit (``"30min"``,
   ``"7.9h"``, ``"2d"``; see :func:`acesim.units.parse_duration`); a number
   that may be infinite is written ``"Infinity"`` (and in replies
@@ -55,7 +56,7 @@ from .distributions import (
 )
 from .fleet import LLAMA3_CAUSES, Cause, Fleet, NodeTrace
 from .fleet_model import EVENT_KINDS, Event, FleetModel
-from .job import INTERVAL_RULES, CheckpointTier, Job
+from .job import INTERVAL_RULES, CheckpointTier, Job, interval_rule
 from .policy import Policy, Quarantine
 from .repair import Repair, RepairStage
 from .simulation import SimulationResult
@@ -64,6 +65,7 @@ from .units import DURATION_UNITS, parse_duration
 __all__ = [
     "ERROR_TYPES",
     "LAWS",
+    "MAX_LINE_BYTES",
     "PROTOCOL",
     "REQUESTS",
     "TABLES",
@@ -119,6 +121,9 @@ TABLES: tuple[str, ...] = ("jobs", "fleet", "trace", "events", "placements", "su
 DEFAULT_TABLES: tuple[str, ...] = ("jobs", "fleet", "trace")
 
 SCHEMA_FILE = "protocol.schema.json"
+#: The longest request line the server reads (bytes, its newline included):
+#: a longer line is dropped unread and answered with one ParseError.
+MAX_LINE_BYTES = 16 << 20
 INFINITY = "Infinity"
 
 Reader = Callable[[Any, str], Any]
@@ -567,15 +572,15 @@ def _policy(value: Any, path: str) -> Policy:
 
 
 def _interval(value: Any, path: str) -> float | str:
-    if isinstance(value, str) and value in INTERVAL_RULES:
-        return value
+    rule = interval_rule(value) if isinstance(value, str) else None
+    if rule is not None:
+        return rule
     if isinstance(value, str):
         try:
             return parse_duration(value, path)
-        except ValueError:
-            raise _value_error(
-                path,
-                f"must be a duration or one of {', '.join(INTERVAL_RULES)}, got {value!r}",
+        except ValueError as exc:
+            raise ProtocolError(
+                "ValueError", f"{exc}; or one of {', '.join(INTERVAL_RULES)} (any case)", path
             ) from None
     return _duration(value, path)
 
@@ -739,7 +744,7 @@ class Server:
         """The reply to one request line."""
         rid: int | str | None = None
         try:
-            request = _parse(line)
+            request, twice = _parse(line)
             if not isinstance(request, dict):
                 raise ProtocolError(
                     "RequestError",
@@ -748,7 +753,10 @@ class Server:
                 )
             if "id" not in request:
                 raise ProtocolError("RequestError", "id is required", "id")
-            rid = _request_id(request["id"])
+            if twice != "id":
+                rid = _request_id(request["id"])
+            if twice is not None:
+                raise ProtocolError("RequestError", f"{twice} is given twice", twice)
             f = _Fields(request, "")
             f.known.append("id")
             kind = f.required("type", _string)
@@ -955,13 +963,41 @@ class Server:
         return {}
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+class _Twice(dict[str, Any]):
+    """A JSON object that gives a key twice (``twice``: the first such key)."""
+
+    twice: str
+
+
+def _objects(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a :class:`_Twice` when a key is given twice (refused
+    once the request id is known, with the key's full path)."""
     out: dict[str, Any] = {}
+    twice = None
     for key, value in pairs:
-        if key in out:
-            raise ProtocolError("RequestError", f"{key} is given twice", key)
+        if key in out and twice is None:
+            twice = key
         out[key] = value
-    return out
+    if twice is None:
+        return out
+    marked = _Twice(out)
+    marked.twice = twice
+    return marked
+
+
+def _given_twice(request: Any) -> str | None:
+    """The full field path (``job.tiers[0].save``) of the first key that an
+    object of ``request`` gives twice, else None."""
+    stack: list[tuple[str, Any]] = [("", request)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, _Twice):
+            return _join(path, value.twice)
+        if isinstance(value, dict):
+            stack.extend((_join(path, k), v) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{k}]", v) for k, v in reversed(list(enumerate(value))))
+    return None
 
 
 def _finite(text: str) -> float:
@@ -977,7 +1013,8 @@ def _no_constant(text: str) -> Any:
     )
 
 
-def _parse(line: bytes | str) -> Any:
+def _parse(line: bytes | str) -> tuple[Any, str | None]:
+    """The request in ``line`` and the path of a key it gives twice (or None)."""
     if isinstance(line, bytes):
         try:
             line = line.decode("utf-8")
@@ -986,17 +1023,35 @@ def _parse(line: bytes | str) -> Any:
     text = line.strip(" \t\r\n")
     if not text:
         raise ProtocolError("ParseError", "an empty line (a request is one JSON object)", None)
+    twice: list[bool] = []
+
+    def objects(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out = _objects(pairs)
+        if isinstance(out, _Twice):
+            twice.append(True)
+        return out
+
     try:
-        return json.loads(
-            text,
-            object_pairs_hook=_no_duplicates,
-            parse_float=_finite,
-            parse_constant=_no_constant,
+        request = json.loads(
+            text, object_pairs_hook=objects, parse_float=_finite, parse_constant=_no_constant
         )
+        return request, _given_twice(request) if twice else None
     except ProtocolError:
         raise
     except (ValueError, RecursionError) as exc:
         raise ProtocolError("ParseError", f"not JSON: {exc}", None) from None
+
+
+def _too_long() -> dict[str, Any]:
+    message = (
+        f"a request line longer than {MAX_LINE_BYTES:,} bytes (the protocol's limit) "
+        "was dropped unread"
+    )
+    return {
+        "id": None,
+        "ok": False,
+        "error": {"type": "ParseError", "message": message, "field": None},
+    }
 
 
 def _dumps(reply: dict[str, Any]) -> bytes:
@@ -1008,10 +1063,17 @@ def serve(stdin: BinaryIO, stdout: BinaryIO) -> int:
     flushed) until end of input or a ``shutdown`` request; returns 0."""
     server = Server()
     while not server.done:
-        line = stdin.readline()
+        line = stdin.readline(MAX_LINE_BYTES + 1)
         if not line:
             break
-        reply = server.reply(line)
+        if len(line) > MAX_LINE_BYTES:
+            # Over the limit: the rest of the line is read in bounded pieces and
+            # dropped, and the line gets one error reply; the server goes on.
+            while line and not line.endswith(b"\n"):
+                line = stdin.readline(1 << 16)
+            reply = _too_long()
+        else:
+            reply = server.reply(line)
         try:
             data = _dumps(reply)
         except (TypeError, ValueError) as exc:  # a bug in a reply: still one line back

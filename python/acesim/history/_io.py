@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from .._validation import NO_SUCH_FILE, input_file_problem, repeated_column
 from ._errors import HistoryFormatError
 
 __all__ = ["PathArg", "check_path", "csv_rows", "read_lines"]
@@ -37,8 +38,12 @@ def read_lines(path: PathArg, name: str = "path") -> list[tuple[int, str]]:
     """The file's non-blank lines as (1-based line number, text without the
     line end). TypeError (naming the parameter ``name``) when ``path`` is not
     a path; OSError when it cannot be opened; HistoryFormatError when it is
-    not UTF-8 text, is empty or has an absurdly long line."""
-    data = Path(check_path(name, path)).read_bytes()
+    not UTF-8 text, is empty or has an absurdly long line, or is not a
+    regular file (a directory, a FIFO, a device)."""
+    problem = input_file_problem(check_path(name, path))
+    if problem is not None and problem != NO_SUCH_FILE:
+        raise HistoryFormatError(path, None, None, f"{problem}, not a history file")
+    data = Path(path).read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -76,8 +81,9 @@ def csv_rows(
             raise HistoryFormatError(
                 path, header_line, name, f"missing column (the header has {', '.join(header)})"
             )
-    if len(set(header)) != len(header):
-        raise HistoryFormatError(path, header_line, None, "a column name appears twice")
+    twice = repeated_column(header)
+    if twice is not None:
+        raise HistoryFormatError(path, header_line, twice, "the header names this column twice")
 
     def rows() -> Iterator[tuple[int, dict[str, str]]]:
         for number, text in lines[1:]:

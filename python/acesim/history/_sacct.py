@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .._validation import finite, integer
+from .._validation import finite, integer, repeated_column
 from ._errors import HistoryFormatError
 from ._io import PathArg, check_path, count, read_lines
 from ._model import (
@@ -376,8 +376,11 @@ def read_sacct(
         header = names_given
         body = lines
     lower = {h.lower(): i for i, h in enumerate(header)}
-    if len(lower) != len(header):
-        raise HistoryFormatError(path, header_line or None, None, "a field name appears twice")
+    twice = repeated_column([h.lower() for h in header])
+    if twice is not None:
+        raise HistoryFormatError(
+            path, header_line or None, header[lower[twice]], "the header names this field twice"
+        )
     for name in _REQUIRED:
         if name.lower() not in lower:
             raise HistoryFormatError(
