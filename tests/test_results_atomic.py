@@ -4,17 +4,23 @@ helper ``acesim._atomic``)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
+import math
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import acesim as ace
+import acesim.cli
 import atomic_child
+import numpy as np
 import pytest
-from acesim import results_io
+from acesim import _atomic, results_io
 from acesim.simulation import TABLES
 
 HOUR, DAY = 3600.0, 86400.0
@@ -96,3 +102,171 @@ def test_a_save_killed_at_any_step_loses_nothing(tmp_path: Path) -> None:
         killed = {which for how, which in seen if how == "killed"}
         assert killed == {"old", "new"}, (suffix, seen)
         assert len(seen) >= 4, (suffix, seen)
+
+
+# --------------------------------------------------------------------------- contradictions
+
+
+def small_result() -> ace.SimulationResult:
+    """2 jobs of 8 GPUs whose first failure (a constant 10 days) comes after
+    both end: 3 replicas, every row's ``wall`` positive."""
+    jobs = [ace.Job(8, 2 * HOUR, HOUR, name="a"), ace.Job(8, HOUR, HOUR, name="b")]
+    return ace.simulate(jobs, failures=ace.Constant(10 * DAY), replicas=3, seed=4)
+
+
+def save_as(path: Path, res: ace.SimulationResult, **tables: object) -> None:
+    """``res`` written with some tables (or the header's ``replicas``,
+    ``seed``) replaced: a file whose parts contradict each other."""
+    header = {
+        "seed": tables.pop("seed", res.seed),
+        "replicas": tables.pop("replicas", res.replicas),
+    }
+    data = {name: tables.get(name, getattr(res, name)) for name in TABLES}
+    header["provenance"] = {"job_names": list(res.job_names)}
+    results_io.save_tables(path, data, header, kind="acesim-result")
+
+
+@pytest.mark.parametrize("suffix", FORMATS)
+def test_tables_that_contradict_each_other_are_refused_naming_the_field(
+    tmp_path: Path, suffix: str
+) -> None:
+    """Hand-made contradictions, each refused on load with the field named:
+    a job's ettr of 1.5 (or NaN) where its wall is 2 h; a fleet ettr of -0.1
+    where its gpu_hours are positive; the header's replicas 4 against a
+    fleet table of 3 rows; 5 job rows for 3 replicas; 3 replicas x 2 job
+    names against 3 job rows. The untouched result loads, and an ettr of
+    NaN where the wall is 0 (a job that never ran) is accepted."""
+    needs(suffix)
+    res = small_result()
+    assert res.jobs.shape == (6,) and bool(np.all(res.jobs["wall"] > 0))
+    path = tmp_path / f"x{suffix}"
+    save_as(path, res)
+    assert_same(results_io.load_result(path), res)
+
+    def refused(match: str, **tables: object) -> None:
+        save_as(path, res, **tables)
+        with pytest.raises(results_io.ResultFileError, match=match):
+            results_io.load_result(path)
+
+    jobs = res.jobs.copy()
+    jobs["wall"][1], jobs["ettr"][1] = 7200.0, 1.5
+    refused(r"jobs\.ettr is 1\.5 in row 1, where jobs\.wall is 7200\.0", jobs=jobs)
+    jobs["ettr"][1] = np.nan
+    refused(r"jobs\.ettr is nan in row 1", jobs=jobs)
+    fleet = res.fleet.copy()
+    fleet["ettr"][2] = -0.1
+    refused(r"fleet\.ettr is -0\.1 in row 2, where fleet\.gpu_hours is", fleet=fleet)
+    refused(r"replicas is 4 in the header, but the fleet table has 3 rows", replicas=4)
+    refused(r"the jobs table has 5 rows, not a whole number per replica", jobs=res.jobs[:5])
+    refused(r"jobs table has 3 rows, but replicas is 3 and provenance\.job_names names 2",
+            jobs=res.jobs[::2])  # fmt: skip
+    refused(r"replicas is 0 in the header, not an integer >= 1", replicas=0)
+    idle = res.jobs.copy()
+    idle["wall"][3], idle["ettr"][3] = 0.0, np.nan
+    save_as(path, res, jobs=idle)
+    assert math.isnan(results_io.load_result(path).jobs["ettr"][3])
+
+
+def test_a_truncated_npz_is_a_named_error(tmp_path: Path) -> None:
+    """Half an .npz (a copy cut short) is a ResultFileError naming the file
+    and saying it may be truncated, never a raw ``BadZipFile``; so is an
+    archive whose entry is damaged."""
+    path = tmp_path / "x.npz"
+    results_io.save_result(small_result(), path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(
+        results_io.ResultFileError, match=r"x\.npz: not a readable \.npz file \(truncated"
+    ):
+        results_io.load_result(path)
+    with pytest.raises(results_io.ResultFileError, match=r"x\.npz: not a readable"):
+        results_io.load_provenance(path)
+
+
+def test_a_listed_file_outside_the_folder_is_refused(tmp_path: Path) -> None:
+    """The metadata names table files beside it only: ``../x`` or an
+    absolute path is refused, naming the field, and nothing is read."""
+    results_io.save_result(small_result(), tmp_path / "x.csv")
+    meta_file = tmp_path / "x.provenance.json"
+    meta = json.loads(meta_file.read_text())
+    for bad in ("../x.jobs.csv", "/etc/passwd", ".hidden"):
+        meta["files"]["fleet"]["file"] = bad
+        meta_file.write_text(json.dumps(meta))
+        with pytest.raises(results_io.ResultFileError, match=r"files\.fleet\.file must be a file"):
+            results_io.load_result(tmp_path / "x.csv")
+
+
+# --------------------------------------------------------------------------- outputs vs inputs
+
+SCENARIO = """\
+[run]
+replicas = 2
+seed = 1
+[[jobs]]
+gpus = 16
+work = "6h"
+checkpoint_interval = "1h"
+[failures]
+law = "empirical"
+csv = "gaps.csv"
+column = "inter_failure_s"
+"""
+
+
+def cli(*argv: object) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = acesim.cli.main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_an_output_that_is_an_input_exits_2_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``report x.npz -o x.npz``, ``report r.csv -o`` its metadata file,
+    ``fit h.jsonl --scenario h.jsonl``, ``run s.toml --out`` the CSV the
+    scenario reads (also spelled another way), ``sweep`` onto it: exit 2,
+    the option named, every file byte for byte as it was, nothing run."""
+    monkeypatch.chdir(tmp_path)
+    Path("gaps.csv").write_text("inter_failure_s\n3600\n7200\n20000\n")
+    Path("s.toml").write_text(SCENARIO)
+    Path("w.toml").write_text('base = "s.toml"\n[axes]\n"jobs[0].gpus" = [8, 16]\n')
+    Path("h.jsonl").write_text('{"time": 0, "kind": "log_start"}\n')
+    assert cli("run", "s.toml", "--out", "x.npz")[0] == 0
+    assert cli("run", "s.toml", "--out", "r.csv")[0] == 0
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    Path("sub").mkdir()
+    for argv, option in [
+        (("report", "x.npz", "-o", "x.npz"), "-o x.npz"),
+        (("report", "x.npz", "r.csv", "-o", "r.provenance.json"), "-o r.provenance.json"),
+        (("fit", "h.jsonl", "--scenario", "h.jsonl"), "--scenario h.jsonl"),
+        (("run", "s.toml", "--out", "gaps.csv"), "--out gaps.csv"),
+        (("run", "s.toml", "--out", "sub/../gaps.csv"), "--out sub/../gaps.csv"),
+        (("sweep", "w.toml", "--out", "gaps.csv"), "--out gaps.csv"),
+    ]:
+        code, out, err = cli(*argv)
+        assert code == 2, (argv, err)
+        assert f"acesim: error: {option}" in err and "a file this command reads" in err
+        assert "ETTR" not in out  # nothing ran
+        assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+
+
+def test_a_save_killed_in_a_real_command_keeps_the_previous_result(tmp_path: Path) -> None:
+    """``acesim run --out r.csv`` killed by the switch at its 3rd step (the
+    2nd table's first write) over an earlier save: the process dies by
+    SIGKILL, and r.csv still loads as the earlier result."""
+    (tmp_path / "gaps.csv").write_text("inter_failure_s\n3600\n7200\n20000\n")
+    (tmp_path / "s.toml").write_text(SCENARIO)
+    first = subprocess.run(
+        [sys.executable, "-m", "acesim", "run", "s.toml", "--out", "r.csv"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    before = results_io.load_result(tmp_path / "r.csv")
+    env = {**os.environ, _atomic.KILL_AT: "3"}
+    killed = subprocess.run(
+        [sys.executable, "-m", "acesim", "run", "s.toml", "--out", "r.csv", "--seed", "9"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert_same(results_io.load_result(tmp_path / "r.csv"), before)

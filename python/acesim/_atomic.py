@@ -208,7 +208,8 @@ def check_outputs(
     for option, out in outputs:
         for source in sources:
             if _same(out, source):
+                alias = "" if os.fspath(out) == os.fspath(source) else f" ({os.fspath(source)})"
                 raise ValueError(
-                    f"{option} {os.fspath(out)} is {os.fspath(source)}, a file this command "
-                    "reads: writing it would destroy its input; choose another output"
+                    f"{option} {os.fspath(out)}{alias} is a file this command reads: writing "
+                    "it would destroy its input; choose another output"
                 )

@@ -347,6 +347,21 @@ def _save_tables_multi(
     return [file, *written] + ([meta_file] if meta_file != file else [])
 
 
+def _replaced_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The fixed names a save to ``path`` replaces (the others it writes are
+    new): ``path``, and for CSV ``x.provenance.json`` beside it."""
+    file = Path(path)
+    return [file, _sibling(file, "provenance", ".json")] if _suffix(file) == ".csv" else [file]
+
+
+def _read_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The files a load of ``path`` reads (those that exist): the file, the
+    metadata beside a CSV one, and the tables its metadata lists."""
+    file = Path(path)
+    files = [file, *_replaced_files(file)[1:], *_listed_files(file)]
+    return [f for f in files if f.exists()]
+
+
 def _listed_files(file: Path) -> list[Path]:
     """The table files the metadata now at ``file`` lists (format version 1:
     its fixed sibling names); none when there is no readable metadata."""
