@@ -270,3 +270,43 @@ def test_a_save_killed_in_a_real_command_keeps_the_previous_result(tmp_path: Pat
     )  # fmt: skip
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert_same(results_io.load_result(tmp_path / "r.csv"), before)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_save_removes_only_the_tables_the_old_metadata_listed(
+    tmp_path: Path, suffix: str
+) -> None:
+    """A second save removes the first one's table files, and only those:
+    a file the old metadata was edited to list (``keep.txt``), a file named
+    like another table's, and a version-1 result's siblings of another stem
+    stay. Over a version-1 result, its fixed-name siblings go."""
+    needs(suffix)
+    path = tmp_path / f"x{suffix}"
+    first = results_io.save_result(small_result(), path)
+    keep = tmp_path / "keep.txt"
+    keep.write_text("mine")
+    other = tmp_path / f"y.fleet{suffix}"
+    other.write_text("another result's")
+    if suffix == ".csv":
+        meta_file = tmp_path / "x.provenance.json"
+        meta = json.loads(meta_file.read_text())
+        meta["files"]["trace"] = {"file": "keep.txt", "bytes": 4, "sha256": "0" * 64}
+        meta["files"]["events"] = {"file": other.name, "bytes": 1, "sha256": "0" * 64}
+        meta_file.write_text(json.dumps(meta))
+    second = results_io.save_result(small_result(), path)
+    assert keep.read_text() == "mine" and other.is_file()
+    tables = [f for f in first if f.name.count(".") == 3]
+    assert tables and not any(f.exists() for f in tables)
+    assert all(f.is_file() for f in second)
+    # over version 1: its siblings (x.fleet.csv ...) removed, the rest kept
+    for f in (DATA / "results_v1").glob(f"r*{suffix}"):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+    if suffix == ".csv":
+        (tmp_path / "r.provenance.json").write_bytes(
+            (DATA / "results_v1" / "r.provenance.json").read_bytes()
+        )
+    results_io.save_result(small_result(), tmp_path / f"r{suffix}")
+    assert not (tmp_path / f"r.fleet{suffix}").exists()
+    assert not (tmp_path / f"r.trace{suffix}").exists()
+    assert keep.is_file() and other.is_file()
+    assert_same(results_io.load_result(tmp_path / f"r{suffix}"), small_result())

@@ -788,8 +788,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     inputs = [f for f in inputs if f is not None]
     if args.out is not None:
         _check_inputs(args.out, inputs)
+    width = len(str(len(grid.points) - 1))  # of the point files' zero-padded numbers
     if args.results is not None:
-        width = len(str(len(grid.points) - 1))
         for k in range(len(grid.points)):
             _check_inputs(str(Path(args.results) / f"point-{k:0{width}d}.npz"), inputs, "--results")
     executor = _executor(args)

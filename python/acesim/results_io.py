@@ -16,7 +16,7 @@
 - ``.json``: one document: the metadata and ``records``, each table as a
   list of records (``{"replica": 0, "job": 0, ...}``).
 
-Every save is atomic (:mod:`acesim._atomic`): a single file is written to a
+Every save is atomic (``acesim._atomic``): a single file is written to a
 temporary file beside it and renamed over the old one; in the CSV and
 Parquet layouts the tables go first, under names of this save's own, and
 the file holding the metadata, which lists each table's file, size and
@@ -71,6 +71,7 @@ import importlib
 import io
 import json
 import os
+import re
 import secrets
 import zipfile
 import zlib
@@ -364,7 +365,10 @@ def _read_files(path: str | os.PathLike[str]) -> list[Path]:
 
 def _listed_files(file: Path) -> list[Path]:
     """The table files the metadata now at ``file`` lists (format version 1:
-    its fixed sibling names); none when there is no readable metadata."""
+    its fixed sibling names); none when there is no readable metadata. Only
+    names of the layout's own form count (``x.<table>.<8 hex><suffix>``,
+    ``x.<table><suffix>`` in version 1), so that a metadata file edited to
+    list another file never gets that file removed by the next save."""
     try:
         meta = _read_meta(file)
     except (OSError, ValueError, ImportError):
@@ -373,13 +377,26 @@ def _listed_files(file: Path) -> list[Path]:
     names: list[str] = []
     if meta.get("format_version") == 1 and isinstance(declared, dict):
         main = meta.get("main")
-        names = [_sibling(file, name).name for name in declared if name != main]
+        names = [
+            _sibling(file, name).name
+            for name in declared
+            if name != main and isinstance(name, str) and _TABLE_NAME.fullmatch(name)
+        ]
     elif isinstance(meta.get("files"), dict):
-        for info in meta["files"].values():
+        own = re.compile(
+            rf"{re.escape(file.stem)}\.(?P<table>{_TABLE_NAME.pattern})\.[0-9a-f]{{8}}"
+            + re.escape(file.suffix)
+        )
+        for table, info in meta["files"].items():
             name = info.get("file") if isinstance(info, dict) else None
-            if isinstance(name, str) and _plain_file_name(name):
-                names.append(name)
+            m = own.fullmatch(name) if isinstance(name, str) else None
+            if m is not None and m.group("table") == table:
+                names.append(m.group(0))
     return [file.with_name(name) for name in names]
+
+
+#: A table's name in a file name (save_tables refuses others).
+_TABLE_NAME = re.compile(r"[^./\\]+")
 
 
 def _plain_file_name(name: str) -> bool:
