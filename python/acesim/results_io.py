@@ -307,9 +307,8 @@ def _save_tables_multi(
     token = secrets.token_hex(4)
     listed: dict[str, dict[str, Any]] = {}
     written: list[Path] = []
-    pending = list(tables.items())
     try:
-        for name, array in pending:
+        for name, array in tables.items():
             if array is None or (array.shape[0] == 0 and name != main):
                 continue
             if suffix == ".parquet" and name == main:
