@@ -5,6 +5,7 @@ helper ``acesim._atomic``)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import io
 import json
@@ -310,3 +311,90 @@ def test_a_save_removes_only_the_tables_the_old_metadata_listed(
     assert not (tmp_path / f"r.trace{suffix}").exists()
     assert keep.is_file() and other.is_file()
     assert_same(results_io.load_result(tmp_path / f"r{suffix}"), small_result())
+
+
+# --------------------------------------------------------------------------- every writer
+
+
+def test_every_writer_goes_through_the_atomic_helper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each file acesim writes is put in place by ``_atomic.replace_file``
+    (a temporary file beside it, fsynced, renamed; ``x.csv`` by
+    ``_atomic.link_or_copy``, a link renamed the same way), in order: the
+    results in every format (the CSV and Parquet metadata files; their
+    tables are new files of ``_atomic.write_new``), the exports and history
+    writers, a recorded trace, ``run --out``, ``sweep --results`` and
+    ``--out``, ``report -o``, ``fit --scenario`` (``dump_scenario``) and
+    ``demo --plot``. No temporary file is left behind."""
+    pytest.importorskip("matplotlib")
+    from acesim import history
+    from acesim.exports import to_batsim_events, to_node_events
+    from acesim.pytest_plugin import TraceRecorder
+
+    replaced: list[str] = []
+    real = _atomic.replace_file
+
+    def spy(path: object, data: object) -> Path:
+        replaced.append(Path(os.fspath(path)).name)  # type: ignore[call-overload]
+        return real(path, data)  # type: ignore[arg-type]
+
+    real_link = _atomic.link_or_copy
+
+    def spy_link(source: Path, target: Path) -> None:
+        replaced.append(target.name)
+        real_link(source, target)
+
+    monkeypatch.setattr(_atomic, "replace_file", spy)
+    monkeypatch.setattr(_atomic, "link_or_copy", spy_link)
+    monkeypatch.chdir(tmp_path)
+    res = v1_result()
+    for suffix in FORMATS:
+        if suffix != ".parquet" or importlib.util.find_spec("pyarrow"):
+            results_io.save_result(res, f"r{suffix}")
+    to_node_events(res, path="n.csv")
+    to_batsim_events(res, path="b.json")
+    busy = ace.simulate(  # failures enough for a fit
+        ace.Job(8, 4 * DAY, HOUR),
+        fleet=ace.Fleet(4, repair=ace.Constant(HOUR), node_failures=ace.Exponential(8 * HOUR)),
+        record_events=True,
+        seed=1,
+    )
+    history.write_events(busy, "e.jsonl")
+    history.write_sacct(busy, "s.txt")
+    TraceRecorder(tmp_path, "t.py::test", record=False)(res, nodes=4)
+    Path("gaps.csv").write_text("inter_failure_s\n3600\n7200\n20000\n")
+    Path("s.toml").write_text(SCENARIO)
+    Path("w.toml").write_text('base = "s.toml"\n[axes]\n"jobs[0].gpus" = [8, 16]\n')
+    Path("points").mkdir()
+    assert cli("run", "s.toml", "--out", "o.npz")[0] == 0
+    assert cli("sweep", "w.toml", "--out", "g.csv", "--results", "points")[0] == 0
+    assert cli("report", "o.npz", "-o", "report.html")[0] == 0
+    assert cli("fit", "e.jsonl", "--scenario", "fitted.toml")[0] == 0
+    assert cli("demo", "--replicas", "20", "--plot", "demo.png")[0] == 0
+    parquet = ["r.parquet"] if "r.parquet" in replaced else []
+    assert (
+        replaced
+        == [
+            "r.npz",
+            *parquet,
+            "r.provenance.json",
+            "r.csv",  # a hard link to the listed jobs table (link_or_copy)
+            "r.json",
+            "n.csv",
+            "b.json",
+            "e.jsonl",
+            "s.txt",
+            f"t.test.{hashlib.sha256(b't.py::test').hexdigest()[:8]}.npz",
+            "o.npz",
+            "point-0.npz",
+            "point-1.npz",
+            "g.provenance.json",
+            "g.csv",
+            "report.html",
+            "fitted.toml",
+            "demo.png",
+        ]
+    )
+    left = [p.name for p in tmp_path.rglob(".*")]
+    assert left == []
