@@ -398,3 +398,17 @@ def test_every_writer_goes_through_the_atomic_helper(
     )
     left = [p.name for p in tmp_path.rglob(".*")]
     assert left == []
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path: Path) -> None:
+    """A save over an existing file keeps that file's permission bits
+    (0o640 stays 0o640); a new file gets the usual ones (0o666 less the
+    umask), not a temporary file's 0o600."""
+    path = tmp_path / "x.json"
+    results_io.save_result(small_result(), path)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    path.chmod(0o640)
+    results_io.save_result(small_result(), path)
+    assert path.stat().st_mode & 0o777 == 0o640

@@ -29,6 +29,7 @@ import hashlib
 import os
 import secrets
 import signal
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any, NoReturn
@@ -128,12 +129,15 @@ def replace_file(path: str | os.PathLike[str], data: bytes | str | Callable[[Any
     """Write ``data`` (bytes, text as UTF-8, or a function writing to the
     binary file it is given) to ``path`` atomically: a temporary file in the
     same folder, flushed and fsynced, then :func:`os.replace`, then the
-    folder fsynced. On any error the temporary file is removed and ``path``
-    is as it was. Returns ``path``."""
+    folder fsynced. A file replaced keeps its permission bits. On any error
+    the temporary file is removed and ``path`` is as it was. Returns
+    ``path``."""
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
     fd = _create(tmp)
     try:
+        with contextlib.suppress(OSError):  # the file it replaces keeps its permissions
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
         _fill(fd, data)
         if _step():
             _die()
