@@ -224,7 +224,8 @@ def cli(*argv: object) -> tuple[int, str, str]:
 def test_an_output_that_is_an_input_exits_2_before_writing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``report x.npz -o x.npz``, ``report r.csv -o`` its metadata file,
+    """``report x.npz -o x.npz``, ``report r.csv -o`` its metadata file or
+    a table file it lists,
     ``fit h.jsonl --scenario h.jsonl``, ``run s.toml --out`` the CSV the
     scenario reads (also spelled another way), ``sweep`` onto it: exit 2,
     the option named, every file byte for byte as it was, nothing run."""
@@ -237,7 +238,9 @@ def test_an_output_that_is_an_input_exits_2_before_writing(
     assert cli("run", "s.toml", "--out", "r.csv")[0] == 0
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     Path("sub").mkdir()
+    jobs = json.loads(Path("r.provenance.json").read_text())["files"]["jobs"]["file"]
     for argv, option in [
+        (("report", "r.csv", "-o", jobs), f"-o {jobs}"),
         (("report", "x.npz", "-o", "x.npz"), "-o x.npz"),
         (("report", "x.npz", "r.csv", "-o", "r.provenance.json"), "-o r.provenance.json"),
         (("fit", "h.jsonl", "--scenario", "h.jsonl"), "--scenario h.jsonl"),
@@ -412,3 +415,22 @@ def test_a_replaced_file_keeps_its_permissions(tmp_path: Path) -> None:
     path.chmod(0o640)
     results_io.save_result(small_result(), path)
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_renamed_result_still_loads(tmp_path: Path, suffix: str) -> None:
+    """A result renamed by hand (``x.parquet`` to ``y.parquet``; ``x.csv``
+    and ``x.provenance.json`` to ``y.*``) loads: its metadata lists its
+    tables by their file names. A save onto ``y`` then leaves the listed
+    ``x.*`` tables alone (not of its own names) and writes its own."""
+    needs(suffix)
+    res = small_result()
+    files = results_io.save_result(res, tmp_path / f"x{suffix}")
+    for f in files:
+        if f.name in (f"x{suffix}", "x.provenance.json"):
+            f.rename(f.with_name("y" + f.name[1:]))
+    assert_same(results_io.load_result(tmp_path / f"y{suffix}"), res)
+    tables = [f for f in files if f.name.count(".") == 3]
+    results_io.save_result(res, tmp_path / f"y{suffix}")
+    assert all(f.is_file() for f in tables)
+    assert_same(results_io.load_result(tmp_path / f"y{suffix}"), res)

@@ -358,16 +358,19 @@ def _read_files(path: str | os.PathLike[str]) -> list[Path]:
     """The files a load of ``path`` reads (those that exist): the file, the
     metadata beside a CSV one, and the tables its metadata lists."""
     file = Path(path)
-    files = [file, *_replaced_files(file)[1:], *_listed_files(file)]
+    files = [file, *_replaced_files(file)[1:], *_listed_files(file, own=False)]
     return [f for f in files if f.exists()]
 
 
-def _listed_files(file: Path) -> list[Path]:
+def _listed_files(file: Path, *, own: bool = True) -> list[Path]:
     """The table files the metadata now at ``file`` lists (format version 1:
-    its fixed sibling names); none when there is no readable metadata. Only
-    names of the layout's own form count (``x.<table>.<8 hex><suffix>``,
+    its fixed sibling names); none when there is no readable metadata. With
+    ``own`` (the files a save may remove), only names of the layout's own
+    form for ``file`` count (``x.<table>.<8 hex><suffix>``,
     ``x.<table><suffix>`` in version 1), so that a metadata file edited to
-    list another file never gets that file removed by the next save."""
+    list another file never gets that file removed; else every plain file
+    name it lists (what a load reads: a result renamed, ``y.csv`` listing
+    ``x.jobs.<8 hex>.csv``, still loads)."""
     try:
         meta = _read_meta(file)
     except (OSError, ValueError, ImportError):
@@ -382,15 +385,17 @@ def _listed_files(file: Path) -> list[Path]:
             if name != main and isinstance(name, str) and _TABLE_NAME.fullmatch(name)
         ]
     elif isinstance(meta.get("files"), dict):
-        own = re.compile(
+        pattern = re.compile(
             rf"{re.escape(file.stem)}\.(?P<table>{_TABLE_NAME.pattern})\.[0-9a-f]{{8}}"
             + re.escape(file.suffix)
         )
         for table, info in meta["files"].items():
             name = info.get("file") if isinstance(info, dict) else None
-            m = own.fullmatch(name) if isinstance(name, str) else None
-            if m is not None and m.group("table") == table:
-                names.append(m.group(0))
+            if not isinstance(name, str) or not _plain_file_name(name):
+                continue
+            m = pattern.fullmatch(name)
+            if not own or (m is not None and m.group("table") == table):
+                names.append(name)
     return [file.with_name(name) for name in names]
 
 
