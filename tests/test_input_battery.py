@@ -2955,6 +2955,145 @@ failures = "10h"
 """
 
 
+# =========================================================================== atomic saves
+# Issue 25, item 2 (saves atomic, an output never an input, files that
+# contradict themselves refused), a truncated .npz, recorded_trace names.
+
+
+def _atomic_io() -> None:
+    import json as _json
+    import os as _os
+    from pathlib import Path as _Path
+
+    from acesim import _atomic, results_io
+    from acesim.pytest_plugin import TraceRecorder
+
+    gaps = "inter_failure_s\n3600\n7200\n20000\n"
+    scenario = SCENARIO.replace(
+        'law = "exponential"\nmean = "8h"',
+        'law = "empirical"\ncsv = "gaps.csv"\ncolumn = "inter_failure_s"',
+    )
+
+    def saved(c: Any, name: str) -> Any:
+        path = c.path(name)
+        sim(replicas=3).save(path)
+        return path
+
+    def output_is_input(*argv: str) -> Any:
+        def build(c: Any) -> Any:
+            c.write("gaps.csv", gaps)
+            c.write("s.toml", scenario)
+            c.write("h.jsonl", '{"time": 0, "kind": "log_start"}\n')
+            saved(c, "x.npz")
+            return _in(c, lambda: cli(*argv))
+
+        return build
+
+    def truncated(c: Any) -> Any:
+        path = saved(c, "t.npz")
+        path.write_bytes(path.read_bytes()[:300])
+        return results_io.load_result(path)
+
+    def edited(name: str, edit: Any) -> Any:
+        def build(c: Any) -> Any:
+            path = saved(c, name)
+            meta_file = path.with_name(path.stem + ".provenance.json")
+            meta = _json.loads(meta_file.read_text())
+            edit(path, meta)
+            meta_file.write_text(_json.dumps(meta))
+            return results_io.load_result(path)
+
+        return build
+
+    def listed(path: Any, meta: Any, table: str = "fleet") -> Any:
+        return path.with_name(meta["files"][table]["file"])
+
+    def contradicting(**change: Any) -> Any:
+        def build(c: Any) -> Any:
+            res = sim(replicas=3)
+            tables = {n: getattr(res, n) for n in ("jobs", "fleet", "trace", "events")}
+            tables["placements"], tables["node_events"] = res.placements, res.node_events
+            header = {"seed": res.seed, "replicas": change.pop("replicas", res.replicas)}
+            for name, fn in change.items():
+                tables[name] = fn(tables[name].copy())
+            results_io.save_tables(c.path("x.json"), tables, header, kind="acesim-result")
+            return results_io.load_result(c.path("x.json"))
+
+        return build
+
+    def field(name: str, row: int, value: float) -> Any:
+        def set_(a: Any) -> Any:
+            a[name][row] = value
+            return a
+
+        return set_
+
+    def kill_at(text: str) -> Any:
+        def build(c: Any) -> Any:
+            _os.environ[_atomic.KILL_AT] = text
+            try:
+                return sim().save(c.path("k.npz"))
+            finally:
+                del _os.environ[_atomic.KILL_AT]
+
+        return build
+
+    def trace_names(c: Any) -> Any:
+        ids = ["t.py::test[a x]", "t.py::test[a?x]", "t.py::test[a_x]"]
+        return {TraceRecorder(c.folder, i, record=False).path() for i in ids}
+
+    def v1(suffix: str) -> Any:
+        here = _Path(__file__).parent / "data" / "results_v1"
+        return lambda c: results_io.load_result(here / f"r{suffix}")
+
+    for label, build, expect in [
+        ("report-output-is-its-input", output_is_input("report", "x.npz", "-o", "x.npz"),
+         raises(CliError, "-o x.npz")),
+        ("fit-scenario-is-its-history", output_is_input("fit", "h.jsonl", "--scenario", "h.jsonl"),
+         raises(CliError, "--scenario h.jsonl")),
+        ("run-out-is-the-scenarios-csv", output_is_input("run", "s.toml", "--out", "gaps.csv"),
+         raises(CliError, "--out gaps.csv")),
+        ("run-out-is-the-scenarios-csv-by-another-path",
+         output_is_input("run", "s.toml", "--out", "./gaps.csv"),
+         raises(CliError, "--out ./gaps.csv")),
+        ("run-out-beside-is-fine", output_is_input("run", "s.toml", "--out", "y.csv"),
+         accepted(cli_out("results written to y.csv"))),
+        ("load-truncated-npz", truncated, raises(ValueError, "truncated")),
+        ("load-listed-table-changed",
+         edited("x.csv", lambda p, m: listed(p, m).write_bytes(listed(p, m).read_bytes() + b"0,")),
+         raises(ValueError, "files.fleet.bytes")),
+        ("load-listed-table-same-size-other-bytes",
+         edited("x.csv", lambda p, m: listed(p, m).write_bytes(
+             listed(p, m).read_bytes().replace(b"0", b"1", 1))),
+         raises(ValueError, "files.fleet.sha256")),
+        ("load-listed-table-missing", edited("x.csv", lambda p, m: listed(p, m).unlink()),
+         raises(ValueError, "the fleet table of")),
+        ("load-listed-name-outside", edited("x.csv", lambda p, m: m["files"]["fleet"].update(
+            file="../x.fleet.csv")), raises(ValueError, "files.fleet.file")),
+        ("load-listed-size-not-a-number", edited("x.csv", lambda p, m: m["files"]["jobs"].update(
+            bytes="12")), raises(ValueError, "files.jobs")),
+        ("load-no-file-list", edited("x.csv", lambda p, m: m.pop("files")),
+         raises(ValueError, "list of files")),
+        ("load-job-ettr-above-one", contradicting(jobs=field("ettr", 0, 1.5)),
+         raises(ValueError, "jobs.ettr")),
+        ("load-job-ettr-negative", contradicting(jobs=field("ettr", 1, -0.25)),
+         raises(ValueError, "jobs.ettr")),
+        ("load-fleet-ettr-nan", contradicting(fleet=field("ettr", 0, NAN)),
+         raises(ValueError, "fleet.ettr")),
+        ("load-replicas-not-the-fleet-rows", contradicting(replicas=5),
+         raises(ValueError, "replicas")),
+        ("load-jobs-rows-not-per-replica", contradicting(jobs=lambda a: a[:-1]),
+         raises(ValueError, "jobs table")),
+        ("load-untouched", contradicting(), accepted(sim_ok(3))),
+        ("load-version-1-npz", v1(".npz"), accepted(check(lambda r: r.replicas == 2))),
+        ("load-version-1-csv", v1(".csv"), accepted(check(lambda r: r.replicas == 2))),
+        ("load-version-1-json", v1(".json"), accepted(check(lambda r: r.replicas == 2))),
+        ("kill-switch-not-a-number", kill_at("third"), raises(ValueError, "ACESIM_TEST_KILL_AT")),
+        ("recorded-trace-names-injective", trace_names, accepted(check(lambda s: len(s) == 3))),
+    ]:  # fmt: skip
+        add(f"atomic-{label}", build, expect)
+
+
 # =========================================================================== registry
 
 _GROUPS = [
@@ -2979,6 +3118,7 @@ _GROUPS = [
     _results,
     _untrusted_names,
     _meaning,
+    _atomic_io,
 ]
 for _group in _GROUPS:
     _group()

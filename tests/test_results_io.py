@@ -4,6 +4,7 @@ back arrays equal to ``simulate``'s, dtype and bytes, with the provenance."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 import sys
@@ -77,18 +78,23 @@ def test_round_trip(
 def test_layouts(tmp_path: Path, results: dict[str, ace.SimulationResult]) -> None:
     res = results["fleet"]
     csv = results_io.save_result(res, tmp_path / "r.csv")
+    side = json.loads((tmp_path / "r.provenance.json").read_text())
+    token = side["files"]["jobs"]["file"].split(".")[2]
     assert [f.name for f in csv] == [
         "r.csv",
-        "r.fleet.csv",
-        "r.trace.csv",
-        "r.events.csv",
-        "r.placements.csv",
-        "r.node_events.csv",
+        f"r.jobs.{token}.csv",
+        f"r.fleet.{token}.csv",
+        f"r.trace.{token}.csv",
+        f"r.events.{token}.csv",
+        f"r.placements.{token}.csv",
+        f"r.node_events.{token}.csv",
         "r.provenance.json",
     ]
+    assert sorted(f.name for f in tmp_path.iterdir()) == sorted(f.name for f in csv)
+    assert (tmp_path / "r.csv").read_bytes() == (tmp_path / f"r.jobs.{token}.csv").read_bytes()
     header = (tmp_path / "r.csv").read_text().splitlines()[0].split(",")
     assert header[:3] == ["replica", "job", "gpus"]
-    assert (tmp_path / "r.trace.csv").read_text().splitlines()[0].split(",") == [
+    assert (tmp_path / f"r.trace.{token}.csv").read_text().splitlines()[0].split(",") == [
         "replica",
         "event",
         "job",
@@ -99,18 +105,18 @@ def test_layouts(tmp_path: Path, results: dict[str, ace.SimulationResult]) -> No
         "time",
         "inter_failure",
     ]  # fmt: skip  (no padding field)
-    side = json.loads((tmp_path / "r.provenance.json").read_text())
     assert side["format"] == "acesim-result" and side["main"] == "jobs"
+    assert side["format_version"] == 2
     assert side["tables"]["trace"]["rows"] == res.trace.shape[0]
     assert side["provenance"]["acesim_version"] == ace.__version__
     # a result without failures: empty tables are not written beside it
     alone = results["alone"]
-    assert [f.name for f in results_io.save_result(alone, tmp_path / "a.csv")] == [
-        "a.csv",
-        "a.fleet.csv",
-        "a.trace.csv",
-        "a.provenance.json",
-    ]
+    files = [f.name for f in results_io.save_result(alone, tmp_path / "a.csv")]
+    assert [f.split(".")[1] for f in files] == ["csv", "jobs", "fleet", "trace", "provenance"]
+    # a second save lists new files and removes the ones the first listed
+    again = [f.name for f in results_io.save_result(alone, tmp_path / "a.csv")]
+    assert set(again).isdisjoint(files[1:4])
+    assert not any((tmp_path / f).exists() for f in files[1:4])
     results_io.save_result(alone, tmp_path / "a.json")
     doc = json.loads((tmp_path / "a.json").read_text())
     assert doc["records"]["jobs"][0]["replica"] == 0 and doc["records"]["events"] == []
@@ -228,18 +234,23 @@ def test_errors(tmp_path: Path, results: dict[str, ace.SimulationResult]) -> Non
     (tmp_path / "plain.csv").write_text("a,b\n1,2\n")
     with pytest.raises(results_io.ResultFileError, match=r"no plain\.provenance\.json beside it"):
         results_io.load_result(tmp_path / "plain.csv")
-    # a table file left from another save
+    # a listed table changed since the save (x.csv is a hard link to the listed jobs file)
     results_io.save_result(res, tmp_path / "r.csv")
     other = results["alone"]
     results_io.save_result(other, tmp_path / "s.csv")
     (tmp_path / "s.csv").write_bytes((tmp_path / "r.csv").read_bytes())
-    with pytest.raises(results_io.ResultFileError, match=r"jobs has 12 rows, the metadata says 7"):
+    with pytest.raises(results_io.ResultFileError, match=r"s\.jobs\.\w+\.csv has \d+ bytes, the"):
         results_io.load_result(tmp_path / "s.csv")
-    # a cell that is not a number
+    # a cell that is not a number (size and hash made to match: the parser still refuses it)
     results_io.save_result(other, tmp_path / "t.csv")
-    text = (tmp_path / "t.csv").read_text().replace("\n0,0,1024,", "\nzero,0,1024,", 1)
-    (tmp_path / "t.csv").write_text(text)
-    with pytest.raises(results_io.ResultFileError, match=r"t\.csv: column 'replica'"):
+    meta_file = tmp_path / "t.provenance.json"
+    meta = json.loads(meta_file.read_text())
+    listed = tmp_path / meta["files"]["jobs"]["file"]
+    data = listed.read_text().replace("\n0,0,1024,", "\nzero,0,1024,", 1).encode()
+    listed.write_bytes(data)
+    meta["files"]["jobs"].update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(results_io.ResultFileError, match=r"t\.csv: jobs: column 'replica'"):
         results_io.load_result(tmp_path / "t.csv")
 
 
@@ -249,13 +260,17 @@ def test_parquet_siblings_and_missing_pyarrow(
     pytest.importorskip("pyarrow")
     res = results["fleet"]
     files = results_io.save_result(res, tmp_path / "x.parquet")
-    assert [f.name for f in files][:3] == ["x.parquet", "x.fleet.parquet", "x.trace.parquet"]
+    assert [f.name.split(".")[:2] for f in files][:3] == [
+        ["x", "parquet"],
+        ["x", "fleet"],
+        ["x", "trace"],
+    ]
     import pyarrow.parquet as pq
 
     meta = json.loads(pq.read_schema(tmp_path / "x.parquet").metadata[b"acesim"])
     assert meta["provenance"]["seed"] == 2**64 - 1
     with pytest.raises(results_io.ResultFileError, match="is the trace table of a saved result"):
-        results_io.load_result(tmp_path / "x.trace.parquet")
+        results_io.load_result(files[2])
 
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)

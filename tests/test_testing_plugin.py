@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
@@ -86,9 +87,10 @@ def test_fleet_model_builds_a_model_with_the_tests_seed(fleet_model: Any, acesim
 def test_recorded_trace_records_once_then_replays(tmp_path: Path) -> None:
     first = run(LAW, seed=21)
     assert first.trace.size > 3
-    recorder = TraceRecorder(tmp_path / "acesim_traces", "test_mod.test_x", record=False)
+    recorder = TraceRecorder(tmp_path / "acesim_traces", "test_mod.py::test_x", record=False)
     trace = recorder(first, nodes=8, model=LAW)
-    path = tmp_path / "acesim_traces" / "test_mod.test_x.npz"
+    # the readable id, then the first 8 hex digits of sha256(b"test_mod.py::test_x")
+    path = tmp_path / "acesim_traces" / f"test_mod.test_x.{sha8('test_mod.py::test_x')}.npz"
     assert recorder.paths == [path] and path.is_file()
     # the replay reproduces the recorded run bit for bit (same seed, the law given)
     again = run(trace, seed=21)
@@ -108,13 +110,13 @@ def test_recorded_trace_records_once_then_replays(tmp_path: Path) -> None:
     def must_not_run() -> Any:
         raise AssertionError("the source was used although a recording exists")
 
-    later = TraceRecorder(tmp_path / "acesim_traces", "test_mod.test_x", record=False)
+    later = TraceRecorder(tmp_path / "acesim_traces", "test_mod.py::test_x", record=False)
     replayed = run(later(must_not_run, nodes=8, model=LAW), seed=21)
     np.testing.assert_array_equal(replayed.jobs, first.jobs)
 
     # --acesim-record: the source is called and the file replaced
     other = run(LAW, seed=22)
-    rerecord = TraceRecorder(tmp_path / "acesim_traces", "test_mod.test_x", record=True)
+    rerecord = TraceRecorder(tmp_path / "acesim_traces", "test_mod.py::test_x", record=True)
     rerecord(lambda: other, nodes=8)
     with np.load(path, allow_pickle=False) as data:
         np.testing.assert_array_equal(data["trace"], other.trace)
@@ -127,17 +129,51 @@ def test_recorded_trace_names_and_sources(tmp_path: Path) -> None:
     recorder(lambda: res.trace, nodes=8, replica=1)  # a callable returning it
     recorder(res, nodes=8, name="by name/with [odd] chars")
     recorder(res, nodes=8)
+    h, n = sha8("t"), sha8("by name/with [odd] chars")
     assert [p.name for p in recorder.paths] == [
-        "t.npz",
-        "t-2.npz",
-        "by_name_with__odd__chars.npz",
-        "t-3.npz",
+        f"t.{h}.npz",
+        f"t-2.{h}.npz",
+        f"by_name_with__odd__chars.{n}.npz",
+        f"t-3.{h}.npz",
     ]
-    assert recorder.path() == tmp_path / "t-4.npz"
+    assert recorder.path() == tmp_path / f"t-4.{h}.npz"
     with pytest.raises(TypeError, match="source must be a SimulationResult"):
         recorder([1.0, 2.0], nodes=8)
     with pytest.raises(TypeError, match="nodes must be an integer"):
         recorder(res, nodes=8.0)  # type: ignore[arg-type]
+
+
+def sha8(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def test_recorded_trace_file_names_are_injective(tmp_path: Path) -> None:
+    """Test ids that read alike once made file-safe (``a x``, ``a?x``,
+    ``a_x``: all ``a_x``) get three files: each test replays its own
+    trace. Each file name is the readable form and the hash of the id."""
+    ids = ["t.py::test[a x]", "t.py::test[a?x]", "t.py::test[a_x]"]
+    paths = [TraceRecorder(tmp_path, i, record=False).path() for i in ids]
+    assert [p.name for p in paths] == [f"t.test_a_x_.{sha8(i)}.npz" for i in ids]
+    assert len(set(paths)) == 3
+    one, two = run(LAW, seed=1), run(LAW, seed=2)
+    assert not np.array_equal(one.trace["time"], two.trace["time"])
+    TraceRecorder(tmp_path, ids[0], record=False)(one, nodes=8)
+    TraceRecorder(tmp_path, ids[1], record=False)(two, nodes=8)  # records its own
+    with np.load(paths[0]) as a, np.load(paths[1]) as b:
+        np.testing.assert_array_equal(a["trace"], one.trace)
+        np.testing.assert_array_equal(b["trace"], two.trace)
+
+
+def test_a_truncated_trace_file_is_a_named_error(tmp_path: Path) -> None:
+    """A recording cut short (half its bytes) is a ValueError naming the
+    file and the way out, not a raw ``BadZipFile``."""
+    recorder = TraceRecorder(tmp_path, "t.py::test", record=False)
+    recorder(run(LAW, seed=3), nodes=8)
+    path = recorder.paths[0]
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ValueError, match=r"not a readable trace file.*--acesim-record") as info:
+        TraceRecorder(tmp_path, "t.py::test", record=False)(run(LAW, seed=3), nodes=8)
+    assert path.name in str(info.value)
 
 
 def test_recorded_trace_refuses_a_file_it_cannot_trust(tmp_path: Path) -> None:
@@ -147,11 +183,12 @@ def test_recorded_trace_refuses_a_file_it_cannot_trust(tmp_path: Path) -> None:
         ValueError, match=r"recorded for 8 nodes, the test asks for 9.*--acesim-record"
     ):
         TraceRecorder(tmp_path, "t", record=False)(res, nodes=9)
-    np.savez(tmp_path / "t.npz", trace=res.trace)
+    path = TraceRecorder(tmp_path, "t", record=False).path()
+    np.savez(path, trace=res.trace)
     with pytest.raises(ValueError, match="not an acesim trace file"):
         TraceRecorder(tmp_path, "t", record=False)(res, nodes=8)
     np.savez(
-        tmp_path / "t.npz",
+        path,
         trace=res.trace,
         nodes=np.int64(8),
         format=np.str_("acesim-trace"),
@@ -249,7 +286,11 @@ def test_the_plugin_in_a_throwaway_project(tmp_path: Path) -> None:
     (project / "pytest.ini").write_text("[pytest]\n")  # the project's root
     (project / "test_sched.py").write_text(textwrap.dedent(PROJECT_TEST))
     digest = tmp_path / "digest.txt"
-    recording = project / "acesim_traces" / "test_sched.test_recorded.npz"
+    recording = (
+        project
+        / "acesim_traces"
+        / f"test_sched.test_recorded.{sha8('test_sched.py::test_recorded')}.npz"
+    )
 
     first = run_project(project, "-v", digest=digest)
     out = first.stdout + first.stderr
@@ -306,3 +347,32 @@ def test_the_plugin_in_a_throwaway_project(tmp_path: Path) -> None:
     bad = run_project(project, "--acesim-seed", "-1", digest=digest)
     assert bad.returncode == 4, bad.stdout + bad.stderr
     assert "--acesim-seed must be in 0 .. 2**64 - 1, got -1" in bad.stderr
+
+
+QUOTED_TEST = """
+import pytest
+
+
+@pytest.mark.parametrize("x", ["it's $HOME; a x"])
+def test_odd_id(acesim_seed, x):
+    assert False
+"""
+
+
+def test_the_replay_command_is_shell_quoted(tmp_path: Path) -> None:
+    """A failing test whose id holds a quote, a space, ``$`` and ``;``:
+    the report's replay line, split as a shell splits it, gives back
+    exactly ``python -m pytest <its id> --acesim-seed <its seed>``."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pytest.ini").write_text("[pytest]\n")
+    (project / "test_q.py").write_text(textwrap.dedent(QUOTED_TEST))
+    proc = run_project(project, digest=tmp_path / "digest.txt")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    nodeid = "test_q.py::test_odd_id[it's $HOME; a x]"
+    seed = stable_seed(nodeid)
+    lines = [line for line in out.splitlines() if line.startswith("replay: ")]
+    assert len(lines) == 1, out
+    argv = shlex.split(lines[0][len("replay: ") :])
+    assert argv == ["python", "-m", "pytest", nodeid, "--acesim-seed", str(seed)]

@@ -237,7 +237,7 @@ def test_regression_on_recorded_failures(
     fleet_model: FleetModelFactory, recorded_trace: TraceRecorder, acesim_seed: int
 ) -> None:
     """The scheduler on one recorded month of the scenario's node failures
-    (``acesim_traces/test_scheduler.test_regression_on_recorded_failures.npz``,
+    (``acesim_traces/test_scheduler.test_regression_on_recorded_failures.4528c4ea.npz``,
     recorded from a built-in run on the first run). With the failures fixed
     and every other law constant, the run is the same for any seed: the
     figures below pin the scheduler's behaviour. Re-record with

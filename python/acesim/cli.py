@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import numpy as np
 import numpy.typing as npt
 
-from . import __version__, cuda_available, cuda_built
+from . import __version__, _atomic, cuda_available, cuda_built
 from ._validation import non_negative
 from .analytic import (
     daly_interval,
@@ -346,7 +346,8 @@ def _plot(path: str, res: Any, sweep: list[tuple[float, float]], best: object) -
 
     assert isinstance(best, OptimalInterval)
     fig = demo_figure(res, sweep, best, chosen=HOUR)
-    fig.savefig(path, dpi=110)
+    kind = Path(path).suffix[1:].lower() or None  # (a file object does not say its format)
+    _atomic.replace_file(path, lambda handle: fig.savefig(handle, dpi=110, format=kind))
     print(f"figure written to {shown(path)}")
 
 
@@ -357,8 +358,9 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
     from pathlib import Path
 
     from .report import write_report
-    from .results_io import load_result
+    from .results_io import _read_files, load_result
 
+    _atomic.check_outputs([("-o", output)], [f for p in paths for f in _read_files(p)])
     names = [Path(p).stem for p in paths]
     if len(set(names)) < len(names):  # one file name in two folders: name them by path
         names = [str(p) for p in paths]
@@ -398,6 +400,8 @@ def run_fit(
         raise ValueError(f"--scenario: the model is fitted by node or by job, not by {by!r}")
     if scenario is None and (family is not None or job is not None):
         raise ValueError("--family, --job-gpus and --job-work go with --scenario")
+    if scenario is not None:
+        _atomic.check_outputs([("--scenario", scenario)], [path])
     h = _read_history(path)
     if not hasattr(h, "fit"):
         raise ValueError(f"file: {path} is a summary, not a history of failures")
@@ -671,6 +675,8 @@ def run_run(args: argparse.Namespace) -> int:
     if args.out is not None:
         _check_out(args.out)
     scenario = load_scenario(args.scenario).with_values(_overrides(args), origin="command line")
+    if args.out is not None:
+        _check_inputs(args.out, [args.scenario, *scenario.files().values()])
     res = _run_scenario(scenario, show_progress(args.no_progress))
     n_jobs = int(res.jobs["job"].max()) + 1 if res.jobs.size else 0
     horizon = scenario.simulate_kwargs().get("horizon", math.inf)
@@ -688,6 +694,14 @@ def run_run(args: argparse.Namespace) -> int:
         more = f" (and {len(files) - 1} more files beside it)" if len(files) > 1 else ""
         print(f"\nresults written to {shown(args.out)}{more}")
     return 0
+
+
+def _check_inputs(out: str, inputs: list[Any], option: str = "--out") -> None:
+    """Exit 2 (a ValueError) when a file a save to ``out`` replaces is one
+    of the ``inputs`` (the scenario, the files it names), before running."""
+    from .results_io import _replaced_files
+
+    _atomic.check_outputs([(option, out), *((option, f) for f in _replaced_files(out)[1:])], inputs)
 
 
 def _check_out(path: str) -> None:
@@ -775,6 +789,18 @@ def run_sweep(args: argparse.Namespace) -> int:
         raise ValueError(f"--chunk-replicas must be >= 1, got {args.chunk_replicas}")
     for point in grid.points:
         point.scenario.simulate_kwargs()  # a scenario without jobs fails here, named
+    inputs = [
+        args.sweep,
+        grid.base.source,
+        *(f for p in grid.points for f in p.scenario.files().values()),
+    ]
+    inputs = [f for f in inputs if f is not None]
+    if args.out is not None:
+        _check_inputs(args.out, inputs)
+    width = len(str(len(grid.points) - 1))  # of the point files' zero-padded numbers
+    if args.results is not None:
+        for k in range(len(grid.points)):
+            _check_inputs(str(Path(args.results) / f"point-{k:0{width}d}.npz"), inputs, "--results")
     executor = _executor(args)
     with contextlib.ExitStack() as stack:
         if executor is not None:
@@ -841,7 +867,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     written: list[str] = []
     if args.results is not None:
         for k, (point, (*_, res)) in enumerate(zip(grid.points, rows, strict=True)):
-            target = Path(args.results) / f"point-{k:0{len(str(len(rows) - 1))}d}.npz"
+            target = Path(args.results) / f"point-{k:0{width}d}.npz"
             save_result(res, target, provenance=_provenance(point.scenario, res))
             written.append(target.name)
     if args.out is not None:

@@ -89,6 +89,7 @@ from typing import IO, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from . import _atomic
 from ._validation import NO_SUCH_FILE, input_file_problem, integer, repeated_column
 from .distributions import Distribution, as_distribution, scipy_to_law
 from .fleet import Fleet, NodeTrace
@@ -358,8 +359,7 @@ def _write(text: str, path: str | os.PathLike[str] | None) -> str:
             raise TypeError(
                 f"path must be a str, an os.PathLike or None, got {type(path).__name__}"
             )
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        _atomic.replace_file(path, text)
     return text
 
 

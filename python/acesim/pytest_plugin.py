@@ -25,11 +25,17 @@ Fixtures:
     ``node_failures``. On the first run (no file yet) or with
     ``--acesim-record``, ``source`` (a ``SimulationResult``, its ``.trace``,
     or a callable returning either: called only then) is stored with
-    ``nodes`` in ``<test dir>/acesim_traces/<file stem>.<test>.npz``; on
+    ``nodes`` in ``<test dir>/acesim_traces/`` (named as below); on
     later runs the file is read and ``source`` is not used, so the test
     replays the same failures whatever the simulator would now draw.
-    ``name`` replaces the file name's ``<file stem>.<test>`` part (a second
-    call in one test without a name gets ``-2``, then ``-3``, ...).
+    The file name is ``<readable>.<hash>.npz``: ``<readable>`` the test's id
+    in its folder (``test_file.py::Class::test[param]``) with ``.py::`` and
+    ``::`` as ``.`` and every character but letters, digits and ``_.=+-``
+    as ``_``; ``<hash>`` the first 8 hex digits of the SHA-256 of that id
+    as it is, so that two tests never share a file (``test[a x]`` and
+    ``test[a?x]`` read alike, not the same). ``name`` replaces the id (its
+    readable form and its hash); a second call in one test without a name
+    gets ``-2`` after the readable part, then ``-3``, ....
     ``model`` and ``replica`` go to ``NodeTrace`` (``model``: the law that
     produced the trace, for the MTBF the simulator reads; it is not stored).
 
@@ -46,9 +52,8 @@ Fixtures:
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
+import shlex
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
@@ -110,7 +115,7 @@ def pytest_runtest_makereport(
         report.sections.append(
             (
                 f"acesim seed: {seed}",
-                f"acesim seed: {seed}\nreplay: python -m pytest '{item.nodeid}' "
+                f"acesim seed: {seed}\nreplay: python -m pytest {shlex.quote(item.nodeid)} "
                 f"--acesim-seed {seed}",
             )
         )
@@ -154,9 +159,10 @@ def fleet_model(acesim_seed: int) -> Callable[..., Any]:
 class TraceRecorder:
     """The ``recorded_trace`` fixture's callable (see the module docstring)."""
 
-    def __init__(self, directory: Path, stem: str, record: bool) -> None:
+    def __init__(self, directory: Path, test_id: str, record: bool) -> None:
         self.directory = directory
-        self.stem = stem
+        #: the test's id in its folder (``test_file.py::test[param]``)
+        self.test_id = test_id
         self.record = record
         self.calls = 0
         #: The files this test read or wrote, in call order.
@@ -166,12 +172,10 @@ class TraceRecorder:
         """The file a call with ``name`` uses (the next unnamed call's when None)."""
         if name is None:
             n = self.calls + 1
-            stem = self.stem if n == 1 else f"{self.stem}-{n}"
-        else:
-            if not isinstance(name, str) or not name:
-                raise TypeError("name must be a non-empty string or None")
-            stem = _safe(name)
-        return self.directory / f"{stem}.npz"
+            return self.directory / _file_name(self.test_id, "" if n == 1 else f"-{n}")
+        if not isinstance(name, str) or not name:
+            raise TypeError("name must be a non-empty string or None")
+        return self.directory / _file_name(name, "")
 
     def __call__(
         self,
@@ -206,14 +210,20 @@ def recorded_trace(request: pytest.FixtureRequest) -> TraceRecorder:
     """Record a failure trace next to the test on the first run, replay it after."""
     test_path = Path(request.node.path)
     parts = request.node.nodeid.split("::")[1:] or [request.node.name]
-    stem = _safe(".".join([test_path.stem, *parts]))
+    # the id in the test's folder: the same whatever directory pytest runs from
+    test_id = "::".join([test_path.name, *parts])
     return TraceRecorder(
-        test_path.parent / TRACE_DIR, stem, bool(request.config.getoption("acesim_record"))
+        test_path.parent / TRACE_DIR, test_id, bool(request.config.getoption("acesim_record"))
     )
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.=+-]", "_", name)
+def _file_name(test_id: str, call: str) -> str:
+    """``<readable><call>.<hash>.npz`` (see the module docstring): the
+    hash of the whole id makes the names of two ids differ even where their
+    readable forms are the same."""
+    readable = re.sub(r"[^A-Za-z0-9_.=+-]", "_", test_id.replace(".py::", ".").replace("::", "."))
+    digest = hashlib.sha256(test_id.encode("utf-8")).hexdigest()[:8]
+    return f"{readable}{call}.{digest}.npz"
 
 
 def _trace_of(source: Any) -> Any:
@@ -234,39 +244,44 @@ def _write(path: Path, trace: Any, nodes: int) -> None:
     import numpy as np
 
     import acesim
+    from acesim import _atomic
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Written to a temporary file and renamed: parallel workers never read half a file.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(
-                f,
-                trace=np.ascontiguousarray(trace),
-                nodes=np.int64(nodes),
-                format=np.str_(TRACE_FORMAT),
-                version=np.int64(TRACE_VERSION),
-                acesim_version=np.str_(acesim.__version__),
-            )
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    # Atomic (a temporary file renamed): parallel workers never read half a file.
+    _atomic.replace_file(
+        path,
+        lambda f: np.savez(
+            f,
+            trace=np.ascontiguousarray(trace),
+            nodes=np.int64(nodes),
+            format=np.str_(TRACE_FORMAT),
+            version=np.int64(TRACE_VERSION),
+            acesim_version=np.str_(acesim.__version__),
+        ),
+    )
 
 
 def _read(path: Path) -> tuple[Any, int]:
+    import zipfile
+    import zlib
+
     import numpy as np
 
-    with np.load(path, allow_pickle=False) as data:
-        if "format" not in data.files or str(data["format"]) != TRACE_FORMAT:
-            raise ValueError(
-                f"{path} is not an acesim trace file; re-record it with --acesim-record"
-            )
-        version = int(data["version"])
-        if version != TRACE_VERSION:
-            raise ValueError(
-                f"{path} has trace format version {version}; this acesim reads "
-                f"{TRACE_VERSION} (re-record it with --acesim-record)"
-            )
-        return data["trace"], int(data["nodes"])
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if "format" not in data.files or str(data["format"]) != TRACE_FORMAT:
+                raise ValueError(
+                    f"{path} is not an acesim trace file; re-record it with --acesim-record"
+                )
+            version = int(data["version"])
+            if version != TRACE_VERSION:
+                raise ValueError(
+                    f"{path} has trace format version {version}; this acesim reads "
+                    f"{TRACE_VERSION} (re-record it with --acesim-record)"
+                )
+            return data["trace"], int(data["nodes"])
+    except (OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        raise ValueError(
+            f"{path} is not a readable trace file (truncated or damaged?): {exc}; "
+            "re-record it with --acesim-record"
+        ) from None

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import plot
+from . import _atomic, plot
 from .optimize import OptimalInterval
 from .policy import Policy, Quarantine
 from .simulation import BUCKETS, SimulationResult
@@ -486,5 +486,5 @@ def write_report(
         dpi=dpi,
     )
     out = Path(path)
-    out.write_text(text, encoding="utf-8")
+    _atomic.replace_file(out, text)
     return out

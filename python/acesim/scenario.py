@@ -212,7 +212,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import _toml, workloads
+from . import _atomic, _toml, workloads
 from ._beside import beside_file, load_beside
 from ._toml import KeyPath, Locator, format_path
 from ._validation import MAX_SECONDS, NO_SUCH_FILE, input_file_problem
@@ -1813,7 +1813,7 @@ def dump_scenario(
             _set(spec, key, os.path.relpath(file, folder))
         except ValueError:  # another drive
             _set(spec, key, str(file))
-    target.write_text(_toml.dumps(spec, header=header), encoding="utf-8")
+    _atomic.replace_file(target, _toml.dumps(spec, header=header))
 
 
 # ---------------------------------------------------------------------------

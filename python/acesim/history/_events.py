@@ -100,6 +100,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .. import _atomic
 from ._errors import HistoryFormatError
 from ._io import PathArg, check_path, csv_rows, read_lines
 from ._model import DEFAULT_FAILURE_STATES, History, RunState, TableBuilder, posix_origin
@@ -724,5 +725,4 @@ def write_events(
         text = buffer.getvalue()
     else:
         text = "".join(json.dumps(rec, allow_nan=False) + "\n" for _, _, _, rec in records)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    _atomic.replace_file(path, text)

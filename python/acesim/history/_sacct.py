@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .. import _atomic
 from .._validation import finite, integer, repeated_column
 from ._errors import HistoryFormatError
 from ._io import PathArg, check_path, count, read_lines
@@ -770,5 +771,4 @@ def write_sacct(
                 "",
             ]
             out.append("|".join(fields))
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(out) + "\n")
+    _atomic.replace_file(path, "\n".join(out) + "\n")
