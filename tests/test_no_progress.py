@@ -17,9 +17,11 @@ so it never keeps a checkpoint. Before the limit it ran 24-30 s, reached
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import acesim as ace
@@ -263,3 +265,52 @@ def test_the_hopeless_fleet_stays_small() -> None:
     assert count == 10_000
     scale = 1 if sys.platform != "darwin" else 1024  # macOS reports bytes
     assert peak_kb / scale < 500 * 1024
+
+
+INTERRUPTED = textwrap.dedent(
+    """
+    import signal, sys
+    import acesim as ace
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    H = ace.HOUR
+    fleet = ace.Fleet(4, node_failures=ace.Constant(H), repair=ace.Constant(H))
+    job = ace.Job(8, work=6 * H, checkpoint_interval=H)
+    print("ready", flush=True)
+    try:
+        if sys.argv[1] == "fleet":
+            ace.simulate(job, fleet=fleet, max_stalled_failures=2**32 - 1)
+        else:
+            stalled = ace.Job(8, 6 * H, H, init=0.0, save=60.0, load=0.0)
+            ace.simulate(stalled, ace.Constant(H / 2), max_stalled_failures=2**32 - 1)
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    print("usable", ace.simulate(ace.Job(8, H, H / 6), replicas=3).jobs.size, flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("path", ["fleet", "kernel"])
+def test_ctrl_c_stops_a_hopeless_run(path: str) -> None:
+    """With the limit lifted the run would go on to the failure cap (tens of
+    seconds): a call this small by size runs on the calling thread, and
+    its polls still let Python's Ctrl-C handler run. SIGINT half a second
+    in gives KeyboardInterrupt, and acesim stays usable (the latency is
+    measured in bench/test_bench_no_progress.py)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED, path],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    assert child.returncode == 0, err
+    assert out.split("\n")[:2] == ["interrupted", "usable 3"], out + err
