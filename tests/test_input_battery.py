@@ -3094,6 +3094,104 @@ def _atomic_io() -> None:
         add(f"atomic-{label}", build, expect)
 
 
+# ===================================================================== no progress, re-entrance
+# Issue 25, items 4 and 5: max_stalled_failures (simulate, batch_simulate,
+# FleetModel, [run] of a scenario, acesim run) and callbacks that start
+# simulations of their own. The cases register themselves here (not in
+# _GROUPS), so that this block stays one piece.
+
+HOPELESS = """\
+[run]
+max_stalled_failures = 50
+
+[fleet]
+nodes = 4
+node_failures = "1h"
+repair = "1h"
+
+[[jobs]]
+name = "llm"
+gpus = 8
+work = "6h"
+checkpoint_interval = "1h"
+"""
+
+
+def _no_progress_and_reentrance() -> None:
+    hour = 3600.0
+    stalled = ace.Job(8, work=6 * hour, checkpoint_interval=hour, init=0.0, save=60.0, load=0.0)
+    every_half_hour = ace.Constant(1800.0)
+    hopeless_fleet = ace.Fleet(4, node_failures=ace.Constant(hour), repair=ace.Constant(hour))
+    name = "max_stalled_failures"
+    for label, value, error in [
+        ("zero", 0, ValueError), ("negative", -1, ValueError), ("2**32", 2**32, ValueError),
+        ("float", 1.5, TypeError), ("bool", True, TypeError), ("string", "10", TypeError),
+        ("None", None, TypeError), ("nan", NAN, TypeError),
+    ]:  # fmt: skip
+        add(f"simulate-{name}-{label}",
+            lambda c, v=value: ace.simulate(stalled, every_half_hour, max_stalled_failures=v),
+            raises(error, name))  # fmt: skip
+        add(f"batch_simulate-{name}-{label}",
+            lambda c, v=value: ace.batch_simulate(stalled, every_half_hour,
+                                                  max_stalled_failures=v),
+            raises(error, name))  # fmt: skip
+        add(f"FleetModel-{name}-{label}",
+            lambda c, v=value: ace.FleetModel(hopeless_fleet, max_stalled_failures=v),
+            raises(error, name))  # fmt: skip
+    for label, build, expect in [
+        ("np.int64", lambda c: ace.simulate(stalled, every_half_hour, horizon=10 * hour,
+                                            max_stalled_failures=np.int64(50)),
+         accepted(sim_ok(1))),
+        # The stops: the kernel, the event heap (the event log), the batch
+        # path, the fleet engine; each names the job and the count.
+        ("kernel-stops", lambda c: ace.simulate(stalled, every_half_hour,
+                                                max_stalled_failures=50),
+         raises(ace.NoProgressError, "job 0 was interrupted 50 times")),
+        ("event-heap-stops", lambda c: ace.simulate(stalled, every_half_hour, record_events=True,
+                                                    max_stalled_failures=50),
+         raises(ace.NoProgressError, "job 0 was interrupted 50 times")),
+        ("batch-stops", lambda c: ace.batch_simulate([stalled], every_half_hour, replicas=4),
+         raises(ace.NoProgressError, "job 0 was interrupted 10000 times")),
+        ("hopeless-fleet-default", lambda c: ace.simulate(ace.Job(8, 6 * hour, hour, name="llm"),
+                                                          fleet=hopeless_fleet),
+         raises(ace.NoProgressError, "job 0 ('llm') was interrupted 10000 times")),
+        ("hopeless-fleet-threads", lambda c: ace.simulate(ace.Job(8, 6 * hour, hour),
+                                                          fleet=hopeless_fleet, replicas=3,
+                                                          threads=2, max_stalled_failures=7),
+         raises(ace.NoProgressError, "interrupted 7 times")),
+        ("scenario-zero", lambda c: load_scenario(c.write("z.toml", HOPELESS.replace(
+            "= 50", "= 0"))), raises(ScenarioError, "run.max_stalled_failures")),
+        ("scenario-string", lambda c: load_scenario(c.write("s.toml", HOPELESS.replace(
+            "= 50", '= "50"'))), raises(ScenarioError, "run.max_stalled_failures")),
+        ("scenario-run", lambda c: load_scenario(c.write("h.toml", HOPELESS)).run(),
+         raises(ace.NoProgressError, "interrupted 50 times")),
+        ("cli-run", lambda c: cli("run", c.write("h.toml", HOPELESS)),
+         raises(CliError, "job 0 ('llm') was interrupted 50 times")),
+    ]:  # fmt: skip
+        add(f"no-progress-{label}", build, expect)
+
+    once = ace.NodeTrace.from_times({0: [600.0]}, nodes=2)
+    nested_fleet = ace.Fleet(2, spares=1, repair=ace.Constant(hour), node_failures=once)
+    nested_job = ace.Job(8, work=hour, checkpoint_interval=hour, init=0.0, save=0.0, load=0.0)
+
+    def chain(depth: int, last: int) -> Any:
+        """Simulation ``depth`` of a chain whose callbacks each start the next."""
+
+        def look_ahead(view: Any) -> None:
+            if depth < last:
+                chain(depth + 1, last)
+
+        return ace.simulate(nested_job, fleet=nested_fleet,
+                            policy=ace.Policy(on_failure=look_ahead))  # fmt: skip
+
+    add("reentrant-depth-8", lambda c: chain(1, 8), accepted(sim_ok(1)))
+    add("reentrant-depth-9", lambda c: chain(1, 9),
+        raises(ace.ReentrantCallError, "nested 9 deep"))  # fmt: skip
+    add("reentrant-depth-100", lambda c: chain(1, 100),
+        raises(ace.ReentrantCallError, "nested 9 deep"))  # fmt: skip
+
+
+
 # =========================================================================== registry
 
 _GROUPS = [
@@ -3119,6 +3217,7 @@ _GROUPS = [
     _untrusted_names,
     _meaning,
     _atomic_io,
+    _no_progress_and_reentrance,
 ]
 for _group in _GROUPS:
     _group()

@@ -447,3 +447,114 @@ def test_placement_callback_sees_every_start_with_node_history() -> None:
     ]
     assert res.jobs["failures"][0] == 2
     assert res.jobs["completed"][0]
+
+
+# --- Re-entrant callbacks (issue 25, item 5) ---------------------------------
+# A callback may start simulations of its own (a look-ahead): the outermost
+# simulation is at depth 1, one started from its callback at depth 2, up to
+# 8; the 9th raises ReentrantCallError (a RuntimeError) at once. A chain of
+# 100 used to overflow the C stack (SIGSEGV) before Python's recursion limit;
+# it stops at the 9th with the named error (also under .ci/sanitize).
+
+#: Two nodes, one a hot spare; node 0 fails once, at 600 s: each run asks
+#: its on_failure callback exactly once, then finishes on the spare.
+NESTED_FLEET = ace.Fleet(
+    2,
+    spares=1,
+    repair=ace.Constant(HOUR),
+    node_failures=ace.NodeTrace.from_times({0: [600.0]}, nodes=2),
+)
+NESTED_JOB = ace.Job(8, work=HOUR, checkpoint_interval=HOUR, init=0.0, save=0.0, load=0.0)
+
+
+def _nested(depth: int, target: int, reached: list[int], threads: int = 1) -> ace.SimulationResult:
+    """Simulation number ``depth`` of a chain whose callbacks each start the
+    next, up to number ``target``."""
+    reached.append(depth)
+
+    def look_ahead(view: Any) -> None:
+        if depth < target:
+            _nested(depth + 1, target, reached, threads)
+
+    return ace.simulate(
+        NESTED_JOB, fleet=NESTED_FLEET, policy=ace.Policy(on_failure=look_ahead), threads=threads
+    )
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_callbacks_nest_simulations_eight_deep(threads: int) -> None:
+    """Eight nested simulations run; each finishes its job after its one
+    failure (on the spare: wall = work, 600 s lost and redone)."""
+    reached: list[int] = []
+    res = _nested(1, 8, reached, threads)
+    assert reached == list(range(1, 9))
+    assert res.jobs["failures"].tolist() == [1]
+    assert bool(res.jobs["completed"][0])
+    assert float(res.jobs["wasted"][0]) == 600.0
+    assert ace._core.MAX_NESTING == 8
+
+
+@pytest.mark.parametrize("target", [9, 100])
+def test_a_ninth_nested_simulation_is_refused(target: int) -> None:
+    """The 9th simulation of the chain raises ReentrantCallError, which
+    travels out through every callback to the outermost call; no 10th is
+    started; acesim goes on working after."""
+    reached: list[int] = []
+    with pytest.raises(ace.ReentrantCallError, match=r"simulate called from a policy callback "
+                       r"nested 9 deep.*up to 8 deep") as info:  # fmt: skip
+        _nested(1, target, reached)
+    assert isinstance(info.value, RuntimeError)
+    assert reached == list(range(1, 10))
+    assert ace.simulate(NESTED_JOB, fleet=NESTED_FLEET).jobs["failures"].tolist() == [1]
+
+
+@pytest.mark.parametrize(("start", "what"), [("FleetModel", "FleetModel"),
+                                             ("batch", "batch_simulate")])  # fmt: skip
+def test_look_ahead_models_count_toward_the_limit(start: str, what: str) -> None:
+    """A FleetModel or batch_simulate started from the callback of the 7th
+    simulation is the 8th level: it runs; from the 8th's callback, the 9th:
+    refused."""
+
+    def make() -> None:
+        if start == "FleetModel":
+            model = ace.FleetModel(NESTED_FLEET)
+            jid = model.submit(NESTED_JOB)
+            model.start(jid, [0])
+            assert [e.kind for e in model.advance(HOUR)] == ["node_down"]
+        else:
+            assert ace.batch_simulate(NESTED_JOB, ace.Constant(10 * HOUR)).jobs.size == 1
+
+    def chain(depth: int, last: int) -> ace.SimulationResult:
+        def look_ahead(view: Any) -> None:
+            if depth < last:
+                chain(depth + 1, last)
+            else:
+                make()
+
+        return ace.simulate(
+            NESTED_JOB, fleet=NESTED_FLEET, policy=ace.Policy(on_failure=look_ahead)
+        )
+
+    assert chain(1, 7).jobs["failures"].tolist() == [1]
+    with pytest.raises(
+        ace.ReentrantCallError, match=f"{what} called from a policy callback nested 9"
+    ):
+        chain(1, 8)
+
+
+def test_placement_callbacks_nest_the_same_way() -> None:
+    """A place callback's nested simulations count as on_failure's do."""
+    reached: list[int] = []
+
+    def chain(depth: int) -> ace.SimulationResult:
+        reached.append(depth)
+
+        def place(view: Any, free: np.ndarray) -> None:
+            if not view.recovering:
+                chain(depth + 1)
+
+        return ace.simulate(NESTED_JOB, fleet=NESTED_FLEET, policy=ace.Policy(place=place))
+
+    with pytest.raises(ace.ReentrantCallError, match="nested 9 deep"):
+        chain(1)
+    assert reached == list(range(1, 10))

@@ -13,6 +13,7 @@
 #include "acesim/records.hpp"
 #include "acesim/simulator.hpp"
 #include "interruptible.hpp"
+#include "nesting.hpp"
 #include "pybind.hpp"
 
 namespace acesim::bindings {
@@ -60,13 +61,15 @@ std::uint32_t index_or_none(std::int64_t i) {
     return i < 0 ? kNoDistribution : static_cast<std::uint32_t>(i);
 }
 
-/// Wraps a Python callable as the core's failure decision. The core calls it
-/// from worker threads without the GIL: it takes the GIL for the call, and a
-/// Python exception travels back through the core as error_already_set.
-FailureDecision python_decision(py::object callable) {
+/// Wraps a Python callable as the core's failure decision of a simulation
+/// at nesting depth `depth` (nesting.hpp). The core calls it from worker
+/// threads without the GIL: it takes the GIL for the call, and a Python
+/// exception travels back through the core as error_already_set.
+FailureDecision python_decision(py::object callable, int depth) {
     auto holder = std::make_shared<py::object>(std::move(callable));
-    return [holder](const acesim_failure_view& view) -> std::int32_t {
+    return [holder, depth](const acesim_failure_view& view) -> std::int32_t {
         py::gil_scoped_acquire gil;
+        const CallbackDepth nested(depth);
         py::object result = (*holder)(view);
         if (result.is_none()) return ACESIM_DEFAULT;
         // An int, a Replacement or any integer type (a numpy integer), never a bool.
@@ -239,12 +242,14 @@ void set_checkpoint_levels(SimulationInput& in, const py::object& levels) {
     }
 }
 
-/// Wraps a Python placement callable: place(view, free_nodes) -> node ids or None.
-PlacementDecision python_placement(py::object callable) {
+/// Wraps a Python placement callable: place(view, free_nodes) -> node ids
+/// or None (a simulation's at nesting depth `depth`, as python_decision).
+PlacementDecision python_placement(py::object callable, int depth) {
     auto holder = std::make_shared<py::object>(std::move(callable));
-    return [holder](const PlacementView& view, const PlacementCandidates& candidates,
-                    std::vector<std::uint32_t>& chosen) -> bool {
+    return [holder, depth](const PlacementView& view, const PlacementCandidates& candidates,
+                           std::vector<std::uint32_t>& chosen) -> bool {
         py::gil_scoped_acquire gil;
+        const CallbackDepth nested(depth);
         const auto n = static_cast<py::ssize_t>(candidates.nodes.size());
         py::array_t<std::uint32_t> free_nodes(n, candidates.nodes.data());
         // The view the callback gets is its own copy (it may keep it), with
@@ -311,8 +316,9 @@ void set_fleet(SimulationInput& in, const py::object& fleet) {
     }
 }
 
-/// The policy from the tuple Python builds (Policy._core_spec), or None.
-void set_policy(SimulationInput& in, const py::object& policy) {
+/// The policy from the tuple Python builds (Policy._core_spec), or None,
+/// for a simulation at nesting depth `depth` (its callbacks').
+void set_policy(SimulationInput& in, const py::object& policy, int depth) {
     if (!policy.is_none()) {
         // (replacement, preemption, grace, quarantine or None, on_failure or None,
         //  compiled address, compiled user data, place or None,
@@ -327,8 +333,8 @@ void set_policy(SimulationInput& in, const py::object& policy) {
             p.quarantine =
                 QuarantineSpec{true, q[0].cast<std::uint32_t>(), q[1].cast<double>(), q[2].cast<double>()};
         }
-        if (!t[4].is_none()) p.on_failure = python_decision(t[4]);
-        if (t.size() > 7 && !t[7].is_none()) p.place = python_placement(t[7]);
+        if (!t[4].is_none()) p.on_failure = python_decision(t[4], depth);
+        if (t.size() > 7 && !t[7].is_none()) p.place = python_placement(t[7], depth);
         if (t.size() > 8) p.replacement_delay = index_or_none(t[8].cast<std::int64_t>());
         if (t.size() > 9) {
             const auto backfill = t[9].cast<std::uint32_t>();
@@ -358,7 +364,7 @@ py::dict output_tables(SimulationOutput&& out) {
 /// How many replicas of what, and with which limits: the options every run has.
 void set_run_options(SimulationInput& in, std::uint32_t gpus_per_node, std::uint32_t replicas,
                      std::uint32_t first_replica, std::uint64_t seed, double horizon, unsigned threads,
-                     std::uint64_t max_events) {
+                     std::uint64_t max_events, std::uint64_t max_stalled_failures) {
     in.gpus_per_node = gpus_per_node;
     in.replicas = replicas;
     in.first_replica = first_replica;
@@ -366,6 +372,7 @@ void set_run_options(SimulationInput& in, std::uint32_t gpus_per_node, std::uint
     in.horizon = horizon;
     in.threads = threads;
     in.max_events = max_events;
+    in.max_stalled_failures = max_stalled_failures;
 }
 
 }  // namespace
@@ -482,7 +489,8 @@ void register_simulator(py::module_& m) {
            const CauseTuples& causes, py::object fleet, py::object policy, std::uint32_t gpus_per_node,
            std::uint32_t replicas, std::uint32_t first_replica, std::uint64_t seed, double horizon,
            bool record_events, bool check_invariants, unsigned threads, std::uint64_t max_events,
-           py::object time_limit, py::object checkpoint_levels) {
+           py::object time_limit, py::object checkpoint_levels, std::uint64_t max_stalled_failures) {
+            const int depth = nesting_depth("simulate");
             Borrowed borrowed;  // the JobArray's columns, read in place by the run
             SimulationInput in = job_input(distributions, jobs, job_failures, causes, borrowed);
             set_checkpoint_levels(in, checkpoint_levels);
@@ -492,8 +500,9 @@ void register_simulator(py::module_& m) {
                 in.time_limits = Column(limits, in.jobs.size(), "time_limit").to_vector();
             }
             set_fleet(in, fleet);
-            set_policy(in, policy);
-            set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events);
+            set_policy(in, policy, depth);
+            set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events,
+                            max_stalled_failures);
             in.record_events = record_events;
             in.check_invariants = check_invariants;
             // Safe without the GIL: the core reads only `in` (C++ copies of
@@ -511,20 +520,24 @@ void register_simulator(py::module_& m) {
         py::arg("fleet"), py::arg("policy"), py::arg("gpus_per_node"), py::arg("replicas"),
         py::arg("first_replica"), py::arg("seed"), py::arg("horizon"), py::arg("record_events"),
         py::arg("check_invariants"), py::arg("threads"), py::arg("max_events"),
-        py::arg("time_limit") = py::none(), py::arg("checkpoint_levels") = py::none());
+        py::arg("time_limit") = py::none(), py::arg("checkpoint_levels") = py::none(),
+        py::arg("max_stalled_failures") = kDefaultMaxStalledFailures);
 
     m.def(
         "simulate_batch",
         [](const std::vector<Distribution>& distributions, const py::object& jobs, py::object job_failures,
            const CauseTuples& causes, std::uint32_t gpus_per_node, std::uint32_t replicas,
            std::uint32_t first_replica, std::uint64_t seed, double horizon, unsigned threads,
-           std::uint64_t max_events, const std::string& device, py::object checkpoint_levels) {
+           std::uint64_t max_events, const std::string& device, py::object checkpoint_levels,
+           std::uint64_t max_stalled_failures) {
+            nesting_depth("batch_simulate");
             if (device != "cpu" && device != "cuda")
                 throw std::invalid_argument("device must be 'cpu' or 'cuda', got '" + device + "'");
             Borrowed borrowed;  // the JobArray's columns, read in place by the run
             SimulationInput in = job_input(distributions, jobs, job_failures, causes, borrowed);
             set_checkpoint_levels(in, checkpoint_levels);
-            set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events);
+            set_run_options(in, gpus_per_node, replicas, first_replica, seed, horizon, threads, max_events,
+                            max_stalled_failures);
             // The core touches no Python object; Ctrl-C stops the CPU path (a
             // CUDA batch stops when its kernels end).
             CancelFlag cancel{false};
@@ -537,7 +550,8 @@ void register_simulator(py::module_& m) {
         py::arg("distributions"), py::arg("jobs"), py::arg("job_failures"), py::arg("causes"),
         py::arg("gpus_per_node"), py::arg("replicas"), py::arg("first_replica"), py::arg("seed"),
         py::arg("horizon"), py::arg("threads"), py::arg("max_events"), py::arg("device"),
-        py::arg("checkpoint_levels") = py::none());
+        py::arg("checkpoint_levels") = py::none(),
+        py::arg("max_stalled_failures") = kDefaultMaxStalledFailures);
     register_fleet_model(m);
 }
 
@@ -548,7 +562,8 @@ void register_fleet_model(py::module_& m) {
                          const CauseTuples& causes, std::int64_t job_failures, py::object policy,
                          std::uint32_t gpus_per_node, std::uint64_t seed, std::uint32_t replica,
                          double horizon, std::uint64_t max_events, bool check_invariants, bool record_events,
-                         bool report_checkpoints) {
+                         bool report_checkpoints, std::uint64_t max_stalled_failures) {
+                 const int depth = nesting_depth("FleetModel");
                  SimulationInput in;
                  in.distributions = distributions;
                  in.job_failures = index_or_none(job_failures);
@@ -556,8 +571,9 @@ void register_fleet_model(py::module_& m) {
                      in.causes.push_back(
                          CauseSpec{share, index_or_none(detect), node_down, nodes, node_scope, slowdown});
                  set_fleet(in, fleet);
-                 set_policy(in, policy);
-                 set_run_options(in, gpus_per_node, 1, replica, seed, horizon, 1, max_events);
+                 set_policy(in, policy, depth);
+                 set_run_options(in, gpus_per_node, 1, replica, seed, horizon, 1, max_events,
+                                 max_stalled_failures);
                  in.check_invariants = check_invariants;
                  in.record_events = record_events;
                  return std::make_unique<Core>(std::move(in), report_checkpoints);
@@ -565,7 +581,7 @@ void register_fleet_model(py::module_& m) {
              py::arg("distributions"), py::arg("fleet"), py::arg("causes"), py::arg("job_failures"),
              py::arg("policy"), py::arg("gpus_per_node"), py::arg("seed"), py::arg("replica"),
              py::arg("horizon"), py::arg("max_events"), py::arg("check_invariants"), py::arg("record_events"),
-             py::arg("report_checkpoints"))
+             py::arg("report_checkpoints"), py::arg("max_stalled_failures") = kDefaultMaxStalledFailures)
         .def("add_distribution", &Core::add_distribution, py::arg("distribution"))
         .def(
             "submit",

@@ -46,6 +46,7 @@ SingleJobSpec single_job_spec(const SimulationInput& in, const Plans& plans, std
     spec.expected_ettr =
         expected_ettr_exponential(profile.mtbf, s.work, interval, profile.save_mean, profile.restart);
     spec.save_mean = profile.save_mean;
+    spec.max_stalled_failures = in.max_stalled_failures;
     spec.gpus = s.gpus;
     spec.priority = s.priority;
     spec.rule = static_cast<std::uint32_t>(s.rule);
@@ -103,6 +104,11 @@ bool runs_on_single_job_kernel(const SimulationInput& in) {
     return true;
 }
 
+/// The single-job kernel polls the cancel flag every this many failures of
+/// one replica (a replica of a job that cannot progress runs its failures
+/// until max_stalled_failures or the failure cap).
+constexpr std::uint32_t kPollFailures = 1u << 12;
+
 /// A job's failures as trace rows, as the event heap writes them: the blamed
 /// node (job-local) drawn from the job's blame stream at each failure. The
 /// event numbers are given once the replica's jobs are merged.
@@ -112,11 +118,25 @@ struct FailureRows {
     std::uint32_t nodes;  ///< the job's nodes (at least 1)
     std::uint32_t replica;
     std::int32_t job;
+    const CancelFlag* cancel;
     std::uint32_t draws = 0;
 
     void operator()(double t, std::int32_t cause, double drawn) {
+        // A job that fails without end stays in its replica: polled here too.
+        if ((draws & (kPollFailures - 1)) == kPollFailures - 1) throw_if_cancelled(cancel);
         const auto node = static_cast<std::int32_t>(bounded_index(lo64(blame.block(draws++, 0)), nodes));
         rows->push_back({replica, 0u, job, node, -1, cause, 0u, 0u, t, drawn});
+    }
+};
+
+/// The batch path's failure trace: none, but the cancel flag polled as
+/// FailureRows polls it.
+struct PollingTrace {
+    const CancelFlag* cancel;
+    std::uint32_t failures = 0;
+
+    void operator()(double, std::int32_t, double) {
+        if ((++failures & (kPollFailures - 1)) == 0) throw_if_cancelled(cancel);
     }
 };
 
@@ -140,7 +160,10 @@ bool run_replica_on_kernel(const SimulationInput& in, const SingleJobTables& tab
         const SingleJobSpec& spec = tables.specs[j];
         const FailureRows trace{&failures,
                                 Stream{key, stream_id(EntityKind::Job, j, Purpose::Blame), replica},
-                                spec.nodes > 1 ? spec.nodes : 1u, replica, static_cast<std::int32_t>(j)};
+                                spec.nodes > 1 ? spec.nodes : 1u,
+                                replica,
+                                static_cast<std::int32_t>(j),
+                                in.cancel};
         std::uint64_t job_events = 0;
         const std::uint32_t status = run_single_job(spec, views.data(), causes, key, replica, j, in.horizon,
                                                     max_events, rows[j], job_events, trace);
@@ -150,7 +173,9 @@ bool run_replica_on_kernel(const SimulationInput& in, const SingleJobTables& tab
             if (in.jobs.size() == 1 && status == kSingleJobMaxEvents)
                 throw std::runtime_error(max_events_error(max_events, replica));
             if (in.jobs.size() == 1 && status == kSingleJobTooManyFailures)
-                throw std::runtime_error(too_many_failures_error(kSingleJobMaxFailures, replica));
+                throw too_many_failures_error(kSingleJobMaxFailures, replica);
+            if (in.jobs.size() == 1 && status == kSingleJobNoProgress)
+                throw stalled_job_error(0, in.max_stalled_failures, replica);
             return false;
         }
         events += job_events;
@@ -351,8 +376,13 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
                     const std::uint32_t replica =
                         in.first_replica + static_cast<std::uint32_t>(i % in.replicas);
                     std::uint64_t events = 0;
-                    status[i] = run_single_job(specs[j], views.data(), causes, key, replica, 0u, in.horizon,
-                                               max_events, out.jobs[i], events);
+                    try {
+                        status[i] =
+                            run_single_job(specs[j], views.data(), causes, key, replica, 0u, in.horizon,
+                                           max_events, out.jobs[i], events, PollingTrace{in.cancel});
+                    } catch (const Cancelled&) {
+                        return;  // (thrown below, once every thread stopped)
+                    }
                     out.jobs[i].job = static_cast<std::uint32_t>(j);
                 }
             },
@@ -383,7 +413,10 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
                 "replica " + std::to_string(in.first_replica + static_cast<std::uint32_t>(i % in.replicas)) +
                 " with job " + std::to_string(i / in.replicas) + " unfinished"));
         if (status[i] == kSingleJobTooManyFailures)
-            throw std::runtime_error(too_many_failures_error(kSingleJobMaxFailures, out.jobs[i].replica));
+            throw too_many_failures_error(kSingleJobMaxFailures, out.jobs[i].replica);
+        if (status[i] == kSingleJobNoProgress)
+            throw stalled_job_error(static_cast<std::uint32_t>(i / in.replicas), in.max_stalled_failures,
+                                    out.jobs[i].replica);
     }
     return out;
 }

@@ -148,6 +148,8 @@ class JobStatus:
     NOT_SUBMITTED: JobStatus
     UNPLACEABLE: JobStatus
 
+MAX_NESTING: int
+
 def simulate(
     distributions: list[Distribution],
     jobs: bytes | tuple[npt.NDArray[Any] | int, ...],
@@ -166,6 +168,7 @@ def simulate(
     max_events: int,
     time_limit: npt.NDArray[np.float64] | None = None,
     checkpoint_levels: tuple[Any, ...] | None = None,
+    max_stalled_failures: int = 10_000,
 ) -> dict[str, npt.NDArray[Any]]: ...
 def young_interval(checkpoint_cost: Any, mtbf: Any) -> Any: ...
 def daly_interval(checkpoint_cost: Any, mtbf: Any) -> Any: ...
@@ -196,6 +199,7 @@ def simulate_batch(
     max_events: int,
     device: str,
     checkpoint_levels: tuple[Any, ...] | None = None,
+    max_stalled_failures: int = 10_000,
 ) -> npt.NDArray[Any]: ...
 
 class FleetModel:
@@ -214,6 +218,7 @@ class FleetModel:
         check_invariants: bool,
         record_events: bool,
         report_checkpoints: bool,
+        max_stalled_failures: int = 10_000,
     ) -> None: ...
     def add_distribution(self, distribution: Distribution) -> int: ...
     def submit(

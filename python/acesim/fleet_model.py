@@ -27,7 +27,15 @@ from .distributions import Distribution, scipy_to_law
 from .fleet import Cause, Fleet, _cause_list
 from .job import RULE_CODES, Job
 from .policy import Policy
-from .simulation import SimulationResult, _check_cause_widths, _DistributionTable, _horizon
+from .simulation import (
+    DEFAULT_MAX_STALLED_FAILURES,
+    SimulationResult,
+    _check_cause_widths,
+    _DistributionTable,
+    _horizon,
+    _max_stalled_failures,
+    _naming_stalled_jobs,
+)
 
 __all__ = ["EVENT_KINDS", "Event", "FleetModel"]
 
@@ -102,7 +110,16 @@ class FleetModel:
     (placement, re-placement, preemption and backfill are the scheduler's;
     a policy with callbacks or a re-placement delay is refused). Cold spares
     are the built-in scheduler's and are refused too. ``checkpoints``: also
-    report ``"checkpoint"`` events.
+    report ``"checkpoint"`` events. ``max_stalled_failures`` applies as in
+    :func:`acesim.simulate` (the same engine, the same rule): the
+    :meth:`advance` in which a job's failure is the ``max_stalled_failures``-th
+    in a row without a new durable checkpoint raises
+    :class:`acesim.NoProgressError`, the model standing at that failure. A
+    FleetModel runs no Python callback (the decisions are the scheduler's),
+    so nothing of its own can call back into it while it runs; one started
+    from a policy callback of :func:`acesim.simulate` (a look-ahead) counts
+    toward the nesting limit (8 deep) and past it raises
+    :class:`acesim.ReentrantCallError`.
 
     The scheduler's side:
 
@@ -141,6 +158,7 @@ class FleetModel:
         checkpoints: bool = False,
         check_invariants: bool = False,
         max_events: int | None = None,
+        max_stalled_failures: int = DEFAULT_MAX_STALLED_FAILURES,
     ) -> None:
         if not isinstance(fleet, Fleet):
             raise TypeError(f"fleet must be a Fleet, got {type(fleet).__name__}")
@@ -165,6 +183,7 @@ class FleetModel:
         seed_ = integer("seed", seed, minimum=0, maximum=2**64 - 1)
         replica_ = integer("replica", replica, minimum=0, maximum=2**32 - 2)
         horizon_ = _horizon(horizon)
+        max_stalled = _max_stalled_failures(max_stalled_failures)
         self._args: dict[str, Any] = dict(
             fleet=fleet,
             failures=failures,
@@ -177,6 +196,8 @@ class FleetModel:
             check_invariants=check_invariants,
             max_events=max_events,
         )
+        if max_stalled != DEFAULT_MAX_STALLED_FAILURES:
+            self._args["max_stalled_failures"] = max_stalled
         self._causes: list[Cause] = _cause_list(causes)
         _check_cause_widths(self._causes, fleet)
         law = failures
@@ -206,6 +227,7 @@ class FleetModel:
             check_invariants,
             True,
             checkpoints,
+            max_stalled,
         )
         self._sent = len(self._table.compiled)  # distributions the core has
         self._fleet = fleet
@@ -327,7 +349,8 @@ class FleetModel:
         ``until`` infinite and nothing left to happen, the clock stays)."""
         t = real("until", until)
         t = math.inf if t == math.inf else seconds("until", t)
-        raw = self._core.advance(t)
+        with _naming_stalled_jobs([job.name for job in self._jobs]):
+            raw = self._core.advance(t)
         self._log.append(("advance", (t,)))
         out = []
         for time, kind, job, cause, fault, nodes, progress, durable in raw:

@@ -33,7 +33,8 @@ what a key means is what the same ``simulate``, :class:`~acesim.Job`,
     horizon = "30d"                    # a duration, or "inf" (the default)
     threads = 4                        # default: every core
     record_events = false              # the event log (events, placements, node_events)
-    # also: gpus_per_node (without a fleet), max_events, check_invariants, first_replica
+    # also: gpus_per_node (without a fleet), max_events, max_stalled_failures,
+    # check_invariants, first_replica
 
     [[jobs]]                           # one table per job (or a [workload], not both)
     name = "flagship"
@@ -233,12 +234,20 @@ from .distributions import (
     _read_csv_column,
 )
 from .distributions import _did_you_mean as _suggest
+from .errors import NoProgressError
 from .fleet import CAUSE_SCOPES, LLAMA3_CAUSES, NODE_CLOCKS, Cause, Fleet
 from .job import INTERVAL_RULES, CheckpointTier, Job, JobArray, interval_rule
 from .policy import BACKFILLS, Policy, Preemption, Quarantine, Replacement
 from .regimes import gang
 from .repair import Repair, RepairStage
-from .simulation import MAX_JOBS, SimulationResult, _run_options, _threads, simulate
+from .simulation import (
+    MAX_JOBS,
+    SimulationResult,
+    _max_stalled_failures,
+    _run_options,
+    _threads,
+    simulate,
+)
 from .units import parse_duration
 
 __all__ = [
@@ -837,6 +846,7 @@ RUN_KEYS = (
     "max_events",
     "check_invariants",
     "first_replica",
+    "max_stalled_failures",
 )
 _TOP_KEYS = ("run", "jobs", "workload", "failures", "fleet", "causes", "policy")
 _JOB_KEYS = (
@@ -962,7 +972,8 @@ class _ScenarioBuilder(_Builder):
         for key in ("name", "description"):
             if key in run:
                 self.string((*path, key), run[key])
-        for key in ("replicas", "seed", "threads", "gpus_per_node", "max_events", "first_replica"):
+        integers = ("replicas", "seed", "threads", "gpus_per_node", "max_events", "first_replica")
+        for key in (*integers, "max_stalled_failures"):
             if key in run:
                 out[key] = self.integer((*path, key), run[key])
         for key in ("record_events", "check_invariants"):
@@ -985,6 +996,9 @@ class _ScenarioBuilder(_Builder):
             raise self.error((*path, "gpus_per_node"), "gpus_per_node must be in 1 .. 65536")
         if "max_events" in out and out["max_events"] < 1:
             raise self.error((*path, "max_events"), "max_events must be >= 1")
+        if "max_stalled_failures" in out:
+            self.call((*path, "max_stalled_failures"), _max_stalled_failures,
+                      value=out["max_stalled_failures"])  # fmt: skip
         return out
 
     # -- jobs -----------------------------------------------------------------
@@ -1667,6 +1681,8 @@ class Scenario:
         kwargs = {**scenario.simulate_kwargs(), **objects}
         try:
             res = simulate(**kwargs)
+        except NoProgressError:
+            raise  # the run's, not a key's
         except (TypeError, ValueError) as exc:
             raise scenario.simulate_error(exc) from None
         if objects:

@@ -24,6 +24,7 @@ from . import _core
 from ._validation import boolean, check_replica_ids, finite, integer, real, seconds
 from .analytic import meta_scale_model
 from .distributions import Distribution, scipy_to_law
+from .errors import NoProgressError
 from .fleet import Fleet, _cause_list
 from .job import RULE_CODES, CheckpointTier, Job, JobArray
 from .policy import Policy
@@ -839,6 +840,34 @@ def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any,
     return persist, first, count, tiers, min_gpus, reconfigure, scaling, checkpoint_bytes
 
 
+#: A job interrupted this many times in a row without a new durable
+#: checkpoint stops a run with NoProgressError (``max_stalled_failures``).
+DEFAULT_MAX_STALLED_FAILURES = 10_000
+
+
+def _max_stalled_failures(value: Any) -> int:
+    """``max_stalled_failures``, checked: a positive int."""
+    return integer("max_stalled_failures", value, minimum=1, maximum=2**32 - 1)
+
+
+@contextlib.contextmanager
+def _naming_stalled_jobs(names: Sequence[str | None] | None) -> Iterator[None]:
+    """A NoProgressError from the core names a job by its index: add the
+    job's name where it has one."""
+    try:
+        yield
+    except NoProgressError as exc:
+        job = getattr(exc, "job", None)
+        known = names is not None and isinstance(job, int) and job < len(names)
+        name = names[job] if known and names is not None and isinstance(job, int) else None
+        if name is None:
+            raise
+        named = NoProgressError(str(exc).replace(f"job {job} ", f"job {job} ({name!r}) ", 1))
+        for key in ("job", "count", "replica"):
+            setattr(named, key, getattr(exc, key, None))
+        raise named from None
+
+
 def simulate(
     jobs: JobsArg,
     failures: Distribution | Sequence[Distribution | None] | None = None,
@@ -856,6 +885,7 @@ def simulate(
     max_events: int | None = None,
     check_invariants: bool = False,
     target_se: float | None = None,
+    max_stalled_failures: int = DEFAULT_MAX_STALLED_FAILURES,
 ) -> SimulationResult:
     """Simulate the fail-stop/checkpoint lifecycle of ``jobs``.
 
@@ -891,6 +921,13 @@ def simulate(
     exactly the first N replicas of a run of N replicas with the same seed,
     and its provenance records N.
 
+    ``max_stalled_failures``: a job interrupted that many times in a row
+    without a new durable checkpoint cannot make progress under the model
+    (its failures come faster than a checkpoint interval plus its start and
+    write): the run stops with :class:`acesim.NoProgressError` naming the
+    job and the count, as it does at the failure cap (2**25 failures in a
+    replica), instead of running on for minutes and gigabytes.
+
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=2 * ace.DAY, checkpoint_interval=ace.HOUR)
     >>> res = ace.simulate(job, replicas=100, seed=1)
@@ -901,7 +938,8 @@ def simulate(
         arguments = dict(jobs=jobs, failures=failures, fleet=fleet, policy=policy, seed=seed,
                          horizon=horizon, record_events=record_events, threads=threads,
                          causes=causes, gpus_per_node=gpus_per_node, max_events=max_events,
-                         check_invariants=check_invariants)  # fmt: skip
+                         check_invariants=check_invariants,
+                         max_stalled_failures=max_stalled_failures)  # fmt: skip
         result: SimulationResult = _until_precise(
             simulate, arguments, replicas, first_replica, target_se
         )
@@ -929,6 +967,7 @@ def simulate(
     max_events_ = (
         0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
     )
+    max_stalled = _max_stalled_failures(max_stalled_failures)
 
     table = _DistributionTable()
     index = table.index
@@ -939,7 +978,7 @@ def simulate(
     fleet_spec = None if fleet is None else fleet._core_spec(index)
     policy_spec = None if policy is None else policy._core_spec(index)
 
-    with _python_callback_errors(policy):
+    with _python_callback_errors(policy), _naming_stalled_jobs(core_jobs.names):
         raw = _core.simulate(
             table.compiled,
             core_jobs.specs,
@@ -958,6 +997,7 @@ def simulate(
             max_events_,
             core_jobs.time_limits,
             _checkpoint_levels(job_list, index) if core_jobs.leveled else None,
+            max_stalled,
         )
     arguments = {
         "jobs": jobs,
@@ -974,6 +1014,8 @@ def simulate(
         "max_events": max_events,
         "check_invariants": check_invariants,
     }
+    if max_stalled != DEFAULT_MAX_STALLED_FAILURES:
+        arguments["max_stalled_failures"] = max_stalled
     return SimulationResult._from_tables(
         raw, seed_, n_replicas, arguments=arguments, job_names=core_jobs.names
     )
@@ -1094,6 +1136,7 @@ def batch_simulate(
     max_events: int | None = None,
     device: str = "cpu",
     target_se: float | None = None,
+    max_stalled_failures: int = DEFAULT_MAX_STALLED_FAILURES,
 ) -> BatchResult:
     """Batch Monte Carlo of the single-job model over a grid of jobs.
 
@@ -1108,7 +1151,7 @@ def batch_simulate(
     code and streams (see :func:`acesim.cuda_available`). ``target_se``:
     rounds of replicas as in :func:`simulate`, until every point's pooled
     ETTR has at most that standard error (every point runs the same
-    replicas).
+    replicas). ``max_stalled_failures``: as in :func:`simulate`.
 
     >>> import acesim as ace
     >>> grid = [ace.Job(512, work=ace.DAY, checkpoint_interval=tau * ace.MINUTE)
@@ -1120,7 +1163,7 @@ def batch_simulate(
     if target_se is not None:
         arguments = dict(jobs=jobs, failures=failures, seed=seed, horizon=horizon, causes=causes,
                          threads=threads, gpus_per_node=gpus_per_node, max_events=max_events,
-                         device=device)  # fmt: skip
+                         device=device, max_stalled_failures=max_stalled_failures)  # fmt: skip
         batch: BatchResult = _until_precise(
             batch_simulate, arguments, replicas, first_replica, target_se
         )
@@ -1136,6 +1179,7 @@ def batch_simulate(
     max_events_ = (
         0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
     )
+    max_stalled = _max_stalled_failures(max_stalled_failures)
     if not isinstance(device, str) or device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     table = _DistributionTable()
@@ -1151,21 +1195,23 @@ def batch_simulate(
     if n_points * n_replicas > 2**31:
         raise ValueError("jobs x replicas must not exceed 2**31 rows")
     cause_spec = [c._core_spec(table.index) for c in cause_list]
-    rows = _core.simulate_batch(
-        table.compiled,
-        core_jobs.specs,
-        failure_index,
-        cause_spec,
-        per_node,
-        n_replicas,
-        first,
-        seed_,
-        horizon_,
-        threads_,
-        max_events_,
-        device,
-        _checkpoint_levels(job_list, table.index) if core_jobs.leveled else None,
-    )
+    with _naming_stalled_jobs(core_jobs.names):
+        rows = _core.simulate_batch(
+            table.compiled,
+            core_jobs.specs,
+            failure_index,
+            cause_spec,
+            per_node,
+            n_replicas,
+            first,
+            seed_,
+            horizon_,
+            threads_,
+            max_events_,
+            device,
+            _checkpoint_levels(job_list, table.index) if core_jobs.leveled else None,
+            max_stalled,
+        )
     arguments = {
         "jobs": jobs,
         "failures": failures,
@@ -1177,6 +1223,8 @@ def batch_simulate(
         "gpus_per_node": per_node,
         "max_events": max_events,
     }
+    if max_stalled != DEFAULT_MAX_STALLED_FAILURES:
+        arguments["max_stalled_failures"] = max_stalled
     return BatchResult(
         jobs=rows,
         points=n_points,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <stdexcept>
 #include <system_error>
@@ -16,15 +17,60 @@
 
 namespace acesim {
 
-using CancelFlag = std::atomic<bool>;
+/// The flag a long call polls. A call that runs on its caller's thread (too
+/// short, by its size, to be worth a watcher thread; but a run whose jobs
+/// fail without end is short by size and long in time) may also be given a
+/// watch: a check that the polls made on that thread run at most once a
+/// period (the bindings': let Python run its signal handlers). The watch
+/// sets the flag when it asks to stop. The polls of other threads read
+/// only the flag.
+class CancelFlag {
+public:
+    using Watch = bool (*)(void*);
+
+    explicit CancelFlag(bool set = false) : set_(set) {}
+    CancelFlag(const CancelFlag&) = delete;
+    CancelFlag& operator=(const CancelFlag&) = delete;
+
+    bool load(std::memory_order order = std::memory_order_seq_cst) const { return set_.load(order); }
+    void store(bool set, std::memory_order order = std::memory_order_seq_cst) { set_.store(set, order); }
+
+    /// From now on, polls on this thread run `watch(data)` every `period`
+    /// (the first after a period): true from it cancels.
+    void watch_here(Watch watch, void* data, std::chrono::steady_clock::duration period) {
+        owner_ = std::this_thread::get_id();
+        period_ = period;
+        next_ = std::chrono::steady_clock::now() + period;
+        data_ = data;
+        watch_ = watch;
+    }
+
+    /// Whether the call should stop (the flag, or the watch on its thread).
+    bool poll() const {
+        if (set_.load(std::memory_order_relaxed)) return true;
+        if (watch_ == nullptr || std::this_thread::get_id() != owner_) return false;
+        const auto now = std::chrono::steady_clock::now();
+        if (now < next_) return false;
+        next_ = now + period_;
+        if (!watch_(data_)) return false;
+        set_.store(true, std::memory_order_relaxed);
+        return true;
+    }
+
+private:
+    mutable std::atomic<bool> set_;
+    Watch watch_ = nullptr;
+    void* data_ = nullptr;
+    std::thread::id owner_{};
+    std::chrono::steady_clock::duration period_{};
+    mutable std::chrono::steady_clock::time_point next_{};
+};
 
 struct Cancelled : std::runtime_error {
     Cancelled() : std::runtime_error("acesim: the computation was cancelled") {}
 };
 
-inline bool cancel_requested(const CancelFlag* flag) {
-    return flag != nullptr && flag->load(std::memory_order_relaxed);
-}
+inline bool cancel_requested(const CancelFlag* flag) { return flag != nullptr && flag->poll(); }
 
 inline void throw_if_cancelled(const CancelFlag* flag) {
     if (cancel_requested(flag)) throw Cancelled();

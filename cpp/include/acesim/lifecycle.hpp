@@ -99,6 +99,26 @@ struct FailureClock {
     ACESIM_HD bool strikes_before(double phase_end) const { return holding && fail_at < phase_end; }
 };
 
+/// A job's failures in a row without a new durable checkpoint: the rule of
+/// max_stalled_failures, one for the event-heap engine and the single-job
+/// kernel. Durable progress never goes back, so a failure that finds it
+/// beyond the mark starts a new run of failures.
+struct StallCount {
+    double mark = 0.0;        ///< durable progress at the run's first failure (0: the initial state)
+    std::uint32_t count = 0;  ///< failures since then
+
+    /// A failure interrupts a job whose durable progress is `durable`:
+    /// true when it is the `limit`-th in a row without a new one.
+    ACESIM_HD bool interrupted(double durable, std::uint64_t limit) {
+        if (durable > mark) {
+            mark = durable;
+            count = 0;
+        }
+        if (count < 0xFFFFFFFFu) ++count;
+        return count >= limit;
+    }
+};
+
 /// A start (init + load) begins at t; `load` includes the `reconfigure`
 /// seconds of an elastic restart.
 ACESIM_HD void begin_start(Lifecycle& s, double t, double init, double load, double reconfigure = 0.0) {

@@ -12,6 +12,7 @@
 
 #include "acesim/cancel.hpp"
 #include "acesim/distribution_table.hpp"
+#include "acesim/errors.hpp"
 #include "acesim/job_table.hpp"
 #include "acesim/policy_abi.h"
 #include "acesim/records.hpp"
@@ -199,6 +200,10 @@ struct PolicySpec {
     Backfill backfill = Backfill::Easy;
 };
 
+/// Failures in a row without a new durable checkpoint after which a job is
+/// declared unable to progress (SimulationInput::max_stalled_failures).
+constexpr std::uint64_t kDefaultMaxStalledFailures = 10'000;
+
 /// Everything one simulate() call needs.
 struct SimulationInput {
     std::vector<Distribution> distributions;
@@ -214,9 +219,12 @@ struct SimulationInput {
     std::uint64_t seed = 0;
     double horizon = std::numeric_limits<double>::infinity();
     bool record_events = false;
-    bool check_invariants = false;       ///< verify the fleet's bookkeeping after every event
-    unsigned threads = 1;                ///< 0: one per hardware core
-    std::uint64_t max_events = 0;        ///< per replica; 0: kDefaultMaxEvents
+    bool check_invariants = false;  ///< verify the fleet's bookkeeping after every event
+    unsigned threads = 1;           ///< 0: one per hardware core
+    std::uint64_t max_events = 0;   ///< per replica; 0: kDefaultMaxEvents
+    /// A job interrupted this many times in a row without a new durable
+    /// checkpoint stops the run with NoProgress (acesim/errors.hpp).
+    std::uint64_t max_stalled_failures = kDefaultMaxStalledFailures;
     const CancelFlag* cancel = nullptr;  ///< polled by the workers (acesim/cancel.hpp); null: never
     /// Per job (or empty: none): the wall-clock limit of one run, from its
     /// start (init + load included); the run is stopped there and the job is
@@ -250,12 +258,6 @@ inline std::string past_latest_time(const std::string& where) {
 inline std::string max_events_error(std::uint64_t max_events, std::uint32_t replica) {
     return "simulation exceeded max_events=" + std::to_string(max_events) + " in replica " +
            std::to_string(replica) + "; a job may never finish under this failure model: set a horizon";
-}
-
-/// The error of a replica that recorded more than `bound` failures.
-inline std::string too_many_failures_error(std::uint64_t bound, std::uint32_t replica) {
-    return "simulation recorded more than " + std::to_string(bound) + " failures in replica " +
-           std::to_string(replica) + "; the failure law's draws are too short for jobs to make progress";
 }
 
 /// An allocator that leaves elements default-initialized on resize: result

@@ -33,6 +33,7 @@ struct SingleJobSpec {
     double daly;
     double expected_ettr;
     double save_mean;
+    std::uint64_t max_stalled_failures;  ///< failures in a row without a new durable checkpoint (StallCount)
     std::uint32_t gpus;
     std::int32_t priority;
     std::uint32_t rule;   ///< IntervalRule value (3: adaptive)
@@ -58,8 +59,9 @@ enum SingleJobStatus : std::uint32_t {
     kSingleJobOk = 0,
     kSingleJobMaxEvents = 1,
     kSingleJobTooManyFailures = 2,
-    kSingleJobNoDraw = 3,         ///< a duration law (a Replay) ran out of draws
-    kSingleJobPastLatestTime = 4  ///< the clock passed kLatestTime (simulator.hpp)
+    kSingleJobNoDraw = 3,          ///< a duration law (a Replay) ran out of draws
+    kSingleJobPastLatestTime = 4,  ///< the clock passed kLatestTime (simulator.hpp)
+    kSingleJobNoProgress = 5  ///< max_stalled_failures failures in a row without a new durable checkpoint
 };
 
 /// Failures one replica may record before the run is declared hopeless
@@ -227,6 +229,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
     double fail_draw = clock.fail_left;  // the draw behind the next failure (its trace row)
     bool started = false;
     std::uint64_t failures_recorded = 0;
+    StallCount stall;
     events = 0;
     // A duration law's draw of +inf: a Replay ran out (every other law draws
     // finite durations). The host names the law (simulate_batch).
@@ -262,6 +265,7 @@ ACESIM_HD std::uint32_t run_single_job_levels(const SingleJobSpec& spec, const D
             levels_roll_back(s, L, P, rec, t, width < spec.nodes ? width : spec.nodes);
             clock.unhold(t);
             ++rec.failures;
+            if (stall.interrupted(L.durable, spec.max_stalled_failures)) return kSingleJobNoProgress;
             clock.fail_left = job_failures ? failure_draw() : kInfinity;
             fail_draw = clock.fail_left;
             restart = begin_detection(s, rec, t, detect);
@@ -377,6 +381,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
     double fail_draw = clock.fail_left;  // the draw behind the next failure (its trace row)
     bool started = false;
     std::uint64_t failures_recorded = 0;
+    StallCount stall;
     events = 0;
     // As in run_single_job_levels: a duration draw of +inf is a Replay run out.
     bool ran_out = false;
@@ -406,6 +411,7 @@ ACESIM_HD std::uint32_t run_single_job(const SingleJobSpec& spec, const Distribu
             interrupt(s, rec, t);
             clock.unhold(t);
             ++rec.failures;
+            if (stall.interrupted(s.committed, spec.max_stalled_failures)) return kSingleJobNoProgress;
             clock.fail_left = job_failures ? failure_draw() : kInfinity;
             fail_draw = clock.fail_left;
             restart = begin_detection(s, rec, t, detect);

@@ -162,6 +162,7 @@ void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_
     job.lost_work = lifecycle_->interrupt(j, t, lost_nodes);
     job.cause = cause;
     ++job.rec->failures;
+    count_stall(j);
     lifecycle_->log(j, EventKind::Failure, t);
     // The sources are independent: only a job-level failure renews the
     // job-level process; after a node-level one its held-time clock goes on.
@@ -178,6 +179,15 @@ void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_
         lifecycle_->schedule_job(j);
     }
     recovery_->retry_preemption(preemptor, t);  // j is no longer a candidate: it is down
+}
+
+void FailureRouting::count_stall(std::uint32_t j) {
+    // Durable progress: the durable level's with checkpoint levels, else the
+    // last checkpoint's (every synchronous checkpoint is durable).
+    JobState& job = jobs_[j];
+    const double durable = levels_.empty() ? job.life.committed : levels_[j].durable;
+    if (job.stall.interrupted(durable, in_.max_stalled_failures))
+        throw stalled_job_error(j, in_.max_stalled_failures, replica_);
 }
 
 void FailureRouting::detected_at(std::uint32_t j, double t) {
@@ -200,6 +210,7 @@ void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect
     job.cause = cause;
     job.fault_time = t;
     ++job.rec->failures;
+    count_stall(j);
     lifecycle_->log(j, EventKind::Failure, t);
     job.clock.unhold(t);
     if (job_level) lifecycle_->renew_failure_clock(j);

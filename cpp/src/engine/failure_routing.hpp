@@ -29,6 +29,9 @@ public:
     /// A slow failure of j, faulted earlier, is detected at t: handled as a
     /// failure now (rolled back, then recovery).
     void detect_slow_failure(std::uint32_t j, double t);
+    /// A failure interrupted job j: throws NoProgress when it is the
+    /// max_stalled_failures-th in a row without a new durable checkpoint.
+    void count_stall(std::uint32_t j);
     void return_to_service(std::uint32_t n, double t);
     /// Job j, waiting, held node m, now out of service; true when that
     /// cancelled its re-placement delay (it waits for nodes again).

@@ -45,6 +45,7 @@ struct JobState {
     std::int32_t preempt_for = -1;  ///< CHECKPOINT_AWARE: preempt for this job at the next checkpoint
     std::uint32_t pledged = 0;      ///< nodes deferred victims will give this job at their checkpoints
     Replacement decision{};         ///< the re-placement chosen at its last failure
+    StallCount stall{};             ///< failures in a row without a new durable checkpoint
     RunAhead ahead{};
     DrawCounters draws = {};
     bool started = false;

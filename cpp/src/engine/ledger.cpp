@@ -46,7 +46,7 @@ void finish_rollup(FleetRecord& fleet) {
 
 void Ledger::check_trace_bound() const {
     if (out_.trace.size() - trace_begin_ > kMaxFailuresPerReplica)
-        throw std::runtime_error(too_many_failures_error(kMaxFailuresPerReplica, replica_));
+        throw too_many_failures_error(kMaxFailuresPerReplica, replica_);
 }
 
 void Ledger::close(const SimulationInput& in, const Plans& plans, JobStates& jobs,

@@ -157,6 +157,7 @@ void validate_setup(const SimulationInput& in) {
     require(static_cast<std::uint64_t>(in.first_replica) + in.replicas <= 0xFFFFFFFFull,
             "replicas: replica ids must fit in 32 bits");
     require(in.gpus_per_node >= 1, "gpus_per_node must be >= 1");
+    require(in.max_stalled_failures >= 1, "max_stalled_failures must be >= 1");
     require(!std::isnan(in.horizon) && in.horizon > 0.0, "horizon must be > 0 (math.inf for none)");
     const std::size_t nd = in.distributions.size();
     require(in.job_failure_laws.empty() || in.job_failure_laws.size() == in.jobs.size(),
