@@ -3191,7 +3191,6 @@ def _no_progress_and_reentrance() -> None:
         raises(ace.ReentrantCallError, "nested 9 deep"))  # fmt: skip
 
 
-
 # =========================================================================== registry
 
 _GROUPS = [
