@@ -2495,7 +2495,7 @@ def _results() -> None:
                                          ace.SimulationResult.load("r.npz"))[1],
          accepted(sim_ok(3))),
         ("testing-assert-level", lambda: __import__("acesim.testing", fromlist=["x"])
-         .assert_ettr_at_least(res(), 1.5), raises(AssertionError, ">= 1.5")),
+         .assert_ettr_at_least(sim(replicas=10), 1.5), raises(AssertionError, ">= 1.5")),
         ("testing-assert-not-a-result", lambda: __import__("acesim.testing", fromlist=["x"])
          .assert_ettr_at_least("res", 0.5), raises(TypeError, "res")),
     ]:  # fmt: skip

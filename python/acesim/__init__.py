@@ -43,7 +43,7 @@ from .distributions import (
     Weibull,
     from_scipy,
 )
-from .errors import NoProgressError, ReentrantCallError, UntrustedNameError
+from .errors import NoProgressError, ReentrantCallError, TooFewReplicasError, UntrustedNameError
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
 from .fleet_model import Event, FleetModel
 from .job import CheckpointTier, IntervalRule, Job, JobArray
@@ -136,6 +136,7 @@ __all__ = [
     "SimulationResult",
     "SingleReplicaWarning",
     "SweepResult",
+    "TooFewReplicasError",
     "TwoLevelIntervals",
     "UntrustedNameError",
     "Weibull",
