@@ -2555,7 +2555,7 @@ def _results() -> None:
                                          ace.SimulationResult.load("r.npz"))[1],
          accepted(sim_ok(3))),
         ("testing-assert-level", lambda: __import__("acesim.testing", fromlist=["x"])
-         .assert_ettr_at_least(res(), 1.5), raises(AssertionError, ">= 1.5")),
+         .assert_ettr_at_least(sim(replicas=10), 1.5), raises(AssertionError, ">= 1.5")),
         ("testing-assert-not-a-result", lambda: __import__("acesim.testing", fromlist=["x"])
          .assert_ettr_at_least("res", 0.5), raises(TypeError, "res")),
     ]:  # fmt: skip
@@ -3191,6 +3191,38 @@ def _no_progress_and_reentrance() -> None:
         raises(ace.ReentrantCallError, "nested 9 deep"))  # fmt: skip
 
 
+# =========================================================================== intervals
+# Confidence intervals and the assertions' minimum replica count (issue 26):
+# below acesim.stats.MIN_REPLICAS (10) replicas an assertion refuses with
+# TooFewReplicasError (a ValueError) naming the minimum; ettr() and
+# compare() still answer, inside [0, 1] and [-1, 1].
+
+
+def _intervals() -> None:
+    from acesim.testing import assert_ettr_at_least, assert_not_worse
+
+    def inside(lo: float, hi: float) -> Any:
+        return check(lambda e: all(lo <= x <= hi for x in e[-2:]) and e[-2] <= e[-1])
+
+    for label, build, expect in [
+        ("assert_ettr_at_least-9-replicas", lambda: assert_ettr_at_least(sim(replicas=9), 0.0),
+         raises(ace.TooFewReplicasError, "at least 10 replicas")),
+        ("assert_ettr_at_least-2-replicas", lambda: assert_ettr_at_least(sim(), 0.0),
+         raises(ValueError, "got 2")),
+        ("assert_not_worse-9-replicas",
+         lambda: assert_not_worse(sim(replicas=9), sim(replicas=9), margin=1.0),
+         raises(ace.TooFewReplicasError, "at least 10 replicas")),
+        ("assert_ettr_at_least-10-replicas", lambda: assert_ettr_at_least(sim(replicas=10), 0.0),
+         accepted(check(lambda v: v is None))),
+        ("ettr-2-replicas-in-unit-interval", lambda: sim(seed=4).ettr(ci=0.999),
+         accepted(inside(0.0, 1.0))),
+        ("compare-2-replicas-in-minus-one-one",
+         lambda: ace.compare(sim(seed=4), sim(seed=4, jobs=ace.Job(8, 3e4, 600.0)), ci=0.999)[
+             "ettr"], accepted(inside(-1.0, 1.0))),
+    ]:  # fmt: skip
+        add(f"intervals-{label}", lambda c, b=build: b(), expect)
+
+
 # =========================================================================== registry
 
 _GROUPS = [
@@ -3217,6 +3249,7 @@ _GROUPS = [
     _meaning,
     _atomic_io,
     _no_progress_and_reentrance,
+    _intervals,
 ]
 for _group in _GROUPS:
     _group()

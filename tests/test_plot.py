@@ -204,13 +204,29 @@ def test_interval_marks_are_young_daly_and_the_optimum(best: ace.OptimalInterval
     np.testing.assert_array_equal(data.ettr, best.ettrs)
 
 
-def test_interval_band_is_the_t_interval(best: ace.OptimalInterval) -> None:
-    stats = pytest.importorskip("scipy.stats")
+def test_interval_band_is_the_ettr_interval(best: ace.OptimalInterval) -> None:
+    """Each point's band is the interval res.ettr() gives (the same function
+    of the per-replica linearized values), whose SE is the stored stderr;
+    the optimum's is that of the fresh replicas."""
+    from acesim import stats
+
     data = plot.interval_curve_data(best, ci=0.9)
-    t = stats.t.ppf(0.95, best.replicas - 1)
-    np.testing.assert_allclose(data.high - data.ettr, t * best.stderrs, rtol=1e-9)
-    np.testing.assert_allclose(data.ettr - data.low, t * best.stderrs, rtol=1e-9)
-    assert data.optimum_high - data.optimum_ettr == pytest.approx(t * best.ettr_stderr)
+    n = best.replicas
+    assert best.influences.shape == (best.intervals.size, n)
+    np.testing.assert_allclose(
+        np.sqrt(np.sum(best.influences**2, axis=1) / (n * (n - 1))), best.stderrs, rtol=1e-9
+    )
+    low, high = stats._ettr_interval(best.ettrs, best.influences, 0.9, two_sided=True)
+    np.testing.assert_array_equal(data.low, low)
+    np.testing.assert_array_equal(data.high, high)
+    assert np.all((data.low < data.ettr) & (data.ettr < data.high))
+    assert np.all((data.low >= 0) & (data.high <= 1))
+    fresh_se = math.sqrt(float(np.sum(best.fresh_influence**2)) / (n * (n - 1)))
+    assert fresh_se == pytest.approx(best.ettr_stderr, rel=1e-9)
+    opt = stats._ettr_interval(best.ettr, best.fresh_influence, 0.9, two_sided=True)
+    assert (data.optimum_low, data.optimum_high) == (float(opt[0]), float(opt[1]))
+    assert data.optimum_low < data.optimum_ettr < data.optimum_high
+    assert f"90% CI {data.optimum_low:.4f} to {data.optimum_high:.4f}" in data.caption
     assert data.optimum_ettr == best.ettr
     assert data.plausible == best.plausible
 

@@ -46,7 +46,7 @@ from .distributions import (
     Weibull,
     from_scipy,
 )
-from .errors import NoProgressError, ReentrantCallError, UntrustedNameError
+from .errors import NoProgressError, ReentrantCallError, TooFewReplicasError, UntrustedNameError
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
 from .fleet_model import Event, FleetModel
 from .job import CheckpointTier, IntervalRule, Job, JobArray
@@ -139,6 +139,7 @@ __all__ = [
     "SimulationResult",
     "SingleReplicaWarning",
     "SweepResult",
+    "TooFewReplicasError",
     "TwoLevelIntervals",
     "UntrustedNameError",
     "Weibull",

@@ -6,7 +6,7 @@ Each is a subclass of the built-in exception a caller would otherwise catch
 
 from __future__ import annotations
 
-__all__ = ["NoProgressError", "ReentrantCallError", "UntrustedNameError"]
+__all__ = ["NoProgressError", "ReentrantCallError", "TooFewReplicasError", "UntrustedNameError"]
 
 
 class UntrustedNameError(ValueError):
@@ -31,3 +31,9 @@ class NoProgressError(ValueError):
 class ReentrantCallError(RuntimeError):
     """A policy callback called back into the :class:`~acesim.FleetModel`
     whose callback is running, or nested simulations deeper than the limit."""
+
+
+class TooFewReplicasError(ValueError):
+    """A one-sided claim (:mod:`acesim.testing`) asked of fewer replicas than
+    :data:`acesim.stats.MIN_REPLICAS`, below which its confidence bound does
+    not hold its level. The message names the minimum and the count."""

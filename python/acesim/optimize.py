@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from .analytic import daly_interval, meta_scale_model, young_interval
 from .distributions import Distribution, scipy_to_law
 from .job import Job
 from .simulation import BatchResult, batch_simulate
+from .stats import _influence
 
 __all__ = ["OptimalInterval", "optimal_interval"]
 
@@ -46,6 +47,12 @@ class OptimalInterval:
     ``plausible`` is paired on the selection replicas: the range of intervals
     whose wall-clock difference to the winner, replica by replica, is within
     two standard errors: the optimum's confidence band.
+
+    ``influences`` (one row per interval, one column per selection replica)
+    and ``fresh_influence`` (per fresh replica) are the linearized values
+    ``(work - ETTR x wall_r) / mean(wall)`` that ``stderrs`` and
+    ``ettr_stderr`` come from; :func:`acesim.plot.interval_curve_data`
+    makes its intervals from them as :meth:`SimulationResult.ettr` does.
     """
 
     interval: float
@@ -59,6 +66,8 @@ class OptimalInterval:
     daly: float
     replicas: int
     selection_ettr: float
+    influences: npt.NDArray[np.float64] = field(repr=False, compare=False)
+    fresh_influence: npt.NDArray[np.float64] = field(repr=False, compare=False)
 
 
 def optimal_interval(
@@ -138,10 +147,12 @@ def optimal_interval(
         return np.asarray(run(candidates).field("wall"), dtype=np.float64)
 
     def pooled(walls: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], ...]:
-        # Pooled ETTR (work / mean wall) per row and its delta-method error.
+        # Pooled ETTR (work / mean wall) per row, its delta-method error and
+        # the linearized values it comes from.
         mean_wall = walls.mean(axis=1)
         ettrs = job.work / mean_wall
-        return ettrs, ettrs * walls.std(axis=1, ddof=1) / math.sqrt(n) / mean_wall
+        influence = _influence(np.full(walls.shape, job.work), walls, ettrs)
+        return ettrs, ettrs * walls.std(axis=1, ddof=1) / math.sqrt(n) / mean_wall, influence
 
     walls = run_walls(grid)
     if refine and grid.size >= 3:
@@ -156,7 +167,7 @@ def optimal_interval(
             walls = np.concatenate([walls, run_walls(fine)])
             order = np.argsort(grid)
             grid, walls = grid[order], walls[order]
-    ettrs, stderrs = pooled(walls)
+    ettrs, stderrs, influences = pooled(walls)
     best = int(np.argmin(walls.mean(axis=1)))
     # Common random numbers: every candidate saw the same failure draws, so
     # compare each with the best replica by replica.
@@ -168,7 +179,7 @@ def optimal_interval(
     # replicas, so its in-sample ETTR is optimistic: measure it again on
     # fresh replicas n .. 2n - 1, disjoint from those that chose it.
     fresh = run(grid[best : best + 1], first=n)
-    fresh_se = pooled(np.asarray(fresh.field("wall"), dtype=np.float64))[1]
+    _, fresh_se, fresh_influence = pooled(np.asarray(fresh.field("wall"), dtype=np.float64))
     return OptimalInterval(
         interval=float(grid[best]),
         ettr=float(fresh.pooled_ettr()[0]),
@@ -181,4 +192,6 @@ def optimal_interval(
         daly=daly,
         replicas=n,
         selection_ettr=float(ettrs[best]),
+        influences=influences,
+        fresh_influence=fresh_influence[0],
     )

@@ -61,7 +61,7 @@ from .job import Job
 from .optimize import OptimalInterval
 from .policy import Policy, Quarantine
 from .simulation import BUCKETS, EventKind, NodeEventKind, SimulationResult, simulate
-from .stats import Difference, Estimate, SingleReplicaWarning, compare, t_quantile
+from .stats import Difference, Estimate, SingleReplicaWarning, _ettr_interval, compare
 from .units import DAY, HOUR, MINUTE
 
 if TYPE_CHECKING:
@@ -549,8 +549,10 @@ class IntervalCurveData:
 
     ``intervals``, ``ettr``: the simulated curve (the selection replicas'
     pooled ETTR at each candidate interval); ``low``, ``high``: its pointwise
-    band ``ettr ± t x stderr`` at level ``ci`` (t: Student's t with
-    ``replicas - 1`` degrees of freedom). ``marks``: the marked intervals by
+    band at level ``ci``, each point's interval made as
+    :meth:`acesim.SimulationResult.ettr` makes it (Student's t with
+    ``replicas - 1`` degrees of freedom, corrected for skewness, clipped to
+    [0, 1]; :mod:`acesim.stats`). ``marks``: the marked intervals by
     name (``"chosen"`` when given, ``"young"``, ``"daly"``, ``"optimum"``).
     ``optimum_ettr`` with ``optimum_low`` .. ``optimum_high``: the optimum's
     ETTR measured again on the fresh replicas and its interval.
@@ -594,10 +596,10 @@ def interval_curve_data(
     if not isinstance(best, OptimalInterval):
         raise TypeError(f"best must be an OptimalInterval, got {type(best).__name__}")
     level = _level(ci)
-    t = t_quantile(0.5 * (1.0 + level), best.replicas - 1)
     x = np.asarray(best.intervals, dtype=np.float64)
     y = np.asarray(best.ettrs, dtype=np.float64)
-    se = np.asarray(best.stderrs, dtype=np.float64)
+    low, high = _ettr_interval(y, best.influences, level, two_sided=True)
+    opt_low, opt_high = _ettr_interval(best.ettr, best.fresh_influence, level, two_sided=True)
     marks: dict[str, float] = {}
     if chosen is not None:
         c = float(chosen)
@@ -605,14 +607,14 @@ def interval_curve_data(
             raise ValueError(f"chosen must be a positive number of seconds, got {chosen!r}")
         marks["chosen"] = c
     marks.update(young=float(best.young), daly=float(best.daly), optimum=float(best.interval))
-    half = t * best.ettr_stderr
     prov = provenance(best)
     described = ", ".join(f"{_MARK_STYLES[k][2]} {_duration(v)}" for k, v in marks.items())
     default_caption = (
         f"Pooled ETTR against the checkpoint interval on {best.replicas} selection replicas "
         f"(common random numbers), with its pointwise {_pct(level)} band; the diamond is the "
         f"optimum's ETTR measured again on {best.replicas} fresh replicas "
-        f"({best.ettr:.4f} ± {half:.4f}). Marked: {described}; shaded: the optimum's "
+        f"({best.ettr:.4f}, {_pct(level)} CI {float(opt_low):.4f} to {float(opt_high):.4f}). "
+        f"Marked: {described}; shaded: the optimum's "
         f"plausible range {_duration(best.plausible[0])} to {_duration(best.plausible[1])} "
         "(paired, 2 standard errors)." + _sentence(prov.describe())
     )
@@ -621,12 +623,12 @@ def interval_curve_data(
     return IntervalCurveData(
         intervals=x,
         ettr=y,
-        low=y - t * se,
-        high=y + t * se,
+        low=np.asarray(low, dtype=np.float64),
+        high=np.asarray(high, dtype=np.float64),
         marks=marks,
         optimum_ettr=float(best.ettr),
-        optimum_low=float(best.ettr - half),
-        optimum_high=float(best.ettr + half),
+        optimum_low=float(opt_low),
+        optimum_high=float(opt_high),
         plausible=(float(best.plausible[0]), float(best.plausible[1])),
         ci=level,
         replicas=int(best.replicas),

@@ -380,11 +380,14 @@ class SimulationResult(_Provenance):
         replicas, GPU-hour weighted over jobs (sum gpus x productive / sum
         gpus x wall), or of job number ``job`` alone. The interval treats the
         replicas as the independent units (a replica's jobs are summed
-        first): ratio estimator, delta method, ``value ± t x SE`` with
-        ``SE = sqrt(sum_r (P_r - value W_r)^2 / (n (n - 1))) / mean(W_r)``
-        over the ``n`` replicas' GPU-weighted productive ``P_r`` and wall
-        ``W_r``, and ``t`` the Student t quantile with ``n - 1`` degrees of
-        freedom at ``(1 + ci) / 2`` (a Wald interval, not clipped to [0, 1]).
+        first): ratio estimator, delta method, ``SE = sqrt(sum_r (P_r -
+        value W_r)^2 / (n (n - 1))) / mean(W_r)`` over the ``n`` replicas'
+        GPU-weighted productive ``P_r`` and wall ``W_r``, ``t`` the Student t
+        quantile with ``n - 1`` degrees of freedom at ``(1 + ci) / 2``, and
+        the interval ``value ± t x SE`` corrected for the skewness of the
+        replicas (Hall's transformation: failures skew the wall-clock, and
+        the symmetric interval's lower end is too high too often), clipped
+        to [0, 1].
         Of one replica: ``(value, nan, nan)`` and a
         :class:`acesim.SingleReplicaWarning`. A ValueError for ``ci``
         outside (0, 1) or a ``job`` not in the result; see

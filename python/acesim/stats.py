@@ -17,17 +17,44 @@ The method, for every statistic here:
   W_r`` and ``W̄`` the mean of ``W_r``, the standard error is
   ``sqrt(sum_r d_r^2 / (n (n - 1))) / W̄`` (first-order Taylor expansion of
   the ratio; its bias is O(1/n)).
-* **Intervals** are ``R ± t x SE`` with ``t`` the Student t quantile with
-  ``n - 1`` degrees of freedom (the usual small-sample allowance for a
-  variance estimated from ``n`` units; for large ``n`` it is the normal
-  quantile). They are Wald intervals: not clipped to [0, 1], and with few
-  replicas they can reach past it.
+* **Intervals** correct the Student t interval ``R ± t x SE`` for skewness
+  (Hall's transformation, Hall 1992, J. R. Statist. Soc. B 54: 221-228).
+  A replica's wall-clock is skewed to the right (failures only add time), so
+  the pooled ETTR and the studentized ``(R - rho) / SE`` are skewed, and the
+  symmetric interval's lower bound is too high too often: at a claim equal
+  to the truth its one-sided 95% bound passed 6-8% of the time, not 5%.
+  With the linearized values ``x_r`` (``d_r / W̄``, or ``u_r`` below), their
+  sample skewness ``g = m3 / m2^(3/2)`` (``m_k`` the mean of ``(x_r -
+  mean(x))^k``), ``a = g / (3 sqrt(n))`` and ``b = g / (6 sqrt(n))``, the
+  statistic ``T = (R - rho) / SE`` is mapped through the monotone ``h(T) = T
+  + a T^2 + a^2 T^3 / 3 + b`` (Edgeworth: ``h(T)`` is Student-like to second
+  order), so the ``p``-level bounds are ``R - SE x h^-1(q)`` with ``q = ±``
+  the Student t quantile with ``n - 1`` degrees of freedom at ``p``, and
+  ``h^-1(y) = 3 (y - b) / (c^2 + c + 1)``, ``c = cbrt(1 + 3 a (y - b))``
+  (exact; for ``g = 0`` it is the t interval). ETTR intervals are clipped to
+  [0, 1] and intervals of differences of shares to [-1, 1].
+* **Coverage, measured** against the closed form under exponential
+  failures (``tests/test_stats.py``; ``.ci/slow`` runs 6,000 seeds a case).
+  For a 2-day job with a 4-hour MTBF (30-minute checkpoints) the one-sided
+  95% bound of the ETTR passes a claim equal to the truth 5.4%, 5.2% and
+  4.9% of the time at 10, 20 and 30 replicas (60,000, 60,000 and 30,000
+  seeds; the symmetric interval: 6.0%, 5.9%, 5.5%), but 5.5-7% at 3 or 5
+  replicas, where the skewness cannot be estimated, so
+  :mod:`acesim.testing` refuses fewer than :data:`MIN_REPLICAS` replicas
+  with a :class:`~acesim.TooFewReplicasError`. Walls more skewed than that
+  (a job that fails only a few times a run) need more replicas for the 5%:
+  5.9% at 10 and 5.1% at 30 replicas for a 1-day job with an 8-hour MTBF
+  (symmetric: 7.4%, 6.4%). The two-sided 95% intervals held 94.6-95.2%.
+  No interval holds where the replicas are nearly all alike (most without
+  a failure): a bound can only use the spread the replicas show.
 * **Paired differences** (:func:`compare`) of two results run with the same
   seed and replicas (common random numbers: replica ``r`` of both sees the
   same failure draws) use the per-replica difference of the linearized
   values ``u_r = d^b_r / W̄^b - d^a_r / W̄^a``: ``SE = sqrt(sum_r u_r^2 / (n
-  (n - 1)))``. The shared randomness cancels in ``u_r``, which is why a
-  paired comparison is much tighter than two separate intervals.
+  (n - 1)))``, and the same skewness-corrected interval with ``x_r = u_r``
+  (a difference can be negative: no log scale). The shared randomness
+  cancels in ``u_r``, which is why a paired comparison is much tighter than
+  two separate intervals.
 * **One replica** gives a value but no interval: the spread between
   replicas is unknown. The interval is then ``(value, nan, nan)`` and a
   :class:`SingleReplicaWarning` says so.
@@ -47,6 +74,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from .errors import TooFewReplicasError
 from .simulation import BUCKETS
 
 if TYPE_CHECKING:
@@ -54,6 +82,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "METRICS",
+    "MIN_REPLICAS",
     "Comparison",
     "Difference",
     "Estimate",
@@ -65,6 +94,12 @@ __all__ = [
 #: checks: the pooled ETTR, then every time bucket as a share of the
 #: GPU-hours (``productive``'s share is the ETTR again).
 METRICS = ("ettr", *BUCKETS)
+
+#: The fewest replicas :mod:`acesim.testing` bounds a claim with: below it
+#: the one-sided 95% bound of the pooled ETTR passed a claim equal to the
+#: truth more often than its 5% (module docstring); an assertion asked of
+#: fewer raises :class:`~acesim.TooFewReplicasError`.
+MIN_REPLICAS = 10
 
 
 class SingleReplicaWarning(RuntimeWarning):
@@ -300,11 +335,67 @@ def _ratio_se(
     return out
 
 
-def _half_width(se: float, n: int, level: float, two_sided: bool) -> float:
-    if n < 2 or math.isnan(se):
-        return math.nan
-    p = 0.5 * (1.0 + level) if two_sided else level
-    return t_quantile(p, n - 1) * se
+def _hall_inverse(y: float, a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> Any:
+    """The inverse of Hall's ``h(t) = t + a t^2 + a^2 t^3 / 3 + b`` at ``y``:
+    ``h(t) = ((1 + a t)^3 - 1) / (3 a) + b``, so ``t = (c - 1) / a`` with ``c
+    = cbrt(1 + 3 a (y - b))``, written ``3 (y - b) / (c^2 + c + 1)`` (the
+    same number, as ``c^3 - 1 = (c - 1)(c^2 + c + 1)``) so that ``a = 0``
+    needs no special case and a small ``a`` loses no digits."""
+    z = y - b
+    c = np.cbrt(1.0 + 3.0 * a * z)
+    return 3.0 * z / (c * c + c + 1.0)
+
+
+def _interval(
+    value: Any, influence: npt.NDArray[np.float64], level: float, two_sided: bool
+) -> tuple[Any, Any]:
+    """The skewness-corrected t bounds ``(low, high)`` of a pooled estimate
+    ``value`` from its per-replica linearized values ``influence`` (replicas
+    along the last axis; each leading index is one estimate): two-sided at
+    ``level``, or each a one-sided ``level`` bound. NaN below two replicas;
+    zero width where the replicas agree (module docstring)."""
+    x = np.asarray(influence, dtype=np.float64)
+    n = x.shape[-1]
+    v = np.asarray(value, dtype=np.float64)
+    if n < 2:
+        return np.full(v.shape, math.nan), np.full(v.shape, math.nan)
+    se = np.sqrt(np.sum(x * x, axis=-1) / (n * (n - 1)))
+    c = x - np.mean(x, axis=-1, keepdims=True)
+    m2 = np.mean(c * c, axis=-1)
+    m3 = np.mean(c * c * c, axis=-1)
+    skew = np.zeros(np.shape(m2))
+    np.divide(m3, m2**1.5, out=skew, where=m2 > 0)
+    a = skew / (3.0 * math.sqrt(n))
+    b = skew / (6.0 * math.sqrt(n))
+    q = t_quantile(0.5 * (1.0 + level) if two_sided else level, n - 1)
+    low = v - se * _hall_inverse(q, a, b)
+    high = v - se * _hall_inverse(-q, a, b)
+    return low, high
+
+
+def _ettr_interval(value: Any, influence: Any, level: float, two_sided: bool) -> tuple[Any, Any]:
+    """:func:`_interval` of an ETTR (or any share of the GPU-hours), clipped
+    to [0, 1]."""
+    low, high = _interval(value, influence, level, two_sided)
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+
+
+def _difference_interval(
+    diff: Any, influence: Any, level: float, two_sided: bool
+) -> tuple[Any, Any]:
+    """:func:`_interval` of a difference of two shares, clipped to [-1, 1]."""
+    low, high = _interval(diff, influence, level, two_sided)
+    return np.clip(low, -1.0, 1.0), np.clip(high, -1.0, 1.0)
+
+
+def _needs_replicas(n: int, what: str) -> None:
+    """Refuse a one-sided bound from fewer than :data:`MIN_REPLICAS` replicas."""
+    if n < MIN_REPLICAS:
+        raise TooFewReplicasError(
+            f"{what} needs at least {MIN_REPLICAS} replicas (acesim.stats.MIN_REPLICAS) for a "
+            f"confidence bound that holds its level, got {n}: the spread between so few "
+            "replicas, and its skew, is not known well enough; run with more replicas"
+        )
 
 
 def _ettr(result: SimulationResult, job: Any, ci: Any, stacklevel: int) -> Estimate:
@@ -314,19 +405,21 @@ def _ettr(result: SimulationResult, job: Any, ci: Any, stacklevel: int) -> Estim
     r = _ratio(result, "productive", _job_index(result, job))
     if r.n < 2:
         _warn_one_replica("ettr()", stacklevel)
-    h = _half_width(r.se, r.n, level, two_sided=True)
-    return Estimate(r.value, r.value - h, r.value + h)
+    low, high = _ettr_interval(r.value, r.influence, level, two_sided=True)
+    return Estimate(r.value, float(low), float(high))
 
 
 @dataclass(frozen=True)
 class _Paired:
-    """A metric in two results paired by replica: values, b - a and its SE."""
+    """A metric in two results paired by replica: values, b - a, its SE and
+    the per-replica linearized differences ``u_r``."""
 
     a: float
     b: float
     diff: float
     se: float
     n: int
+    influence: npt.NDArray[np.float64]
 
 
 def _check_pairing(res_a: SimulationResult, res_b: SimulationResult) -> None:
@@ -358,7 +451,7 @@ def _paired(res_a: SimulationResult, res_b: SimulationResult, field: str) -> _Pa
     n = ra.n
     u = rb.influence - ra.influence
     se = math.sqrt(float(np.sum(u**2)) / (n * (n - 1))) if n > 1 else math.nan
-    return _Paired(ra.value, rb.value, rb.value - ra.value, se, n)
+    return _Paired(ra.value, rb.value, rb.value - ra.value, se, n, u)
 
 
 @dataclass(frozen=True)
@@ -412,8 +505,9 @@ def compare(res_a: SimulationResult, res_b: SimulationResult, ci: float = 0.95) 
     with replica ``r`` of ``res_b``. Each metric is a pooled ratio (total
     GPU-weighted bucket / total GPU-weighted wall over replicas, the shares
     of :meth:`SimulationResult.summary`; ``ettr`` is ``productive``'s share);
-    the interval is ``diff ± t(n-1) x SE`` with the paired ratio-estimator
-    standard error of the module docstring. One replica gives the
+    the interval is the skewness-corrected t interval of the module
+    docstring around ``diff`` with the paired ratio-estimator standard
+    error, clipped to [-1, 1]. One replica gives the
     differences with nan intervals and a :class:`SingleReplicaWarning`.
 
     >>> import acesim as ace
@@ -436,6 +530,6 @@ def compare(res_a: SimulationResult, res_b: SimulationResult, ci: float = 0.95) 
     out = []
     for metric in METRICS:
         p = _paired(a, b, _metric(metric))
-        h = _half_width(p.se, p.n, level, two_sided=True)
-        out.append(Difference(metric, p.a, p.b, p.diff, p.diff - h, p.diff + h))
+        low, high = _difference_interval(p.diff, p.influence, level, two_sided=True)
+        out.append(Difference(metric, p.a, p.b, p.diff, float(low), float(high)))
     return Comparison(seed=a.seed, replicas=a.replicas, ci=level, differences=tuple(out))

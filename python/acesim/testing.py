@@ -5,10 +5,14 @@ threshold, so a pass is evidence, not luck: with ``confidence=0.95`` a
 claim that is false by any margin passes in at most about 5% of seeds. The
 estimators are those of :mod:`acesim.stats` (replicas are the independent
 units; pooled GPU-weighted ratios; delta-method standard errors; Student t
-quantiles with ``replicas - 1`` degrees of freedom). A failure raises
-AssertionError naming the estimate, its bound, the seed and the replicas,
-and how to replay the run. One replica cannot bound anything: a
-ValueError asks for more.
+quantiles with ``replicas - 1`` degrees of freedom, corrected for the
+skewness of the replicas), and each bound is an end of the interval
+:meth:`~acesim.SimulationResult.ettr` or :func:`acesim.compare` reports. A
+failure raises AssertionError naming the estimate, its bound, the seed and
+the replicas, and how to replay the run. Below
+:data:`acesim.stats.MIN_REPLICAS` (10) replicas the bound does not hold its
+level (the skewness of so few cannot be estimated): a
+:class:`~acesim.TooFewReplicasError` (a ValueError) asks for more.
 
 >>> import acesim as ace
 >>> from acesim.testing import assert_ettr_at_least, assert_not_worse
@@ -29,8 +33,19 @@ import numpy as np
 
 from ._validation import non_negative, real
 from .simulation import SimulationResult
-from .stats import METRICS, _check_pairing, _job_index, _level, _metric, _paired, _ratio, _span
-from .stats import t_quantile as _t_quantile
+from .stats import (
+    METRICS,
+    _check_pairing,
+    _difference_interval,
+    _ettr_interval,
+    _job_index,
+    _level,
+    _metric,
+    _needs_replicas,
+    _paired,
+    _ratio,
+    _span,
+)
 
 __all__ = ["assert_ettr_at_least", "assert_not_worse"]
 
@@ -46,14 +61,6 @@ def _replay(result: SimulationResult) -> str:
     )
 
 
-def _needs_replicas(n: int, what: str) -> None:
-    if n < 2:
-        raise ValueError(
-            f"{what} needs at least 2 replicas for a confidence bound (the spread between "
-            f"replicas is unknown from {n}); run with more replicas"
-        )
-
-
 def assert_ettr_at_least(
     result: SimulationResult,
     value: float,
@@ -62,14 +69,17 @@ def assert_ettr_at_least(
 ) -> None:
     """Assert that the ETTR is at least ``value``, at one-sided ``confidence``.
 
-    Passes when the lower confidence bound ``R - t x SE`` is >= ``value``,
-    with ``R`` the pooled ETTR (of job ``job``, or GPU-hour weighted over
-    every job), ``SE`` its ratio-estimator standard error over replicas and
-    ``t`` the ``confidence`` quantile of Student's t with ``replicas - 1``
-    degrees of freedom (the bound is the ``low`` end of
-    ``result.ettr(job, ci=2 * confidence - 1)`` for ``confidence > 0.5``). If the true ETTR is below
-    ``value``, this passes with probability at most about ``1 -
-    confidence``.
+    Passes when the one-sided lower confidence bound of the pooled ETTR
+    ``R`` (of job ``job``, or GPU-hour weighted over every job) is >=
+    ``value``: ``R - SE x h^-1(t)`` with ``SE`` its ratio-estimator standard
+    error over replicas, ``t`` the ``confidence`` quantile of Student's t
+    with ``replicas - 1`` degrees of freedom and ``h`` the skewness
+    correction of :mod:`acesim.stats`, clipped to [0, 1] (the bound is the
+    ``low`` end of ``result.ettr(job, ci=2 * confidence - 1)`` for
+    ``confidence > 0.5``). If the true ETTR is below ``value``, this passes
+    with probability at most about ``1 - confidence``. Fewer than
+    :data:`acesim.stats.MIN_REPLICAS` (10) replicas raise
+    :class:`~acesim.TooFewReplicasError`.
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not these
     res = _result_arg("result", result)
@@ -80,7 +90,7 @@ def assert_ettr_at_least(
     j = _job_index(res, job)
     r = _ratio(res, "productive", j)
     _needs_replicas(r.n, "assert_ettr_at_least")
-    bound = r.value - _t_quantile(level, r.n - 1) * r.se
+    bound = float(_ettr_interval(r.value, r.influence, level, two_sided=False)[0])
     if bound >= threshold:
         return
     of = "ETTR" if j is None else f"ETTR of job {j}"
@@ -107,13 +117,17 @@ def assert_not_worse(
     ckpt_stall overhead detection queue_wait recovery_wait narrow``) as a
     pooled share of the GPU-hours, as in :func:`acesim.compare`. Both results
     must come from the same seed and replicas (common random numbers; a
-    ValueError otherwise). With ``D = metric(a) - metric(b)``, its paired
-    ratio-estimator standard error ``SE`` and ``t`` the ``confidence``
-    quantile of Student's t with ``replicas - 1`` degrees of freedom, it
-    passes when ``D - t x SE >= -margin`` (``metric(a) >= metric(b) -
-    margin``), or with ``higher_is_better=False`` (waits, losses) when ``D +
-    t x SE <= margin``. If ``a`` is in truth worse by more than ``margin``,
-    this passes with probability at most about ``1 - confidence``.
+    ValueError otherwise). With ``D = metric(a) - metric(b)`` and its
+    one-sided ``confidence`` bounds (paired ratio-estimator standard error,
+    Student's t with ``replicas - 1`` degrees of freedom, the skewness
+    correction of :mod:`acesim.stats`; the ends of ``compare(b, a,
+    ci=2 * confidence - 1)``'s interval), it passes when the lower bound is
+    >= ``-margin`` (``metric(a) >= metric(b) - margin``), or with
+    ``higher_is_better=False`` (waits, losses) when the upper bound is <=
+    ``margin``. If ``a`` is in truth worse by more than ``margin``, this
+    passes with probability at most about ``1 - confidence``. Fewer than
+    :data:`acesim.stats.MIN_REPLICAS` (10) replicas raise
+    :class:`~acesim.TooFewReplicasError`.
 
     A pass needs evidence: with ``margin=0`` it asks that ``a`` be shown at
     least as good as ``b``, which two policies that are truly equal only
@@ -131,25 +145,25 @@ def assert_not_worse(
     if not isinstance(higher_is_better, bool | np.bool_):
         raise TypeError(f"higher_is_better must be a bool, got {type(higher_is_better).__name__}")
     _check_pairing(a, b)
-    p = _paired(a, b, field)
+    p = _paired(b, a, field)  # p.diff = metric(a) - metric(b), paired
     _needs_replicas(p.n, "assert_not_worse")
-    d = p.a - p.b  # metric(a) - metric(b)
-    h = _t_quantile(level, p.n - 1) * p.se
+    d = p.diff
+    low, high = (float(x) for x in _difference_interval(d, p.influence, level, two_sided=False))
     if higher_is_better:
-        bound = d - h
+        bound = low
         if bound >= -slack:
             return
         claim = f"{metric}(a) >= {metric}(b) - {slack:.6g}"
         side = f"lower {_pct(level)} confidence bound {bound:+.6f} < {-slack:+.6g}"
     else:
-        bound = d + h
+        bound = high
         if bound <= slack:
             return
         claim = f"{metric}(a) <= {metric}(b) + {slack:.6g}"
         side = f"upper {_pct(level)} confidence bound {bound:+.6f} > {slack:+.6g}"
     raise AssertionError(
         f"{claim} is not shown at {_pct(level)} confidence (paired over replicas): "
-        f"{metric}(a) = {p.a:.6f}, {metric}(b) = {p.b:.6f}, a - b = {d:+.6f}, one-sided {side} "
+        f"{metric}(a) = {p.b:.6f}, {metric}(b) = {p.a:.6f}, a - b = {d:+.6f}, one-sided {side} "
         f"(standard error {p.se:.3g}); {_replay(a)} for both"
     )
 
