@@ -92,7 +92,7 @@ using Borrowed = std::vector<py::object>;
 
 /// The jobs, their laws and the causes, as Python passes them: `jobs` is
 /// packed specs (bytes) or a JobArray's columns (a JobColumns), read in
-/// place while `borrowed` holds them (input_columns.cpp).
+/// place while `borrowed` holds them (register_input_columns.cpp).
 SimulationInput job_input(const std::vector<Distribution>& distributions, const py::object& jobs,
                           const py::object& job_failures, const std::vector<CauseSpec>& causes,
                           Borrowed& borrowed);
