@@ -27,7 +27,7 @@ HOUR = 3600.0
 #: The bound spec classes and their fields, as _core.pyi declares them.
 SPECS = ("FleetSpec", "PolicySpec", "QuarantineSpec", "CauseSpec", "CheckpointTierSpec",
          "RateWindow", "MaintenanceWindow", "RepairStageSpec", "JobColumns",
-         "JobOptionColumns")  # fmt: skip
+         "JobOptionColumns", "ModelEvent")  # fmt: skip
 
 
 def test_the_builder_gives_every_fleet_field_by_name() -> None:

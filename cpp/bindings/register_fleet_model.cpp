@@ -16,6 +16,15 @@ namespace acesim::bindings {
 
 void register_fleet_model(py::module_& m) {
     using Core = FleetModelCore;
+    py::class_<ModelEvent>(m, "ModelEvent", "Something the model reports to the scheduler, by field.")
+        .def_readonly("time", &ModelEvent::time)
+        .def_property_readonly("kind", [](const ModelEvent& e) { return static_cast<std::uint32_t>(e.kind); })
+        .def_readonly("job", &ModelEvent::job)
+        .def_readonly("cause", &ModelEvent::cause)
+        .def_readonly("fault_time", &ModelEvent::fault_time)
+        .def_readonly("nodes", &ModelEvent::nodes)
+        .def_readonly("progress", &ModelEvent::progress)
+        .def_readonly("durable", &ModelEvent::durable);
     py::class_<Core>(m, "FleetModel")
         .def(py::init([](const std::vector<Distribution>& distributions, const py::object& fleet,
                          const std::vector<CauseSpec>& causes, std::int64_t job_failures,
@@ -73,16 +82,7 @@ void register_fleet_model(py::module_& m) {
         .def("can_start", &Core::can_start, py::arg("job"), py::arg("nodes"))
         .def("stop", &Core::stop, py::arg("job"), py::arg("for_job"))
         .def("resize", &Core::resize, py::arg("job"), py::arg("nodes"))
-        .def(
-            "advance",
-            [](Core& c, double until) {
-                py::list out;
-                for (const ModelEvent& e : c.advance(until))
-                    out.append(py::make_tuple(e.time, static_cast<std::uint32_t>(e.kind), e.job, e.cause,
-                                              e.fault_time, e.nodes, e.progress, e.durable));
-                return out;
-            },
-            py::arg("until"))
+        .def("advance", &Core::advance, py::arg("until"))
         .def_property_readonly("now", &Core::now)
         .def("peek", &Core::peek)
         .def_property_readonly("jobs", &Core::jobs)

@@ -416,6 +416,18 @@ def simulate_batch(
     max_stalled_failures: int = 10_000,
 ) -> npt.NDArray[Any]: ...
 
+class ModelEvent:
+    """Something the model reports to the scheduler (read-only)."""
+
+    time: float
+    kind: int
+    job: int
+    cause: int
+    fault_time: float
+    nodes: list[int]
+    progress: float
+    durable: bool
+
 class FleetModel:
     def __init__(
         self,
@@ -458,9 +470,7 @@ class FleetModel:
     def can_start(self, job: int, nodes: list[int]) -> bool: ...
     def stop(self, job: int, for_job: int) -> None: ...
     def resize(self, job: int, nodes: list[int]) -> None: ...
-    def advance(
-        self, until: float
-    ) -> list[tuple[float, int, int, int, float, list[int], float, bool]]: ...
+    def advance(self, until: float) -> list[ModelEvent]: ...
     @property
     def now(self) -> float: ...
     def peek(self) -> float: ...

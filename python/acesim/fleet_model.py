@@ -355,18 +355,18 @@ class FleetModel:
             raw = self._core.advance(t)
         self._log.append(("advance", (t,)))
         out = []
-        for time, kind, job, cause, fault, nodes, progress, durable in raw:
-            name = EVENT_KINDS[kind]
+        for e in raw:
+            name = EVENT_KINDS[e.kind]
             out.append(
                 Event(
-                    time=float(time),
+                    time=float(e.time),
                     kind=name,
-                    job=None if job < 0 else int(job),
-                    nodes=tuple(int(n) for n in nodes),
-                    cause=None if cause < 0 else int(cause),
-                    fault_time=float(fault) if name == "job_failed" else None,
-                    progress=float(progress) if name in ("job_failed", "checkpoint") else None,
-                    durable=bool(durable) if name == "checkpoint" else None,
+                    job=None if e.job < 0 else int(e.job),
+                    nodes=tuple(int(n) for n in e.nodes),
+                    cause=None if e.cause < 0 else int(e.cause),
+                    fault_time=float(e.fault_time) if name == "job_failed" else None,
+                    progress=float(e.progress) if name in ("job_failed", "checkpoint") else None,
+                    durable=bool(e.durable) if name == "checkpoint" else None,
                 )
             )
         return out
