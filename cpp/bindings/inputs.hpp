@@ -71,6 +71,54 @@ void def_enum(py::class_<C>& cls, const char* name, E C::* member, E last) {
         });
 }
 
+/// Field `field` of a spec given to its keyword constructor: `value`
+/// converted to T, or left at its default when None; a value of another
+/// type is a TypeError naming the field.
+template <class T>
+void take(const py::object& value, T& out, const char* field) {
+    if (value.is_none()) return;
+    try {
+        out = value.cast<T>();
+    } catch (const py::cast_error&) {
+        throw py::type_error(std::string(field) + ": cannot take a value of type " +
+                             std::string(py::str(py::type::of(value).attr("__name__"))));
+    }
+}
+
+/// A law field given to a keyword constructor (an index, -1: none).
+inline void take_law(const py::object& value, std::uint32_t& out, const char* field) {
+    std::int64_t index = law_value(out);
+    take(value, index, field);
+    out = law_field(index, field);
+}
+
+/// A field of one law per node given to a keyword constructor.
+inline void take_laws(const py::object& value, std::vector<std::uint32_t>& out, const char* field) {
+    if (value.is_none()) return;
+    std::vector<std::int64_t> laws;
+    take(value, laws, field);
+    out.clear();
+    for (std::size_t i = 0; i < laws.size(); ++i)
+        out.push_back(law_field(laws[i], std::string(field) + "[" + std::to_string(i) + "]"));
+}
+
+/// An enum field given to a keyword constructor, checked against its last value.
+template <class E>
+void take_enum(const py::object& value, E& out, E last, const char* field) {
+    E chosen = out;
+    take(value, chosen, field);
+    if (static_cast<std::uint32_t>(chosen) > static_cast<std::uint32_t>(last))
+        throw std::invalid_argument(std::string(field) + ": unknown value " +
+                                    std::to_string(static_cast<std::uint32_t>(chosen)));
+    out = chosen;
+}
+
+/// Refuses the keywords a spec's keyword constructor does not know.
+inline void refuse_unknown(const py::kwargs& unknown, const char* spec) {
+    for (const auto& item : unknown)
+        throw py::type_error(std::string(spec) + "." + std::string(py::str(item.first)) + ": no such field");
+}
+
 /// Sets the fields of `self` (a bound spec) named by `kwargs`; an unknown
 /// name or a value of the wrong type is a TypeError naming the field.
 void set_fields(py::object& self, const py::kwargs& kwargs);

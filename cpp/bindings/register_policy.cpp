@@ -171,7 +171,34 @@ void register_policy(py::module_& m) {
         .def_readwrite("duration", &QuarantineSpec::duration);
 
     py::class_<PolicySpec> policy(m, "PolicySpec", "The core's recovery policy (PolicySpec), by field.");
-    def_keyword_init(policy);
+    // Every field by keyword (None: the default), as FleetSpec's.
+    policy.def(py::init([](const py::object& replacement, const py::object& preemption,
+                           const py::object& preemption_grace, const py::object& quarantine,
+                           const py::object& on_failure, const py::object& place, const py::object& compiled,
+                           const py::object& compiled_user_data, const py::object& replacement_delay,
+                           const py::object& backfill, const py::kwargs& unknown) {
+                   refuse_unknown(unknown, "PolicySpec");
+                   PolicySpec p;
+                   take_enum(replacement, p.replacement, Replacement::Requeue, "PolicySpec.replacement");
+                   take_enum(preemption, p.preemption, Preemption::CheckpointAware, "PolicySpec.preemption");
+                   take(preemption_grace, p.preemption_grace, "PolicySpec.preemption_grace");
+                   take(quarantine, p.quarantine, "PolicySpec.quarantine");
+                   set_callable<PythonDecision>(p.on_failure, on_failure, "on_failure");
+                   set_callable<PythonPlacement>(p.place, place, "place");
+                   std::uintptr_t address = 0, data = 0;
+                   take(compiled, address, "PolicySpec.compiled");
+                   take(compiled_user_data, data, "PolicySpec.compiled_user_data");
+                   p.compiled = reinterpret_cast<acesim_failure_policy_fn>(address);
+                   p.compiled_user_data = reinterpret_cast<void*>(data);
+                   take_law(replacement_delay, p.replacement_delay, "PolicySpec.replacement_delay");
+                   take_enum(backfill, p.backfill, Backfill::Greedy, "PolicySpec.backfill");
+                   return p;
+               }),
+               py::kw_only(), py::arg("replacement") = py::none(), py::arg("preemption") = py::none(),
+               py::arg("preemption_grace") = py::none(), py::arg("quarantine") = py::none(),
+               py::arg("on_failure") = py::none(), py::arg("place") = py::none(),
+               py::arg("compiled") = py::none(), py::arg("compiled_user_data") = py::none(),
+               py::arg("replacement_delay") = py::none(), py::arg("backfill") = py::none());
     def_enum(policy, "replacement", &PolicySpec::replacement, Replacement::Requeue);
     def_enum(policy, "preemption", &PolicySpec::preemption, Preemption::CheckpointAware);
     def_enum(policy, "backfill", &PolicySpec::backfill, Backfill::Greedy);

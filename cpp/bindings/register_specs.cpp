@@ -48,18 +48,25 @@ void set_fleet(SimulationInput& in, const py::object& fleet) {
 
 void register_specs(py::module_& m) {
     py::class_<CauseSpec> cause(m, "CauseSpec", "A failure cause (CauseSpec), by field.");
-    // Typed keywords rather than def_keyword_init: a taxonomy builds one
-    // per cause for every call (Llama 3's: 18), at a third of the cost.
-    const CauseSpec defaults{};
-    cause.def(py::init([](double share, std::int64_t detect, bool node_down, std::uint32_t nodes,
-                          bool node_scope, double slowdown) {
-                  return CauseSpec{
-                      share, law_field(detect, "CauseSpec.detect"), node_down, nodes, node_scope, slowdown};
+    // Every field by keyword (None: the default), converted in one call: a
+    // taxonomy builds one per cause for every run (Llama 3's: 18), and a
+    // field at a time costs twice as much.
+    cause.def(py::init([](const py::object& share, const py::object& detect, const py::object& node_down,
+                          const py::object& nodes, const py::object& node_scope, const py::object& slowdown,
+                          const py::kwargs& unknown) {
+                  refuse_unknown(unknown, "CauseSpec");
+                  CauseSpec c;
+                  take(share, c.share, "CauseSpec.share");
+                  take_law(detect, c.detect, "CauseSpec.detect");
+                  take(node_down, c.node_down, "CauseSpec.node_down");
+                  take(nodes, c.nodes, "CauseSpec.nodes");
+                  take(node_scope, c.node_scope, "CauseSpec.node_scope");
+                  take(slowdown, c.slowdown, "CauseSpec.slowdown");
+                  return c;
               }),
-              py::kw_only(), py::arg("share") = defaults.share,
-              py::arg("detect") = law_value(defaults.detect), py::arg("node_down") = defaults.node_down,
-              py::arg("nodes") = defaults.nodes, py::arg("node_scope") = defaults.node_scope,
-              py::arg("slowdown") = defaults.slowdown);
+              py::kw_only(), py::arg("share") = py::none(), py::arg("detect") = py::none(),
+              py::arg("node_down") = py::none(), py::arg("nodes") = py::none(),
+              py::arg("node_scope") = py::none(), py::arg("slowdown") = py::none());
     def_law(cause, "detect", &CauseSpec::detect);
     cause.def_readwrite("share", &CauseSpec::share)
         .def_readwrite("node_down", &CauseSpec::node_down)
@@ -96,7 +103,52 @@ void register_specs(py::module_& m) {
 
     // `enabled` is not a field here: a run has a fleet when it is given one.
     py::class_<FleetSpec> fleet(m, "FleetSpec", "The nodes, their failure processes and repair (FleetSpec).");
-    def_keyword_init(fleet);
+    // Every field by keyword (None: the default), converted in one call:
+    // a run builds one per call, and a field at a time costs five times as much.
+    fleet.def(py::init([](const py::object& nodes, const py::object& spares, const py::object& repair,
+                          const py::object& node_failures, const py::object& node_failure_laws,
+                          const py::object& lemon_fraction, const py::object& lemon_factor,
+                          const py::object& stationary_start, const py::object& node_failure_times,
+                          const py::object& node_failure_reported, const py::object& node_clock,
+                          const py::object& rate_windows, const py::object& maintenance,
+                          const py::object& repair_stages, const py::object& misdiagnosis,
+                          const py::object& cold_spares, const py::object& cold_spare_delay,
+                          const py::object& lend_spares, const py::object& storage_bandwidth,
+                          const py::kwargs& unknown) {
+                  refuse_unknown(unknown, "FleetSpec");
+                  FleetSpec f;
+                  take(nodes, f.nodes, "FleetSpec.nodes");
+                  take(spares, f.spares, "FleetSpec.spares");
+                  take_law(repair, f.repair, "FleetSpec.repair");
+                  take_law(node_failures, f.node_failures, "FleetSpec.node_failures");
+                  take_laws(node_failure_laws, f.node_failure_laws, "FleetSpec.node_failure_laws");
+                  take(lemon_fraction, f.lemon_fraction, "FleetSpec.lemon_fraction");
+                  take(lemon_factor, f.lemon_factor, "FleetSpec.lemon_factor");
+                  take(stationary_start, f.stationary_start, "FleetSpec.stationary_start");
+                  take(node_failure_times, f.node_failure_times, "FleetSpec.node_failure_times");
+                  take_laws(node_failure_reported, f.node_failure_reported,
+                            "FleetSpec.node_failure_reported");
+                  take_enum(node_clock, f.node_clock, NodeClock::Busy, "FleetSpec.node_clock");
+                  take(rate_windows, f.rate_windows, "FleetSpec.rate_windows");
+                  take(maintenance, f.maintenance, "FleetSpec.maintenance");
+                  take(repair_stages, f.repair_stages, "FleetSpec.repair_stages");
+                  take(misdiagnosis, f.misdiagnosis, "FleetSpec.misdiagnosis");
+                  take(cold_spares, f.cold_spares, "FleetSpec.cold_spares");
+                  take_law(cold_spare_delay, f.cold_spare_delay, "FleetSpec.cold_spare_delay");
+                  take(lend_spares, f.lend_spares, "FleetSpec.lend_spares");
+                  take(storage_bandwidth, f.storage_bandwidth, "FleetSpec.storage_bandwidth");
+                  return f;
+              }),
+              py::kw_only(), py::arg("nodes") = py::none(), py::arg("spares") = py::none(),
+              py::arg("repair") = py::none(), py::arg("node_failures") = py::none(),
+              py::arg("node_failure_laws") = py::none(), py::arg("lemon_fraction") = py::none(),
+              py::arg("lemon_factor") = py::none(), py::arg("stationary_start") = py::none(),
+              py::arg("node_failure_times") = py::none(), py::arg("node_failure_reported") = py::none(),
+              py::arg("node_clock") = py::none(), py::arg("rate_windows") = py::none(),
+              py::arg("maintenance") = py::none(), py::arg("repair_stages") = py::none(),
+              py::arg("misdiagnosis") = py::none(), py::arg("cold_spares") = py::none(),
+              py::arg("cold_spare_delay") = py::none(), py::arg("lend_spares") = py::none(),
+              py::arg("storage_bandwidth") = py::none());
     def_law(fleet, "repair", &FleetSpec::repair);
     def_law(fleet, "node_failures", &FleetSpec::node_failures);
     def_laws(fleet, "node_failure_laws", &FleetSpec::node_failure_laws);
