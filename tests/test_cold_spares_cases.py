@@ -900,50 +900,35 @@ def test_core_rejects_cold_spares_without_a_delay() -> None:
 
     def call(nodes: int, spares: int, cold_spares: int, cold_spare_delay: int) -> None:
         law = ace.Constant(60.0)
-        fleet_spec = dict(
-            nodes=nodes,
-            spares=spares,
-            repair=-1,
-            node_failures=-1,
-            node_failure_laws=[],
-            lemon_fraction=0.0,
-            lemon_factor=1.0,
-            stationary_start=True,
-            node_failure_reported=None,
-            node_clock=0,
-            rate_windows=[],
-            maintenance=[],
-            repair_stages=None,
-            misdiagnosis=0.0,
-            cold_spares=cold_spares,
-            cold_spare_delay=cold_spare_delay,
+        fleet_spec = _core.FleetSpec(
+            nodes=nodes, spares=spares, cold_spares=cold_spares, cold_spare_delay=cold_spare_delay
         )
         _core.simulate(
             [law._compiled],
-            (
-                np.array([8], np.uint32),
-                np.array([HOUR]),
-                np.array([HOUR]),
-                np.array([0], np.uint32),
-                np.array([0], np.uint32),
-                np.array([0], np.uint32),
-                np.array([0], np.uint32),
-                np.array([0.0]),
-                np.array([0], np.int32),
+            _core.JobColumns(
+                gpus=np.array([8], np.uint32),
+                work=np.array([HOUR]),
+                checkpoint_interval=np.array([HOUR]),
+                rule=np.array([0], np.uint32),
+                init=np.array([0], np.uint32),
+                save=np.array([0], np.uint32),
+                load=np.array([0], np.uint32),
+                submit=np.array([0.0]),
+                priority=np.array([0], np.int32),
             ),
             -1,
             [],
             fleet_spec,
             None,
-            8,
-            1,
-            0,
-            0,
-            math.inf,
-            False,
-            False,
-            1,
-            0,
+            gpus_per_node=8,
+            replicas=1,
+            first_replica=0,
+            seed=0,
+            horizon=math.inf,
+            record_events=False,
+            check_invariants=False,
+            threads=1,
+            max_events=0,
         )
 
     with pytest.raises(ValueError, match="cold_spare_delay"):

@@ -167,6 +167,12 @@ def test_a_replay_that_runs_out_names_its_role(run: Any, message: str) -> None:
         run()
 
 
+#: The run options of a direct call of the compiled simulate (by keyword).
+RUN_OPTIONS: dict[str, Any] = dict(
+    gpus_per_node=8, replicas=1, first_replica=0, seed=1, horizon=math.inf,
+    record_events=False, check_invariants=False, threads=1, max_events=0,
+)  # fmt: skip
+
 _JOB = (8, 36000.0, 600.0)
 _FAILS = ace.Exponential(3600.0)
 _RUN_OUT = [
@@ -401,9 +407,8 @@ def test_the_core_refuses_malformed_job_specs() -> None:
 
     def run(jobs: Any) -> Any:
         return _core.simulate(
-            [ace.Constant(60.0)._compiled], jobs, -1, [], None, None, 8, 1, 0, 1, math.inf,
-            False, False, 1, 0,
-        )  # fmt: skip
+            [ace.Constant(60.0)._compiled], jobs, -1, [], None, None, **RUN_OPTIONS
+        )
 
     spec = struct.Struct(_core.JOB_SPEC_FORMAT)
     assert spec.size == 48
@@ -419,8 +424,10 @@ def test_the_core_refuses_malformed_job_specs() -> None:
         run(spec.pack(3600.0, 600.0, 0.0, 8, 7, 0, 0, 0, 0))
     with pytest.raises(TypeError, match="packed specs"):
         run([3600.0])
-    with pytest.raises(ValueError, match="9 columns"):
+    with pytest.raises(TypeError, match=r"packed specs \(bytes\) or a JobColumns"):
         run((np.array([8], np.uint32),))
+    with pytest.raises(ValueError, match=r"jobs\.work: no column given"):
+        run(_core.JobColumns(gpus=np.array([8], np.uint32)))
 
 
 def test_a_job_arrays_shared_laws_reach_the_core_as_one_index_each() -> None:
@@ -431,15 +438,13 @@ def test_a_job_arrays_shared_laws_reach_the_core_as_one_index_each() -> None:
     from acesim import _core
 
     def run(init: Any, save: Any, load: Any) -> Any:
-        columns = (
-            np.array([8, 16], np.uint32), np.array([3600.0, 7200.0]),
-            np.array([600.0, 600.0]), np.zeros(2, np.uint32), init, save, load,
-            np.zeros(2), np.zeros(2, np.int32),
+        columns = _core.JobColumns(
+            gpus=np.array([8, 16], np.uint32), work=np.array([3600.0, 7200.0]),
+            checkpoint_interval=np.array([600.0, 600.0]), rule=np.zeros(2, np.uint32),
+            init=init, save=save, load=load, submit=np.zeros(2), priority=np.zeros(2, np.int32),
         )  # fmt: skip
         laws = [ace.Constant(60.0)._compiled, ace.Constant(30.0)._compiled]
-        return _core.simulate(
-            laws, columns, -1, [], None, None, 8, 1, 0, 1, math.inf, False, False, 1, 0
-        )["jobs"]
+        return _core.simulate(laws, columns, -1, [], None, None, **RUN_OPTIONS)["jobs"]
 
     shared = run(0, 1, 0)
     # 60 s init + 60 s load, then 6 and 12 writes of 30 s.
@@ -459,21 +464,21 @@ def test_job_columns_in_another_dtype_are_read_from_the_converted_copy_for_the_w
     where the scheduler reads the jobs' fields at every dispatch (no
     reference to the copy is left in Python, so a copy freed early would be
     read after free)."""
-    from acesim import _core, simulation
+    from acesim import _core
 
     laws = [ace.Constant(60.0)._compiled, ace.Constant(30.0)._compiled]
-    table = simulation._DistributionTable()
-    fleet = ace.Fleet(1)._core_spec(table.index)
+    fleet = _core.FleetSpec(nodes=1)
 
     def run(gpus_dtype: Any, work_dtype: Any, priority_dtype: Any) -> Any:
         return _core.simulate(
             laws,
-            (
-                np.array([8, 8], gpus_dtype), np.array([3600.0, 7200.0], work_dtype),
-                np.array([600.0, 600.0]), np.zeros(2, np.uint32), 0, 1, 0,
-                np.zeros(2), np.array([0, 0], priority_dtype),
+            _core.JobColumns(
+                gpus=np.array([8, 8], gpus_dtype), work=np.array([3600.0, 7200.0], work_dtype),
+                checkpoint_interval=np.array([600.0, 600.0]), rule=np.zeros(2, np.uint32),
+                init=0, save=1, load=0, submit=np.zeros(2),
+                priority=np.array([0, 0], priority_dtype),
             ),
-            -1, [], fleet, None, 8, 1, 0, 1, math.inf, False, False, 1, 0,
+            -1, [], fleet, None, **RUN_OPTIONS,
         )["jobs"]  # fmt: skip
 
     native = run(np.uint32, np.float64, np.int32)

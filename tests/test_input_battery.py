@@ -3223,6 +3223,64 @@ def _intervals() -> None:
         add(f"intervals-{label}", lambda c, b=build: b(), expect)
 
 
+# --------------------------------------------------------------------------- core specs
+# The compiled core's input crosses as bound specs with named fields
+# (_core.FleetSpec, PolicySpec, CauseSpec, ...): a field that does not
+# exist, a value of the wrong type, a law index out of range, an enum value
+# the core does not know, or a tuple or dict in place of a spec is refused
+# with an error naming the spec and field.
+
+
+def _core_specs() -> None:
+    from acesim import _core
+
+    law = ace.Constant(60.0)._compiled
+    job = _core.JobColumns(
+        gpus=np.array([8], np.uint32), work=np.array([3600.0]),
+        checkpoint_interval=np.array([600.0]), rule=np.zeros(1, np.uint32), init=0, save=0,
+        load=0, submit=np.zeros(1), priority=np.zeros(1, np.int32),
+    )  # fmt: skip
+    options = dict(gpus_per_node=8, replicas=1, first_replica=0, seed=0, horizon=math.inf,
+                   record_events=False, check_invariants=False, threads=1,
+                   max_events=0)  # fmt: skip
+
+    def run(fleet: Any = None, policy: Any = None, causes: Any = ()) -> Any:
+        return _core.simulate([law], job, -1, list(causes), fleet, policy, **options)
+
+    for label, build, expect in [
+        ("fleet-unknown-field", lambda c: _core.FleetSpec(nodez=4),
+         raises(TypeError, "FleetSpec.nodez: no such field")),
+        ("fleet-nodes-string", lambda c: _core.FleetSpec(nodes="4"),
+         raises(TypeError, "FleetSpec.nodes: cannot take a value of type str")),
+        ("fleet-repair-below-none", lambda c: _core.FleetSpec(repair=-2),
+         raises(ValueError, "FleetSpec.repair: a law index or -1")),
+        ("fleet-law-list-entry", lambda c: _core.FleetSpec(node_failure_laws=[0, -5]),
+         raises(ValueError, "FleetSpec.node_failure_laws[1]")),
+        ("fleet-clock-unknown", lambda c: _core.FleetSpec(node_clock=_core.NodeClock(2)),
+         raises(ValueError, "FleetSpec.node_clock: unknown value 2")),
+        ("fleet-as-dict", lambda c: run(fleet={"nodes": 4}),
+         raises(TypeError, "fleet: expected a FleetSpec")),
+        ("policy-as-tuple", lambda c: run(policy=(0, 0, 0.0, None, None, 0, 0)),
+         raises(TypeError, "policy: expected a PolicySpec")),
+        ("policy-replacement-unknown",
+         lambda c: _core.PolicySpec(replacement=_core.Replacement(4)),
+         raises(ValueError, "PolicySpec.replacement: unknown value 4")),
+        ("policy-on-failure-not-callable", lambda c: _core.PolicySpec(on_failure=3),
+         raises(TypeError, "PolicySpec.on_failure: expected a callable")),
+        ("cause-as-tuple", lambda c: run(causes=[(1.0, -1, True, 1, True, 0.0)]),
+         raises(TypeError, "incompatible function arguments")),
+        ("cause-detect-too-big", lambda c: _core.CauseSpec(detect=2**32 - 1),
+         raises(ValueError, "CauseSpec.detect: a law index or -1")),
+        ("fleet-law-names-no-distribution",
+         lambda c: run(fleet=_core.FleetSpec(nodes=2, repair=5)), raises(ValueError, "repair")),
+        ("spec-run-accepted", lambda c: run(fleet=_core.FleetSpec(nodes=1),
+                                            policy=_core.PolicySpec(),
+                                            causes=[_core.CauseSpec()])["jobs"],
+         accepted(check(lambda rows: rows["wall"].tolist() == [3600.0 + 120.0 + 6 * 60.0]))),
+    ]:  # fmt: skip
+        add(f"core-spec-{label}", build, expect)
+
+
 # =========================================================================== registry
 
 _GROUPS = [
@@ -3250,6 +3308,7 @@ _GROUPS = [
     _atomic_io,
     _no_progress_and_reentrance,
     _intervals,
+    _core_specs,
 ]
 for _group in _GROUPS:
     _group()

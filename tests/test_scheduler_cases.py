@@ -843,12 +843,15 @@ def test_core_validates_time_limit_and_backfill() -> None:
     bad.time_limit = 0.0
     with pytest.raises(ValueError, match=r"jobs\[1\]\.time_limit must be > 0"):
         ace.simulate([job(1, HOUR), bad], fleet=fleet(1))
-    policy = ace.Policy()
-    spec = policy._core_spec(lambda law: -1)
-    # backfill is the tuple's last entry (after replacement_delay).
-    object.__setattr__(policy, "_core_spec", lambda index: (*spec[:9], 7))
-    with pytest.raises(ValueError, match="backfill"):
-        ace.simulate(job(1, HOUR), fleet=fleet(1), policy=policy)
+    from acesim import _core
+
+    # The bound enum takes any integer; the spec's field refuses it.
+    with pytest.raises(ValueError, match=r"PolicySpec\.backfill: unknown value 7"):
+        _core.PolicySpec(backfill=_core.Backfill(7))
+    spec = _core.PolicySpec()
+    with pytest.raises(ValueError, match=r"PolicySpec\.backfill: unknown value 2"):
+        spec.backfill = _core.Backfill(2)
+    assert spec.backfill == _core.Backfill.EASY
 
 
 def test_batch_simulate_refuses_time_limits() -> None:

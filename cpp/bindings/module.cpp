@@ -31,7 +31,14 @@ PYBIND11_MODULE(_core, m) {
         }
     });
     m.attr("MAX_NESTING") = acesim::bindings::kMaxNesting;
+    // One concept each (pybind.hpp): the records' dtypes come before the
+    // calls that return them, the specs before the calls that take them.
     acesim::bindings::register_distributions(m);
-    acesim::bindings::register_simulator(m);
+    acesim::bindings::register_records(m);
+    acesim::bindings::register_policy(m);
+    acesim::bindings::register_specs(m);
+    acesim::bindings::register_input_columns(m);
+    acesim::bindings::register_simulate(m);
+    acesim::bindings::register_fleet_model(m);
     acesim::bindings::register_analytic(m);
 }

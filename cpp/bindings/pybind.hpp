@@ -60,8 +60,13 @@ py::array_t<double> fill_draws(std::uint64_t count, Fill&& fill) {
     return py::array_t<double>({static_cast<py::ssize_t>(count)}, data, owner);
 }
 
+// One register_*.cpp per concept; module.cpp calls them in this order.
 void register_distributions(py::module_& m);
-void register_simulator(py::module_& m);
+void register_records(py::module_& m);
+void register_policy(py::module_& m);
+void register_specs(py::module_& m);
+void register_input_columns(py::module_& m);
+void register_simulate(py::module_& m);
 void register_fleet_model(py::module_& m);
 void register_analytic(py::module_& m);
 

@@ -1,5 +1,6 @@
 """Type stubs of the compiled core (internal; use the acesim package)."""
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -150,13 +151,225 @@ class JobStatus:
 
 MAX_NESTING: int
 
+class Replacement:
+    def __init__(self, value: int) -> None: ...
+    def __int__(self) -> int: ...
+    SPARES: Replacement
+    WAIT_REPAIR: Replacement
+    PREEMPT_LOWER: Replacement
+    REQUEUE: Replacement
+
+class Preemption:
+    def __init__(self, value: int) -> None: ...
+    def __int__(self) -> int: ...
+    IMMEDIATE: Preemption
+    CHECKPOINT_AWARE: Preemption
+
+class Backfill:
+    def __init__(self, value: int) -> None: ...
+    def __int__(self) -> int: ...
+    EASY: Backfill
+    GREEDY: Backfill
+
+class NodeClock:
+    def __init__(self, value: int) -> None: ...
+    def __int__(self) -> int: ...
+    WALL: NodeClock
+    BUSY: NodeClock
+
+# The specs a run takes, by named field (a law field: an index into the
+# run's distributions, -1: none). Their keyword constructors set any of
+# their fields; the others keep the core's defaults.
+
+class QuarantineSpec:
+    enabled: bool
+    failures: int
+    window: float
+    duration: float
+    def __init__(
+        self,
+        *,
+        enabled: bool = ...,
+        failures: int = ...,
+        window: float = ...,
+        duration: float = ...,
+    ) -> None: ...
+
+class PolicySpec:
+    replacement: Replacement
+    preemption: Preemption
+    preemption_grace: float
+    quarantine: QuarantineSpec
+    on_failure: Callable[[FailureView], Any] | None
+    place: Callable[[PlacementView, npt.NDArray[np.uint32]], Any] | None
+    compiled: int
+    compiled_user_data: int
+    replacement_delay: int
+    backfill: Backfill
+    def __init__(
+        self,
+        *,
+        replacement: Replacement = ...,
+        preemption: Preemption = ...,
+        preemption_grace: float = ...,
+        quarantine: QuarantineSpec = ...,
+        on_failure: Callable[[FailureView], Any] | None = ...,
+        place: Callable[[PlacementView, npt.NDArray[np.uint32]], Any] | None = ...,
+        compiled: int = ...,
+        compiled_user_data: int = ...,
+        replacement_delay: int = ...,
+        backfill: Backfill = ...,
+    ) -> None: ...
+
+class CauseSpec:
+    share: float
+    detect: int
+    node_down: bool
+    nodes: int
+    node_scope: bool
+    slowdown: float
+    def __init__(
+        self,
+        *,
+        share: float = ...,
+        detect: int = ...,
+        node_down: bool = ...,
+        nodes: int = ...,
+        node_scope: bool = ...,
+        slowdown: float = ...,
+    ) -> None: ...
+
+class CheckpointTierSpec:
+    interval: float
+    save: int
+    load: int
+    replication: int
+    def __init__(
+        self, *, interval: float = ..., save: int = ..., load: int = ..., replication: int = ...
+    ) -> None: ...
+
+class RateWindow:
+    start: float
+    end: float
+    factor: float
+    def __init__(self, *, start: float = ..., end: float = ..., factor: float = ...) -> None: ...
+
+class MaintenanceWindow:
+    start: float
+    duration: float
+    nodes: list[int]
+    def __init__(
+        self, *, start: float = ..., duration: float = ..., nodes: list[int] = ...
+    ) -> None: ...
+
+class RepairStageSpec:
+    duration: int
+    escalate: float
+    fix: float
+    def __init__(self, *, duration: int = ..., escalate: float = ..., fix: float = ...) -> None: ...
+
+class FleetSpec:
+    nodes: int
+    spares: int
+    repair: int
+    node_failures: int
+    node_failure_laws: list[int]
+    lemon_fraction: float
+    lemon_factor: float
+    stationary_start: bool
+    node_failure_times: bool
+    node_failure_reported: list[int]
+    node_clock: NodeClock
+    rate_windows: list[RateWindow]
+    maintenance: list[MaintenanceWindow]
+    repair_stages: list[RepairStageSpec]
+    misdiagnosis: float
+    cold_spares: int
+    cold_spare_delay: int
+    lend_spares: bool
+    storage_bandwidth: float
+    def __init__(
+        self,
+        *,
+        nodes: int = ...,
+        spares: int = ...,
+        repair: int = ...,
+        node_failures: int = ...,
+        node_failure_laws: list[int] = ...,
+        lemon_fraction: float = ...,
+        lemon_factor: float = ...,
+        stationary_start: bool = ...,
+        node_failure_times: bool = ...,
+        node_failure_reported: list[int] = ...,
+        node_clock: NodeClock = ...,
+        rate_windows: list[RateWindow] = ...,
+        maintenance: list[MaintenanceWindow] = ...,
+        repair_stages: list[RepairStageSpec] = ...,
+        misdiagnosis: float = ...,
+        cold_spares: int = ...,
+        cold_spare_delay: int = ...,
+        lend_spares: bool = ...,
+        storage_bandwidth: float = ...,
+    ) -> None: ...
+
+class JobColumns:
+    """A JobArray's columns by name (init, save, load: a shared index or a column)."""
+
+    gpus: npt.NDArray[Any] | None
+    work: npt.NDArray[Any] | None
+    checkpoint_interval: npt.NDArray[Any] | None
+    rule: npt.NDArray[Any] | None
+    init: npt.NDArray[Any] | int | None
+    save: npt.NDArray[Any] | int | None
+    load: npt.NDArray[Any] | int | None
+    submit: npt.NDArray[Any] | None
+    priority: npt.NDArray[Any] | None
+    def __init__(
+        self,
+        *,
+        gpus: npt.NDArray[Any] = ...,
+        work: npt.NDArray[Any] = ...,
+        checkpoint_interval: npt.NDArray[Any] = ...,
+        rule: npt.NDArray[Any] = ...,
+        init: npt.NDArray[Any] | int = ...,
+        save: npt.NDArray[Any] | int = ...,
+        load: npt.NDArray[Any] | int = ...,
+        submit: npt.NDArray[Any] = ...,
+        priority: npt.NDArray[Any] = ...,
+    ) -> None: ...
+
+class JobOptionColumns:
+    """Per-job checkpoint levels and elastic options by name (one value per job)."""
+
+    persist: npt.NDArray[np.int64] | None
+    tier_first: npt.NDArray[np.uint32] | None
+    tier_count: npt.NDArray[np.uint32] | None
+    tiers: list[CheckpointTierSpec]
+    min_gpus: npt.NDArray[np.uint32] | None
+    reconfigure: npt.NDArray[np.int64] | None
+    scaling: npt.NDArray[np.float64] | None
+    checkpoint_bytes: npt.NDArray[np.float64] | None
+    def __init__(
+        self,
+        *,
+        persist: npt.NDArray[np.int64] = ...,
+        tier_first: npt.NDArray[np.uint32] = ...,
+        tier_count: npt.NDArray[np.uint32] = ...,
+        tiers: list[CheckpointTierSpec] = ...,
+        min_gpus: npt.NDArray[np.uint32] = ...,
+        reconfigure: npt.NDArray[np.int64] = ...,
+        scaling: npt.NDArray[np.float64] = ...,
+        checkpoint_bytes: npt.NDArray[np.float64] = ...,
+    ) -> None: ...
+
 def simulate(
     distributions: list[Distribution],
-    jobs: bytes | tuple[npt.NDArray[Any] | int, ...],
+    jobs: bytes | JobColumns,
     job_failures: int | list[int],
-    causes: list[tuple[float, int, bool, int, bool, float]],
-    fleet: dict[str, Any] | None,
-    policy: tuple[Any, ...] | None,
+    causes: list[CauseSpec],
+    fleet: FleetSpec | None,
+    policy: PolicySpec | None,
+    *,
     gpus_per_node: int,
     replicas: int,
     first_replica: int,
@@ -167,7 +380,7 @@ def simulate(
     threads: int,
     max_events: int,
     time_limit: npt.NDArray[np.float64] | None = None,
-    checkpoint_levels: tuple[Any, ...] | None = None,
+    job_options: JobOptionColumns | None = None,
     max_stalled_failures: int = 10_000,
 ) -> dict[str, npt.NDArray[Any]]: ...
 def young_interval(checkpoint_cost: Any, mtbf: Any) -> Any: ...
@@ -187,9 +400,10 @@ def meta_expected_ettr(
 ) -> Any: ...
 def simulate_batch(
     distributions: list[Distribution],
-    jobs: bytes | tuple[npt.NDArray[Any] | int, ...],
+    jobs: bytes | JobColumns,
     job_failures: int | list[int],
-    causes: list[tuple[float, int, bool, int, bool, float]],
+    causes: list[CauseSpec],
+    *,
     gpus_per_node: int,
     replicas: int,
     first_replica: int,
@@ -198,18 +412,31 @@ def simulate_batch(
     threads: int,
     max_events: int,
     device: str,
-    checkpoint_levels: tuple[Any, ...] | None = None,
+    job_options: JobOptionColumns | None = None,
     max_stalled_failures: int = 10_000,
 ) -> npt.NDArray[Any]: ...
+
+class ModelEvent:
+    """Something the model reports to the scheduler (read-only)."""
+
+    time: float
+    kind: int
+    job: int
+    cause: int
+    fault_time: float
+    nodes: list[int]
+    progress: float
+    durable: bool
 
 class FleetModel:
     def __init__(
         self,
         distributions: list[Distribution],
-        fleet: dict[str, Any] | None,
-        causes: list[tuple[float, int, bool, int, bool, float]],
+        fleet: FleetSpec | None,
+        causes: list[CauseSpec],
         job_failures: int,
-        policy: tuple[Any, ...] | None,
+        policy: PolicySpec | None,
+        *,
         gpus_per_node: int,
         seed: int,
         replica: int,
@@ -223,6 +450,7 @@ class FleetModel:
     def add_distribution(self, distribution: Distribution) -> int: ...
     def submit(
         self,
+        *,
         gpus: int,
         work: float,
         checkpoint_interval: float,
@@ -232,7 +460,7 @@ class FleetModel:
         load: int,
         priority: int,
         persist: int,
-        tiers: list[tuple[float, int, int, int]],
+        tiers: list[CheckpointTierSpec],
         min_gpus: int,
         reconfigure: int,
         scaling: float,
@@ -242,9 +470,7 @@ class FleetModel:
     def can_start(self, job: int, nodes: list[int]) -> bool: ...
     def stop(self, job: int, for_job: int) -> None: ...
     def resize(self, job: int, nodes: list[int]) -> None: ...
-    def advance(
-        self, until: float
-    ) -> list[tuple[float, int, int, int, float, list[int], float, bool]]: ...
+    def advance(self, until: float) -> list[ModelEvent]: ...
     @property
     def now(self) -> float: ...
     def peek(self) -> float: ...

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,17 +110,6 @@ class Cause:
         if not 0.0 <= slow < 1.0:
             raise ValueError(f"slowdown must be in [0, 1), got {slow!r}")
         object.__setattr__(self, "slowdown", slow)
-
-    def _core_spec(self, index: Any) -> tuple[float, int, bool, int, bool, float]:
-        """The core's cause tuple (share, detect law, node_down, nodes, node scope, slowdown)."""
-        return (
-            self.share,
-            index(self.detect),
-            self.node_down,
-            self.nodes,
-            self.scope == "node",
-            self.slowdown,
-        )
 
 
 #: Llama 3 405B pre-training, 54 days on 16,384 H100 GPUs: root causes of the
@@ -634,51 +623,6 @@ class Fleet:
             self,
             "storage_bandwidth",
             None if storage_bandwidth is None else positive("storage_bandwidth", storage_bandwidth),
-        )
-
-    def _core_spec(self, index: Callable[[Any], int]) -> dict[str, Any]:
-        """The core's fleet spec (FleetSpec's fields by name, read in the
-        bindings); ``index`` maps a distribution to its index in the run's
-        table (-1 for None)."""
-        node_failures = self.node_failures
-        # A replayed trace drives the process; its model's mean feeds each
-        # job's MTBF (and the lemon draws stay, though a trace is not rescaled).
-        single = node_failures.model if isinstance(node_failures, NodeTrace) else node_failures
-        laws = (
-            [index(law) for law in node_failures.laws]
-            if isinstance(node_failures, NodeTrace)
-            else []
-        )
-        pipeline = isinstance(self.repair, Repair)
-        return dict(
-            nodes=self.nodes,
-            spares=self.spares,
-            repair=-1 if pipeline else index(self.repair),
-            node_failures=index(single),
-            node_failure_laws=laws,
-            lemon_fraction=self.lemon_fraction,
-            lemon_factor=self.lemon_factor,
-            lend_spares=self.lend_spares,
-            storage_bandwidth=self.storage_bandwidth,
-            stationary_start=self.node_start == "stationary",
-            node_failure_reported=(
-                [index(law) for law in node_failures.reported]
-                if isinstance(node_failures, NodeTrace) and node_failures.exact_times
-                else None
-            ),
-            node_clock=NODE_CLOCKS.index(self.node_clock),
-            rate_windows=list(self.rate_windows),
-            maintenance=[
-                (start, duration, list(nodes)) for start, duration, nodes in self.maintenance
-            ],
-            repair_stages=(
-                [(index(s.duration), s.escalate, s.fix) for s in self.repair.stages]
-                if isinstance(self.repair, Repair)
-                else None
-            ),
-            misdiagnosis=self.repair.misdiagnosis if isinstance(self.repair, Repair) else 0.0,
-            cold_spares=self.cold_spares,
-            cold_spare_delay=index(self.cold_spare_delay),
         )
 
     @property

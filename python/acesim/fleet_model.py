@@ -21,6 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _core
+from ._core_input import core_model
 from ._validation import integer, real, seconds
 from .analytic import meta_scale_model
 from .distributions import Distribution, scipy_to_law
@@ -35,6 +36,7 @@ from .simulation import (
     _horizon,
     _max_stalled_failures,
     _naming_stalled_jobs,
+    _tier_spec,
 )
 
 __all__ = ["EVENT_KINDS", "Event", "FleetModel"]
@@ -205,29 +207,27 @@ class FleetModel:
             law = meta_scale_model()
         self._table = _DistributionTable()
         index = self._table.index
-        fleet_spec = fleet._core_spec(index)
-        cause_spec = [c._core_spec(index) for c in self._causes]
-        failure_index = index(law)
         quarantine = Policy(quarantine=policy.quarantine) if policy is not None else None
-        policy_spec = None if quarantine is None else quarantine._core_spec(index)
+        model = core_model(index, fleet, quarantine, self._causes)
+        failure_index = index(law)
         events_cap = (
             0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
         )
         self._core = _core.FleetModel(
             list(self._table.compiled),
-            fleet_spec,
-            cause_spec,
+            model.fleet,
+            model.causes,
             failure_index,
-            policy_spec,
-            fleet.gpus_per_node,
-            seed_,
-            replica_,
-            horizon_,
-            events_cap,
-            check_invariants,
-            True,
-            checkpoints,
-            max_stalled,
+            model.policy,
+            gpus_per_node=fleet.gpus_per_node,
+            seed=seed_,
+            replica=replica_,
+            horizon=horizon_,
+            max_events=events_cap,
+            check_invariants=check_invariants,
+            record_events=True,
+            report_checkpoints=checkpoints,
+            max_stalled_failures=max_stalled,
         )
         self._sent = len(self._table.compiled)  # distributions the core has
         self._fleet = fleet
@@ -264,28 +264,30 @@ class FleetModel:
         interval = (
             0.0 if isinstance(job.checkpoint_interval, str) else float(job.checkpoint_interval)
         )
-        laws = [index(job.init), index(job.save), index(job.load), index(job.persist)]
-        tiers = [(t.interval, index(t.save), index(t.load), t.replication) for t in job.tiers]
+        # Every law indexed before the new ones are sent to the core.
+        init, save, load, persist = (index(job.init), index(job.save), index(job.load),
+                                     index(job.persist))  # fmt: skip
+        tiers = [_tier_spec(t, index) for t in job.tiers]
         reconfigure = index(job.reconfigure) if job.min_gpus is not None else -1
         for compiled in self._table.compiled[self._sent :]:
             self._core.add_distribution(compiled)
         self._sent = len(self._table.compiled)
         jid = int(
             self._core.submit(
-                job.gpus,
-                job.work,
-                interval,
-                rule,
-                laws[0],
-                laws[1],
-                laws[2],
-                job.priority,
-                laws[3],
-                tiers,
-                job.min_gpus or 0,
-                reconfigure,
-                job.scaling,
-                job.checkpoint_bytes or 0.0,
+                gpus=job.gpus,
+                work=job.work,
+                checkpoint_interval=interval,
+                rule=rule,
+                init=init,
+                save=save,
+                load=load,
+                priority=job.priority,
+                persist=persist,
+                tiers=tiers,
+                min_gpus=job.min_gpus or 0,
+                reconfigure=reconfigure,
+                scaling=job.scaling,
+                checkpoint_bytes=job.checkpoint_bytes or 0.0,
             )
         )
         self._jobs.append(job)
@@ -353,18 +355,18 @@ class FleetModel:
             raw = self._core.advance(t)
         self._log.append(("advance", (t,)))
         out = []
-        for time, kind, job, cause, fault, nodes, progress, durable in raw:
-            name = EVENT_KINDS[kind]
+        for e in raw:
+            name = EVENT_KINDS[e.kind]
             out.append(
                 Event(
-                    time=float(time),
+                    time=float(e.time),
                     kind=name,
-                    job=None if job < 0 else int(job),
-                    nodes=tuple(int(n) for n in nodes),
-                    cause=None if cause < 0 else int(cause),
-                    fault_time=float(fault) if name == "job_failed" else None,
-                    progress=float(progress) if name in ("job_failed", "checkpoint") else None,
-                    durable=bool(durable) if name == "checkpoint" else None,
+                    job=None if e.job < 0 else int(e.job),
+                    nodes=tuple(int(n) for n in e.nodes),
+                    cause=None if e.cause < 0 else int(e.cause),
+                    fault_time=float(e.fault_time) if name == "job_failed" else None,
+                    progress=float(e.progress) if name in ("job_failed", "checkpoint") else None,
+                    durable=bool(e.durable) if name == "checkpoint" else None,
                 )
             )
         return out

@@ -254,27 +254,6 @@ class Policy:
             raise ValueError(f"backfill must be one of {BACKFILLS}, got {backfill!r}")
         object.__setattr__(self, "backfill", backfill.lower())
 
-    def _core_spec(self, index: Callable[[Any], int]) -> tuple[Any, ...]:
-        """The core's policy tuple (read by position in the bindings);
-        ``index`` maps a distribution to its index in the run's table (-1 for
-        None), as for the fleet's laws."""
-        q = self.quarantine
-        fn = self.on_failure
-        compiled = fn if isinstance(fn, CompiledPolicy) else None
-        python = None if fn is None or isinstance(fn, CompiledPolicy) else fn
-        return (
-            int(self.replacement),
-            int(self.preemption),
-            self.preemption_grace,
-            None if q is None else (q.failures, q.window, q.duration),
-            python,
-            0 if compiled is None else compiled.address,
-            0 if compiled is None else compiled.user_data,
-            None if self.place is None else _placement(self.place),
-            index(self.replacement_delay),
-            BACKFILL_CODES[self.backfill],
-        )
-
 
 def _placement(fn: PlacementPolicy) -> Callable[[PlacementView, Any], Any]:
     """``fn`` as the core calls it: node ids that are bools are refused

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from ._core_input import core_model
 from ._validation import boolean, check_replica_ids, finite, integer, real, seconds
 from .analytic import meta_scale_model
 from .distributions import Distribution, scipy_to_law
@@ -512,19 +513,6 @@ def _job_input(jobs: Any) -> list[Job] | JobArray:
     return out
 
 
-_Columns = tuple[
-    npt.NDArray[Any],
-    npt.NDArray[Any],
-    npt.NDArray[Any],
-    npt.NDArray[Any],
-    int,
-    int,
-    int,
-    npt.NDArray[Any],
-    npt.NDArray[Any],
-]
-
-
 def _run_options(
     replicas: Any, seed: Any, first_replica: Any, horizon: Any
 ) -> tuple[int, int, int, float]:
@@ -739,7 +727,7 @@ class _CoreJobs(NamedTuple):
     #: A list of Job objects packed one core JobSpec after another, or a
     #: JobArray's columns (read in place by the core; its init, save and
     #: load laws are one index each, shared by every job).
-    specs: bytes | _Columns
+    specs: bytes | _core.JobColumns
     #: One time limit per job (inf: none), or None when no job has one.
     time_limits: npt.NDArray[np.float64] | None
     #: Whether a job has asynchronous or tiered checkpoints, is elastic or
@@ -753,16 +741,16 @@ def _core_jobs(job_list: list[Job] | JobArray, index: Any) -> _CoreJobs:
     ``index``, in job order: init, save, load) and what else they have."""
     if isinstance(job_list, JobArray):
         n = len(job_list)
-        columns = (
-            job_list.gpus,
-            job_list.work,
-            job_list.checkpoint_interval,
-            job_list.rule,
-            index(job_list.init),  # one law for every job: an index, not a column
-            index(job_list.save),
-            index(job_list.load),
-            job_list.submit,
-            job_list.priority,
+        columns = _core.JobColumns(
+            gpus=job_list.gpus,
+            work=job_list.work,
+            checkpoint_interval=job_list.checkpoint_interval,
+            rule=job_list.rule,
+            init=index(job_list.init),  # one law for every job: an index, not a column
+            save=index(job_list.save),
+            load=index(job_list.load),
+            submit=job_list.submit,
+            priority=job_list.priority,
         )
         return _CoreJobs(columns, job_list.time_limit, _has_levels(job_list), (None,) * n)
     pack = _JOB_SPEC.pack
@@ -805,7 +793,7 @@ def _has_levels(job: Job | JobArray) -> bool:
     )
 
 
-def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any, ...]:
+def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> _core.JobOptionColumns:
     """The core's asynchronous / tiered checkpoint and elastic columns, for
     jobs that have them (_CoreJobs.leveled)."""
     shared = isinstance(job_list, JobArray)
@@ -818,7 +806,7 @@ def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any,
     reconfigure = np.full(n, -1, np.int64)
     scaling = np.ones(n, np.float64)
     checkpoint_bytes = np.zeros(n, np.float64)
-    tiers: list[tuple[float, int, int, int]] = []
+    tiers: list[_core.CheckpointTierSpec] = []
     seen: dict[tuple[CheckpointTier, ...], int] = {}
     for j, job in enumerate(jobs_):
         if job.persist is not None:
@@ -826,9 +814,7 @@ def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any,
         if job.tiers:
             if job.tiers not in seen:  # jobs with the same tiers share their rows
                 seen[job.tiers] = len(tiers)
-                tiers.extend(
-                    (t.interval, index(t.save), index(t.load), t.replication) for t in job.tiers
-                )
+                tiers.extend(_tier_spec(t, index) for t in job.tiers)
             first[j] = seen[job.tiers]
             count[j] = len(job.tiers)
         if job.min_gpus is not None:
@@ -840,7 +826,24 @@ def _checkpoint_levels(job_list: list[Job] | JobArray, index: Any) -> tuple[Any,
     if shared:
         for column in (persist, first, count, min_gpus, reconfigure, scaling, checkpoint_bytes):
             column[:] = column[0]
-    return persist, first, count, tiers, min_gpus, reconfigure, scaling, checkpoint_bytes
+    return _core.JobOptionColumns(
+        persist=persist,
+        tier_first=first,
+        tier_count=count,
+        tiers=tiers,
+        min_gpus=min_gpus,
+        reconfigure=reconfigure,
+        scaling=scaling,
+        checkpoint_bytes=checkpoint_bytes,
+    )
+
+
+def _tier_spec(tier: CheckpointTier, index: Any) -> _core.CheckpointTierSpec:
+    """The core's spec of one checkpoint tier."""
+    return _core.CheckpointTierSpec(
+        interval=tier.interval, save=index(tier.save), load=index(tier.load),
+        replication=tier.replication,
+    )  # fmt: skip
 
 
 #: A job interrupted this many times in a row without a new durable
@@ -977,30 +980,28 @@ def simulate(
     failure_index = _failure_laws(failures, job_list, index)
     core_jobs = _core_jobs(job_list, index)
 
-    cause_spec = [c._core_spec(index) for c in cause_list] if cause_list else []
-    fleet_spec = None if fleet is None else fleet._core_spec(index)
-    policy_spec = None if policy is None else policy._core_spec(index)
+    model = core_model(index, fleet, policy, cause_list)
 
     with _python_callback_errors(policy), _naming_stalled_jobs(core_jobs.names):
         raw = _core.simulate(
             table.compiled,
             core_jobs.specs,
             failure_index,
-            cause_spec,
-            fleet_spec,
-            policy_spec,
-            per_node,
-            n_replicas,
-            first,
-            seed_,
-            horizon_,
-            record_events,
-            check_invariants,
-            threads_,
-            max_events_,
-            core_jobs.time_limits,
-            _checkpoint_levels(job_list, index) if core_jobs.leveled else None,
-            max_stalled,
+            model.causes,
+            model.fleet,
+            model.policy,
+            gpus_per_node=per_node,
+            replicas=n_replicas,
+            first_replica=first,
+            seed=seed_,
+            horizon=horizon_,
+            record_events=record_events,
+            check_invariants=check_invariants,
+            threads=threads_,
+            max_events=max_events_,
+            time_limit=core_jobs.time_limits,
+            job_options=_checkpoint_levels(job_list, index) if core_jobs.leveled else None,
+            max_stalled_failures=max_stalled,
         )
     arguments = {
         "jobs": jobs,
@@ -1197,23 +1198,23 @@ def batch_simulate(
     n_points = len(job_list)
     if n_points * n_replicas > 2**31:
         raise ValueError("jobs x replicas must not exceed 2**31 rows")
-    cause_spec = [c._core_spec(table.index) for c in cause_list]
+    model = core_model(table.index, None, None, cause_list)
     with _naming_stalled_jobs(core_jobs.names):
         rows = _core.simulate_batch(
             table.compiled,
             core_jobs.specs,
             failure_index,
-            cause_spec,
-            per_node,
-            n_replicas,
-            first,
-            seed_,
-            horizon_,
-            threads_,
-            max_events_,
-            device,
-            _checkpoint_levels(job_list, table.index) if core_jobs.leveled else None,
-            max_stalled,
+            model.causes,
+            gpus_per_node=per_node,
+            replicas=n_replicas,
+            first_replica=first,
+            seed=seed_,
+            horizon=horizon_,
+            threads=threads_,
+            max_events=max_events_,
+            device=device,
+            job_options=_checkpoint_levels(job_list, table.index) if core_jobs.leveled else None,
+            max_stalled_failures=max_stalled,
         )
     arguments = {
         "jobs": jobs,
