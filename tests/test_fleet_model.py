@@ -399,6 +399,12 @@ def test_replaying_the_built_in_scheduler_gives_the_same_rows(
                 if not f.startswith("pad"):
                     want = np.ascontiguousarray(table[f]).tobytes()
                     assert want == np.ascontiguousarray(got[f]).tobytes(), f
+        # the node events too, quarantines and retirements included
+        assert res.node_events is not None and replayed.node_events is not None
+        logged = res.node_events[res.node_events["replica"] == replica]
+        assert len(logged) == len(replayed.node_events)
+        for f in ("node", "kind", "event", "cause", "time", "until"):
+            assert np.array_equal(logged[f], replayed.node_events[f], equal_nan=True), f
         assert replayed.jobs["failures"].sum() > 0
     if replacement == ace.Replacement.PREEMPT_LOWER:
         assert res.jobs["preemptions"].sum() > 0

@@ -20,6 +20,7 @@ import acesim as ace
 import numpy as np
 import pytest
 from acesim import plot
+from acesim.results_io import load_result
 from acesim.simulation import BUCKETS
 
 HAS_MPL = importlib.util.find_spec("matplotlib") is not None
@@ -366,7 +367,7 @@ def hand_timeline() -> ace.SimulationResult:
 
 
 def test_timeline_spans_are_the_hand_placed_failures(hand_timeline: ace.SimulationResult) -> None:
-    data = plot.fleet_timeline_data(hand_timeline, quarantine=HAND_POLICY)
+    data = plot.fleet_timeline_data(hand_timeline)
     assert data.replica == 0 and data.nodes == (0, 1, 2)
     spans = [(s.node, s.state, s.start, s.end) for s in data.node_spans]
     assert spans == [
@@ -385,7 +386,7 @@ def test_timeline_spans_are_the_hand_placed_failures(hand_timeline: ace.Simulati
 
 
 def test_timeline_job_gantt_by_hand(hand_timeline: ace.SimulationResult) -> None:
-    data = plot.fleet_timeline_data(hand_timeline)  # no failure here is a quarantine's doubt
+    data = plot.fleet_timeline_data(hand_timeline)
     row = hand_timeline.jobs[hand_timeline.jobs["replica"] == 0][0]
     end = float(row["end"])
     waits = [(5000.0, 8600.0), (9000.0, 12600.0), (30000.0, 37200.0), (50000.0, 52000.0)]
@@ -424,7 +425,7 @@ def test_timeline_quarantine_shorter_than_repair() -> None:
         job, fleet=hand_fleet(repair=10000.0), policy=policy, replicas=1, seed=0,
         record_events=True,
     )  # fmt: skip
-    data = plot.fleet_timeline_data(res, quarantine=policy.quarantine)
+    data = plot.fleet_timeline_data(without_provenance(res))  # node_events only
     node0 = [(s.state, s.start, s.end) for s in data.node_spans if s.node == 0]
     assert node0 == [("quarantined", 5000.0, 8000.0), ("down", 8000.0, 15000.0)]
     fleet = res.fleet[0]
@@ -443,21 +444,89 @@ def without_provenance(res: ace.SimulationResult) -> ace.SimulationResult:
     return dataclasses.replace(res, _origin=None)
 
 
-def test_timeline_without_the_policy_does_not_guess(hand_timeline: ace.SimulationResult) -> None:
-    hand_timeline = without_provenance(hand_timeline)
-    data = plot.fleet_timeline_data(hand_timeline)
-    states = [s.state for s in data.node_spans]
-    assert states == ["down_or_quarantined"] * 3 + ["maintenance"]
-    assert data.quarantines is None
-    assert "quarantine=" in data.caption
-    wrong = ace.Quarantine(5, ace.DAY, 7200.0)
-    with pytest.warns(UserWarning, match="finds 0 quarantines"):
-        plot.fleet_timeline_data(hand_timeline, quarantine=wrong)
-    # a run that recorded no quarantine has only repairs
+def saved_before_quarantines_were_recorded(res: ace.SimulationResult) -> ace.SimulationResult:
+    """The result as a file written before ``node_events`` recorded
+    quarantines holds it: no ``until`` column, no quarantine rows."""
+    assert res.node_events is not None
+    rows = res.node_events[res.node_events["kind"] <= ace.NodeEventKind.MAINTENANCE]
+    names = ["replica", "node", "kind", "event", "cause", "time"]
+    dtype = np.dtype(
+        {
+            "names": names,
+            "formats": [rows.dtype[n] for n in names],
+            "offsets": [0, 4, 8, 12, 16, 24],
+            "itemsize": 32,
+        }
+    )  # the table's dtype then
+    old = np.zeros(rows.size, dtype)
+    for name in names:
+        old[name] = rows[name]
+    return dataclasses.replace(res, node_events=old)
+
+
+def test_timeline_reads_quarantines_from_the_node_events_only(
+    hand_timeline: ace.SimulationResult,
+) -> None:
+    """Neither the policy nor the provenance is needed: the spans come from
+    the node events the core wrote (the quarantine of node 1 at 30,000 s is
+    its QUARANTINED row, until 37,200 s)."""
+    bare = without_provenance(hand_timeline)
+    data = plot.fleet_timeline_data(bare)
+    spans = [(s.node, s.state, s.start, s.end) for s in data.node_spans]
+    assert spans == [
+        (0, "down", 5000.0, 8600.0),
+        (1, "down", 9000.0, 12600.0),
+        (1, "quarantined", 30000.0, 37200.0),
+        (2, "maintenance", 50000.0, 52000.0),
+    ]
+    assert (data.quarantines, data.recorded_quarantines) == (1, 1)
+    assert "1 quarantine(s) from the node events." in data.caption
+
+
+def test_timeline_of_a_result_saved_before_quarantines_were_recorded(
+    hand_timeline: ace.SimulationResult,
+) -> None:
+    """A result without quarantine rows: its failure spans are
+    "down_or_quarantined" (one of them was a quarantine), and the caption
+    says the quarantines were not recorded."""
+    data = plot.fleet_timeline_data(saved_before_quarantines_were_recorded(hand_timeline))
+    spans = [(s.node, s.state, s.start, s.end) for s in data.node_spans]
+    assert spans == [
+        (0, "down_or_quarantined", 5000.0, 8600.0),
+        (1, "down_or_quarantined", 9000.0, 12600.0),
+        (1, "down_or_quarantined", 30000.0, 37200.0),
+        (2, "maintenance", 50000.0, 52000.0),
+    ]
+    assert data.quarantines is None and data.recorded_quarantines == 1
+    assert "saved before its node events recorded quarantines" in data.caption
+    assert "its 1 quarantine(s) are not told apart from repairs" in data.caption
+    # one that recorded no quarantine has only repairs, and says so too
     job = ace.Job(24, work=20 * ace.HOUR, checkpoint_interval=ace.HOUR)
     res = ace.simulate(job, fleet=hand_fleet(), replicas=1, seed=1, record_events=True)
-    res = without_provenance(res)
-    assert {s.state for s in plot.fleet_timeline_data(res).node_spans} == {"down", "maintenance"}
+    data = plot.fleet_timeline_data(saved_before_quarantines_were_recorded(res))
+    assert {s.state for s in data.node_spans} == {"down", "maintenance"}
+    assert data.quarantines is None
+    assert "saved before its node events recorded quarantines (it recorded none)" in data.caption
+
+
+def test_timeline_of_a_file_written_by_acesim_0_1_0() -> None:
+    """A file saved by acesim 0.1.0 (tests/data/before_trust): replica 1
+    recorded 2 quarantines that its node events do not mark."""
+    res = load_result(Path(__file__).parent / "data" / "before_trust" / "fleet.npz")
+    assert res.node_events is not None and "until" not in (res.node_events.dtype.names or ())
+    data = plot.fleet_timeline_data(res, replica=1)
+    assert data.quarantines is None and data.recorded_quarantines == 2
+    assert "its 2 quarantine(s) are not told apart from repairs" in data.caption
+    assert {s.state for s in data.node_spans} <= {"down_or_quarantined", "maintenance"}
+    assert any(s.state == "down_or_quarantined" for s in data.node_spans)
+    zero = plot.fleet_timeline_data(res, replica=0)
+    assert "saved before its node events recorded quarantines (it recorded none)" in zero.caption
+
+
+def test_timeline_quarantine_argument_is_deprecated(hand_timeline: ace.SimulationResult) -> None:
+    with pytest.warns(DeprecationWarning, match="quarantine= is no longer used"):
+        given = plot.fleet_timeline_data(hand_timeline, quarantine=ace.Quarantine(9, 1.0, 1.0))
+    assert given == plot.fleet_timeline_data(hand_timeline)  # ignored
 
 
 def test_timeline_needs_the_event_log() -> None:
@@ -468,8 +537,6 @@ def test_timeline_needs_the_event_log() -> None:
     logged = ace.simulate(job, fleet=ace.Fleet(2), replicas=2, seed=1, record_events=True)
     with pytest.raises(ValueError, match="replica 9"):
         plot.fleet_timeline_data(logged, replica=9)
-    with pytest.raises(TypeError, match="quarantine"):
-        plot.fleet_timeline_data(logged, quarantine=3)  # type: ignore[arg-type]
 
 
 def test_timeline_spans_partition_each_jobs_wall() -> None:
@@ -493,8 +560,8 @@ def test_timeline_spans_partition_each_jobs_wall() -> None:
     assert res.fleet["quarantines"].min() > 0 and res.fleet["preemptions"].min() > 0
     for replica in range(3):
         with warnings.catch_warnings():
-            warnings.simplefilter("error")  # the policy's quarantines are the recorded ones
-            data = plot.fleet_timeline_data(res, replica=replica, quarantine=policy)
+            warnings.simplefilter("error")
+            data = plot.fleet_timeline_data(res, replica=replica)
         rows = res.jobs[res.jobs["replica"] == replica]
         for row in rows:
             mine = [s for s in data.job_spans if s.job == row["job"]]
@@ -518,9 +585,9 @@ def test_timeline_quarantines_are_the_cores_over_many_features() -> None:
     # Every re-placement policy, misdiagnosed repairs, failure causes (some
     # leave the node in service, some take a block of nodes), a horizon,
     # elastic jobs, cold spares, time limits, maintenance, lemons, and
-    # quarantines for a while or for good: the spans by the policy's rule
-    # add up to the core's quarantine count and node-hours, and each job's
-    # spans to its wall-clock.
+    # quarantines for a while or for good: the spans from the node events
+    # add up to the core's quarantine count and node-hours, the RETIRED rows
+    # to its retired nodes, and each job's spans to its wall-clock.
     totals = np.zeros(3, dtype=np.int64)
     grid = itertools.product(
         ["spares", "wait_repair", "preempt_lower", "requeue"],
@@ -576,8 +643,14 @@ def test_timeline_quarantines_are_the_cores_over_many_features() -> None:
         for replica in (0, 1):
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
-                data = plot.fleet_timeline_data(res, replica=replica, quarantine=policy)
+                data = plot.fleet_timeline_data(res, replica=replica)
             f = res.fleet[res.fleet["replica"] == replica][0]
+            assert res.node_events is not None
+            mine = res.node_events[res.node_events["replica"] == replica]
+            retired = int(np.count_nonzero(mine["kind"] == ace.NodeEventKind.RETIRED))
+            assert retired == f["retired_nodes"]
+            if retired:
+                assert f"({retired} for good)." in data.caption
             hours = sum(s.end - s.start for s in data.node_spans if s.state == "quarantined")
             assert hours / ace.HOUR == pytest.approx(f["quarantined_node_hours"], abs=1e-9)
             assert data.quarantines == f["quarantines"]
@@ -590,7 +663,7 @@ def test_timeline_quarantines_are_the_cores_over_many_features() -> None:
 
 @needs_mpl
 def test_timeline_figure(hand_timeline: ace.SimulationResult) -> None:
-    fig = plot.fleet_timeline(hand_timeline, quarantine=HAND_POLICY)
+    fig = plot.fleet_timeline(hand_timeline)
     rgb = check_image(fig)
     nodes, jobs = fig.axes[:2]
     assert nodes.get_ylabel() == "nodes" and jobs.get_ylabel() == "jobs"
@@ -600,8 +673,8 @@ def test_timeline_figure(hand_timeline: ace.SimulationResult) -> None:
     legend = [t.get_text() for t in nodes.get_legend().get_texts()]
     assert "quarantined" in legend and "in maintenance" in legend
     assert "failure" in [t.get_text() for t in jobs.get_legend().get_texts()]
-    # without the policy the quarantine colour is not used
-    unsure = check_image(plot.fleet_timeline(without_provenance(hand_timeline)))
+    # a result saved before quarantines were recorded: the quarantine colour is not used
+    unsure = check_image(plot.fleet_timeline(saved_before_quarantines_were_recorded(hand_timeline)))
     assert not has_colour(unsure, plot.NODE_STATE_COLORS["quarantined"])
     assert has_colour(unsure, plot.NODE_STATE_COLORS["down_or_quarantined"])
 
@@ -730,10 +803,10 @@ def test_module_example() -> None:
     assert tried > 0 and failed == 0
 
 
-def test_timeline_reads_the_fleet_and_quarantine_from_the_provenance() -> None:
+def test_timeline_reads_the_fleet_from_the_provenance() -> None:
     """Without arguments the timeline takes the run's own fleet size (every
-    node drawn, idle ones too) and quarantine rule from the provenance:
-    the quarantines it finds are those the core counted."""
+    node drawn, idle ones too) from the provenance; the quarantines are
+    those the core counted."""
     fleet = ace.Fleet(
         6,
         repair=ace.HOUR,
@@ -744,7 +817,7 @@ def test_timeline_reads_the_fleet_and_quarantine_from_the_provenance() -> None:
         ace.Job(16, ace.DAY, ace.HOUR), fleet=fleet, policy=policy, record_events=True
     )
     data = plot.fleet_timeline_data(res)
-    given = plot.fleet_timeline_data(res, quarantine=policy, nodes=6)
+    given = plot.fleet_timeline_data(res, nodes=6)
     assert len(data.nodes) == 6 == len(given.nodes)
     assert data == given
-    assert int(res.fleet["quarantines"][0]) >= 1
+    assert data.quarantines == int(res.fleet["quarantines"][0]) >= 1

@@ -101,7 +101,6 @@ def full_report(
         title="Quarantine vs wait-repair",
         optimal=best,
         chosen=ace.HOUR,
-        quarantine={"spares+quarantine": POLICY},
     )
     assert out == path
     return path
@@ -190,8 +189,9 @@ def test_report_sections_and_tables(
     assert f"{d.diff:+.4f} [{d.low:+.4f}, {d.high:+.4f}]" in plain
     # the result's provenance: its seed and replicas, and its arguments
     assert "acesim_version" in plain and "arguments (JSON data" in plain
-    # the quarantine policy was given for the first result: no warning
+    # the timelines read the quarantines from the node events: no warning
     assert "Warning" not in plain
+    assert "quarantine(s)" in plain
 
 
 def test_report_of_one_result_has_only_what_applies(tmp_path: Path) -> None:
@@ -226,16 +226,18 @@ def test_report_escapes_every_text(tmp_path: Path) -> None:
     assert "acesim_version" in page.plain and '"name": "a <b>' in page.plain
 
 
-def test_report_warns_on_the_page_for_a_wrong_policy(
+def test_report_quarantine_argument_is_deprecated_and_ignored(
     tmp_path: Path, fleet_results: dict[str, ace.SimulationResult]
 ) -> None:
     wrong = ace.Quarantine(9, ace.DAY, ace.HOUR)
     res = fleet_results["spares+quarantine"]
-    path = report.write_report(res, tmp_path / "w.html", quarantine=wrong)
-    assert (
-        "Warning: the quarantine policy given finds 0 quarantines"
-        in Page(path.read_text(encoding="utf-8")).plain
-    )
+    with pytest.warns(DeprecationWarning, match="quarantine= is no longer used"):
+        path = report.write_report(res, tmp_path / "w.html", quarantine=wrong)
+    with pytest.warns(DeprecationWarning, match="quarantine= is no longer used"):
+        report.report_html(res, quarantine=wrong)
+    plain = Page(path.read_text(encoding="utf-8")).plain
+    assert "Warning" not in plain
+    assert plain == Page(report.report_html(res)).plain
 
 
 def test_report_arguments(tmp_path: Path, fleet_results: dict[str, ace.SimulationResult]) -> None:

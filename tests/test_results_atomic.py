@@ -5,6 +5,7 @@ helper ``acesim._atomic``)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib.util
 import io
@@ -66,7 +67,17 @@ def test_version_1_files_still_load(suffix: str) -> None:
         meta = json.loads((DATA / "results_v1" / "r.provenance.json").read_text())
         assert meta["format_version"] == 1
     back = results_io.load_result(path)
-    assert_same(back, v1_result())
+    fresh = v1_result()
+    # node_events as written then: without the quarantine rows' ``until``
+    # column (this run has no quarantine, so the rows are the same)
+    assert back.node_events is not None and fresh.node_events is not None
+    old = back.node_events.dtype.names or ()
+    assert "until" not in old and not fresh.fleet["quarantines"].any()
+    for column in old:
+        assert back.node_events[column].tobytes() == fresh.node_events[column].tobytes(), column
+    assert_same(
+        dataclasses.replace(back, node_events=None), dataclasses.replace(fresh, node_events=None)
+    )
     prov = results_io.load_provenance(path)
     assert prov is not None and prov["seed"] == 7 and prov["job_names"] == ["a", "b"]
 

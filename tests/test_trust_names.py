@@ -251,8 +251,9 @@ def test_a_callback_named_by_a_file_is_loaded_but_never_resolved_without_trust(
 ) -> None:
     """A policy whose on_failure is ``subprocess:run``: the file loads (a
     user callable is a legitimate name), reproduce without trust refuses
-    naming it, and the report's fleet timeline falls back (no quarantine
-    rule) and says so in its caption; nothing ran."""
+    naming it, the report's fleet timeline never needs the policy (its
+    quarantines are the node events), and the report shows the name; nothing
+    ran."""
     marker = tmp_path / "ran.marker"
     policy = {"call": "acesim.Policy", "kwargs": {"on_failure": {"function": "subprocess:run"}}}
     prov = json.loads(json.dumps(fleet_run.provenance))
@@ -262,13 +263,17 @@ def test_a_callback_named_by_a_file_is_loaded_but_never_resolved_without_trust(
     res = load_result(path)
     with pytest.raises(ace.UntrustedNameError, match=r"'subprocess:run'.*trust=True"):
         reproduce(res.provenance)
-    data = ace.plot.fleet_timeline_data(res)
-    assert "user callable 'subprocess:run'" in data.caption
-    assert "trust=True" in data.caption
+    data = ace.plot.fleet_timeline_data(res)  # needs the fleet only, never the policy
+    assert "subprocess:run" not in data.caption
+    # a fleet naming a callable is not rebuilt either: the nodes are the record's
+    prov["arguments"]["dict"]["fleet"] = {"function": "subprocess:run"}
+    save_result(fleet_run, tmp_path / "fleet.npz", provenance=prov)
+    data = ace.plot.fleet_timeline_data(load_result(tmp_path / "fleet.npz"))
+    assert "fleet was not rebuilt" in data.caption and "'subprocess:run'" in data.caption
     code = acesim.cli.main(["report", str(path), "-o", str(tmp_path / "r.html")])
     assert code == 0
     html = (tmp_path / "r.html").read_text()
-    assert "user callable" in html and "subprocess:run" in html
+    assert "subprocess:run" in html  # the provenance shows it
     assert not marker.exists()
 
 

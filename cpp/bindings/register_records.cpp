@@ -40,7 +40,7 @@ void register_records(py::module_& m) {
     PYBIND11_NUMPY_DTYPE(TraceRecord, replica, event, job, node, origin, cause, source, time, inter_failure);
     PYBIND11_NUMPY_DTYPE(EventRecord, replica, job, kind, other, time, progress);
     PYBIND11_NUMPY_DTYPE(PlacementRecord, replica, job, node, time);
-    PYBIND11_NUMPY_DTYPE(NodeEventRecord, replica, node, kind, event, cause, time);
+    PYBIND11_NUMPY_DTYPE(NodeEventRecord, replica, node, kind, event, cause, time, until);
     // What a run's rows cost: a job row per replica x job, a fleet row and the
     // bookkeeping of one replica's output (Python sizes a run before it starts).
     m.attr("JOB_ROW_BYTES") = sizeof(JobRecord);

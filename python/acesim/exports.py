@@ -155,7 +155,7 @@ BATSIM_EVENT_TYPES = ("machine_available", "machine_unavailable")
 SCHEDULE_FIELDS = ("job", "nodes", "start", "end")
 
 _FORMATS = ("csv", "jsonl")
-_OUT, _BACK, _DRAINED = 0, 1, 2  # NodeEventRecord kinds (records.hpp)
+_OUT, _BACK, _DRAINED, _QUARANTINED, _RETIRED = 0, 1, 2, 3, 4  # NodeEventKind (records.hpp)
 _START_BEGIN = 1  # EventKind::StartBegin
 
 
@@ -282,6 +282,14 @@ def _timeline(res: Any, replica: Any) -> _Timeline:
             if kind == _OUT:
                 spell_of[(e, n)] = open_spell[n]
                 events[e].nodes.add(n)
+        elif kind in (_QUARANTINED, _RETIRED):
+            # the failure event's DOWN row took the node out: the stretch is its
+            e = int(row["event"])
+            if n not in open_spell or spell_of.get((e, n)) != open_spell[n]:
+                raise ExportError(
+                    f"res.node_events: node {n} is quarantined at t={t!r} after failure event "
+                    f"{e}, which did not take it out of service"
+                )
         elif kind == _BACK:
             if n not in open_spell:
                 raise ExportError(

@@ -60,7 +60,14 @@ from .distributions import Distribution, Exponential
 from .job import Job
 from .optimize import OptimalInterval
 from .policy import Policy, Quarantine
-from .simulation import BUCKETS, EventKind, NodeEventKind, SimulationResult, simulate
+from .simulation import (
+    BUCKETS,
+    EventKind,
+    NodeEventKind,
+    SimulationResult,
+    quarantines_recorded,
+    simulate,
+)
 from .stats import Difference, Estimate, SingleReplicaWarning, _ettr_interval, compare
 from .units import DAY, HOUR, MINUTE
 
@@ -981,9 +988,10 @@ def exponential_vs_history(
 
 class NodeSpan(NamedTuple):
     """A node out of service over ``[start, end)``: ``state`` is ``"down"``
-    (failed, under repair), ``"quarantined"``, ``"maintenance"`` or
-    ``"down_or_quarantined"`` (after a failure, the quarantine policy not
-    known); ``open``: still out at the end of the record."""
+    (failed, under repair), ``"quarantined"`` (retired included),
+    ``"maintenance"`` or ``"down_or_quarantined"`` (after a failure, in a
+    result saved before ``node_events`` recorded quarantines); ``open``:
+    still out at the end of the record."""
 
     node: int
     state: str
@@ -1033,8 +1041,9 @@ class TimelineData:
     ``jobs`` with ``gpus``: the jobs drawn; ``job_spans`` partition each
     job's ``[submit, end)``; ``markers``: failures, preemptions and other
     interruptions; ``end``: the end of the record (the last job end or node
-    event). ``quarantines``: the quarantines found (None when the quarantine
-    policy is not known), ``recorded_quarantines``: the result's count
+    event). ``quarantines``: the quarantines in ``res.node_events``
+    (``QUARANTINED`` and ``RETIRED`` rows; None for a result saved before
+    they were recorded), ``recorded_quarantines``: the result's count
     (``res.fleet["quarantines"]``).
     """
 
@@ -1051,61 +1060,6 @@ class TimelineData:
     recorded_quarantines: int
     title: str
     caption: str
-
-
-def _quarantine_of(quarantine: Any) -> Quarantine | None:
-    if quarantine is None or isinstance(quarantine, Quarantine):
-        return quarantine
-    if isinstance(quarantine, Policy):
-        return quarantine.quarantine
-    raise TypeError(
-        f"quarantine must be a Quarantine, a Policy or None, got {type(quarantine).__name__}"
-    )
-
-
-def _counted_failures(
-    res: SimulationResult, replica: int, node_events: npt.NDArray[Any]
-) -> dict[int, list[float]]:
-    """Per node, the times of the failures counted toward quarantine (the
-    core's rule): each failure that took a node out of service counts
-    against that node (the node diagnosed: a ``down`` node event), and a
-    failure that took none out (its cause leaves the node in service)
-    against the node it struck."""
-    counted: dict[int, list[float]] = {}
-    down = node_events[node_events["kind"] == NodeEventKind.DOWN]
-    for row in down:
-        counted.setdefault(int(row["node"]), []).append(float(row["time"]))
-    downed = set(down["event"].tolist())
-    trace = res.trace[res.trace["replica"] == replica]
-    seen: set[tuple[int, int]] = set()
-    for row in trace:
-        key = (int(row["event"]), int(row["node"]))
-        if key[0] in downed or key in seen or key[1] < 0:
-            continue
-        seen.add(key)
-        counted.setdefault(key[1], []).append(float(row["time"]))
-    for times in counted.values():
-        times.sort()
-    return counted
-
-
-def _quarantine_times(
-    counted: dict[int, list[float]], q: Quarantine
-) -> dict[int, dict[float, float]]:
-    """Per node, quarantine start -> end: the core's rule (a failure joins
-    the node's recent failures, those older than the window drop out; with
-    ``failures`` of them the node is quarantined for ``duration`` and its
-    count starts again)."""
-    out: dict[int, dict[float, float]] = {}
-    for node, times in counted.items():
-        recent: list[float] = []
-        for t in times:
-            recent.append(t)
-            recent = [f for f in recent if not f < t - q.window]
-            if len(recent) >= q.failures:
-                recent = []
-                out.setdefault(node, {})[t] = t + q.duration
-    return out
 
 
 def _outage_spans(
@@ -1211,30 +1165,39 @@ def _job_lanes(
     return spans, markers, runs
 
 
-def _run_fleet_and_policy(res: SimulationResult) -> tuple[Any, Any, str | None]:
-    """The fleet and policy of the run that made ``res``, from its
-    provenance (None for what it does not say or cannot rebuild), and the
-    user callable refused when the policy names one (figures never resolve
-    user code: :func:`acesim.provenance.rebuild` without ``trust``)."""
+def _run_fleet(res: SimulationResult) -> tuple[Any, str | None]:
+    """The fleet of the run that made ``res``, from its provenance (None
+    when it does not say or cannot rebuild it), and the user callable
+    refused when the fleet names one (figures never resolve user code:
+    :func:`acesim.provenance.rebuild` without ``trust``)."""
     from .errors import UntrustedNameError
     from .provenance import rebuild
 
     prov = res.provenance
     args = prov.get("arguments") or prov.get("fleet_model")
     if not isinstance(args, Mapping):
-        return None, None, None
+        return None, None
     fields = args.get("dict", {})
-    out = []
-    refused = None
-    for key in ("fleet", "policy"):
-        try:
-            out.append(rebuild(fields[key]) if key in fields else None)
-        except UntrustedNameError as exc:
-            out.append(None)
-            refused = refused or exc.name
-        except (ValueError, ImportError, AttributeError):
-            out.append(None)
-    return out[0], out[1], refused
+    if "fleet" not in fields:
+        return None, None
+    try:
+        return rebuild(fields["fleet"]), None
+    except UntrustedNameError as exc:
+        return None, exc.name
+    except (ValueError, ImportError, AttributeError):
+        return None, None
+
+
+def _no_quarantine_argument(quarantine: object) -> None:
+    """The deprecated ``quarantine=`` of the timeline and the report: a
+    warning (at the caller's caller), and nothing else."""
+    if quarantine is not None:
+        warnings.warn(
+            "quarantine= is no longer used and will be removed: fleet timelines read "
+            "quarantines and retirements from res.node_events",
+            DeprecationWarning,
+            stacklevel=3,
+        )
 
 
 def fleet_timeline_data(
@@ -1249,36 +1212,29 @@ def fleet_timeline_data(
     """One replica's fleet as spans (see :class:`TimelineData`); needs a run
     with ``record_events=True``.
 
-    Node states come from ``res.node_events``: a node is out of service from
-    a ``DOWN`` (after a failure) or ``MAINTENANCE`` event to its ``UP``. Which
-    of the spans after a failure are quarantines is not in the table: with
-    ``quarantine`` (the :class:`acesim.Quarantine` or the
-    :class:`acesim.Policy` the run used) the core's rule is applied to the
-    node's failures (a failure that takes a node out counts against that
-    node, one that leaves it in service against the node it struck), and a
-    node is quarantined from the failure that fires it for ``duration``,
-    then down for what is left of its repair. The quarantines found are
-    checked against ``res.fleet["quarantines"]`` (a warning when they
-    differ: not the run's policy, or a cause taking several nodes that
-    leaves them in service, which the trace does not list node by node).
-    Without it, a replica that recorded no quarantine has only repairs, and
-    one that did shows its failure spans as ``"down_or_quarantined"``.
+    Node states come from ``res.node_events`` only: a node is out of service
+    from a ``DOWN`` (after a failure) or ``MAINTENANCE`` event to its
+    ``UP``; a ``QUARANTINED`` row marks it quarantined until the row's
+    ``until`` (then down for what is left of its repair), a ``RETIRED`` row
+    for good. A result saved before ``node_events`` recorded quarantines
+    (no ``until`` column) cannot tell them from repairs: a replica that
+    recorded none has only repairs, one that did shows its failure spans as
+    ``"down_or_quarantined"``, and the caption says so.
 
     ``replica``: the replica id (default: the first); ``nodes``: the fleet's
-    size. Both ``quarantine`` and ``nodes`` default to the run's own, read
-    from the result's provenance (its ``simulate`` arguments) when it has
-    them; else no quarantine rule and one past the highest node id recorded.
+    size, by default the run's own, read from the result's provenance (its
+    ``simulate`` arguments) when it has it, else one past the highest node
+    id recorded. ``quarantine`` is deprecated and ignored (a
+    ``DeprecationWarning``): the quarantines are the run's own rows.
     """
     if not isinstance(res, SimulationResult):
         raise TypeError(f"res must be a SimulationResult, got {type(res).__name__}")
+    _no_quarantine_argument(quarantine)
     refused: str | None = None
-    if quarantine is None or nodes is None:
-        run_fleet, run_policy, refused = _run_fleet_and_policy(res)
-        if quarantine is None and run_policy is not None:
-            quarantine = run_policy
-        if nodes is None and run_fleet is not None:
+    if nodes is None:
+        run_fleet, refused = _run_fleet(res)
+        if run_fleet is not None:
             nodes = run_fleet.nodes
-    q = _quarantine_of(quarantine)
     if res.events.size == 0 or res.placements is None or res.node_events is None:
         raise ValueError(
             "the timeline needs the event log: run simulate(..., record_events=True) with a fleet"
@@ -1310,23 +1266,17 @@ def fleet_timeline_data(
     if events.size:
         end = max(end, float(events["time"].max()))
 
-    # Quarantines: by the policy's rule, or known to be none.
+    # Quarantines: the run's own rows, or (an older result) not recorded.
     found: int | None = None
-    q_times: dict[int, dict[float, float]] = {}
-    if q is not None:
-        q_times = _quarantine_times(_counted_failures(res, rep, node_events), q)
-        found = sum(len(v) for v in q_times.values())
-        if found != recorded:
-            warnings.warn(
-                f"the quarantine policy given finds {found} quarantines in replica {rep}, the "
-                f"result recorded {recorded}: it is not the run's policy (or a cause taking "
-                "several nodes left them in service); the spans may be mislabelled",
-                UserWarning,
-                stacklevel=3,
-            )
-    failure_state = "down" if q is not None or recorded == 0 else "down_or_quarantined"
+    retired = 0
+    kinds = node_events["kind"]
+    if quarantines_recorded(res.node_events):
+        retired = int(np.count_nonzero(kinds == NodeEventKind.RETIRED))
+        found = int(np.count_nonzero(kinds == NodeEventKind.QUARANTINED)) + retired
+    failure_state = "down" if found is not None or recorded == 0 else "down_or_quarantined"
 
-    # Node outages: leave service (down / maintenance) .. up.
+    # Node outages: leave service (down / maintenance) .. up; a quarantine
+    # row of the outage sets how long it is a quarantine.
     node_spans: list[NodeSpan] = []
     out: dict[int, dict[str, Any]] = {}
     for row in node_events:
@@ -1338,16 +1288,16 @@ def fleet_timeline_data(
                     n, o["start"], t, o["base"], o["q_end"], o["m_start"], False
                 )
             continue
-        q_end = q_times.get(n, {}).get(t) if kind == NodeEventKind.DOWN else None
+        if kind in (NodeEventKind.QUARANTINED, NodeEventKind.RETIRED):
+            until = float(row["until"])
+            o = out.setdefault(n, {"start": t, "base": "down", "q_end": None, "m_start": None})
+            o["q_end"] = until if o["q_end"] is None else max(o["q_end"], until)
+            continue
         if n not in out:
             base = failure_state if kind == NodeEventKind.DOWN else "maintenance"
-            out[n] = {"start": t, "base": base, "q_end": q_end, "m_start": None}
-        else:
-            o = out[n]
-            if kind == NodeEventKind.MAINTENANCE and o["m_start"] is None:
-                o["m_start"] = t
-            if q_end is not None:
-                o["q_end"] = q_end if o["q_end"] is None else max(o["q_end"], q_end)
+            out[n] = {"start": t, "base": base, "q_end": None, "m_start": None}
+        elif kind == NodeEventKind.MAINTENANCE and out[n]["m_start"] is None:
+            out[n]["m_start"] = t
     for n, o in out.items():  # still out at the end of the record
         node_spans += _outage_spans(n, o["start"], end, o["base"], o["q_end"], o["m_start"], True)
     node_spans.sort(key=lambda s: (s.node, s.start))
@@ -1367,23 +1317,23 @@ def fleet_timeline_data(
     prov = provenance(res)
     counts = {s: sum(1 for x in node_spans if x.state == s) for s in NODE_STATE_COLORS}
     failures = sum(1 for m in markers if m.kind == "failure")
-    if q is None and recorded:
-        q_note = (
-            f" The replica recorded {recorded} quarantine(s); without the quarantine policy "
-            "(quarantine=) they are not told apart from repairs."
+    if found is None:
+        q_note = " This result was saved before its node events recorded quarantines" + (
+            f": its {recorded} quarantine(s) are not told apart from repairs."
+            if recorded
+            else " (it recorded none)."
         )
-    elif q is not None:
-        q_note = (
-            f" Quarantine: {q.failures} failure(s) within {_duration(q.window)} take a node "
-            f"out for {_duration(q.duration)}; {found} found, {recorded} recorded."
+    elif found:
+        q_note = f" {found} quarantine(s) from the node events" + (
+            f" ({retired} for good)." if retired else "."
         )
     else:
         q_note = ""
-    if refused is not None and q is None:
+    if refused is not None:
         q_note += (
-            f" The run's policy was not rebuilt from the result: it names the user callable "
+            f" The run's fleet was not rebuilt from the result: it names the user callable "
             f"{refused!r}, which a figure never resolves (acesim.provenance.reproduce resolves "
-            "it with trust=True)."
+            "it with trust=True); the nodes drawn are those in the record."
         )
     default_caption = (
         f"Replica {rep}: {n_nodes} nodes"
@@ -1516,10 +1466,9 @@ def fleet_timeline(
     maintenance, and the jobs running on each node) above job lanes (a Gantt
     chart: queued, running, fault to detection, waiting, with failures and
     other interruptions marked). See :func:`fleet_timeline_data`; ``ax``: a
-    pair of axes (nodes, jobs)."""
-    data = fleet_timeline_data(
-        res, replica=replica, quarantine=quarantine, nodes=nodes, title=title, caption=caption
-    )
+    pair of axes (nodes, jobs); ``quarantine``: deprecated and ignored."""
+    _no_quarantine_argument(quarantine)
+    data = fleet_timeline_data(res, replica=replica, nodes=nodes, title=title, caption=caption)
     own = ax is None
     if ax is None:
         n_nodes, n_jobs = max(len(data.nodes), 1), max(len(data.jobs), 1)

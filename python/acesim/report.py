@@ -322,17 +322,6 @@ def _jobs_table(page: _Page, name: str, res: SimulationResult) -> None:
     )
 
 
-def _quarantine_for(quarantine: Any, name: str) -> Quarantine | Policy | None:
-    if isinstance(quarantine, Mapping):
-        quarantine = quarantine.get(name)
-    if quarantine is None or isinstance(quarantine, Quarantine | Policy):
-        return quarantine
-    raise TypeError(
-        "quarantine must be a Quarantine, a Policy, a mapping of result names to them, or None; "
-        f"got {type(quarantine).__name__}"
-    )
-
-
 def _has_timeline(res: SimulationResult) -> bool:
     return (
         res.node_events is not None
@@ -354,6 +343,8 @@ def report_html(
 ) -> str:
     """The report's HTML text (see :func:`write_report`)."""
     from . import __version__
+
+    plot._no_quarantine_argument(quarantine)
 
     plot._matplotlib()  # an ImportError naming the extra, before any work
     named = plot._as_results(results)
@@ -405,14 +396,12 @@ def report_html(
     if timelines:
         page.section("timeline", "Fleet timeline")
         for name, res in timelines:
-            q = _quarantine_for(quarantine, name)
             label = "" if len(named) == 1 else name
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", UserWarning)
-                data = plot.fleet_timeline_data(res, quarantine=q)
+                data = plot.fleet_timeline_data(res)
                 fig = plot.fleet_timeline(
                     res,
-                    quarantine=q,
                     title=plot._titled("Fleet timeline", label or None),
                     caption="",
                 )
@@ -470,21 +459,14 @@ def write_report(
 
     ``title``: the page's title (default: from the scenario's name);
     ``optimal``: an :class:`acesim.OptimalInterval` to draw the interval
-    curve of (``chosen``: the job's interval, to mark); ``quarantine``: the
-    quarantine policy the runs used (one for all, or by result name), so that
-    the timelines tell quarantines from repairs; ``ci``: the confidence
+    curve of (``chosen``: the job's interval, to mark); ``quarantine``:
+    deprecated and ignored (the timelines read quarantines from each
+    result's ``node_events``); ``ci``: the confidence
     level; ``dpi``: the figures' resolution. Needs matplotlib (an
     ImportError naming ``pip install "acesim[plot]"`` otherwise).
     """
-    text = report_html(
-        results,
-        title=title,
-        optimal=optimal,
-        chosen=chosen,
-        quarantine=quarantine,
-        ci=ci,
-        dpi=dpi,
-    )
+    plot._no_quarantine_argument(quarantine)
+    text = report_html(results, title=title, optimal=optimal, chosen=chosen, ci=ci, dpi=dpi)
     out = Path(path)
     _atomic.replace_file(out, text)
     return out

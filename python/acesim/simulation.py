@@ -166,14 +166,30 @@ class FailureSource(enum.IntEnum):
 
 
 class NodeEventKind(enum.IntEnum):
-    """The ``kind`` column of ``res.node_events``."""
+    """The ``kind`` column of ``res.node_events``: every change of a node's
+    state the engine decides. A quarantine's row follows the ``DOWN`` row of
+    the same failure event (``event``, ``cause``); its ``until`` column says
+    when the quarantine ends (``inf`` for a retirement; NaN on other rows).
+    A result saved before quarantines were recorded has no ``until`` column
+    and no quarantine rows."""
 
-    #: out of service after a failure (under repair or quarantined)
+    #: out of service after a failure (under repair, quarantined, or both)
     DOWN = 0
     #: back in service
     UP = 1
     #: drained for planned maintenance
     MAINTENANCE = 2
+    #: quarantined until ``until`` (the node left service: its DOWN row)
+    QUARANTINED = 3
+    #: quarantined for good (``Quarantine(duration=math.inf)``): never back
+    RETIRED = 4
+
+
+def quarantines_recorded(node_events: npt.NDArray[Any] | None) -> bool:
+    """Whether a ``node_events`` table records quarantines and retirements
+    (its rows of kinds ``QUARANTINED`` and ``RETIRED``, with their ``until``
+    column): False for one saved before they were recorded, or none."""
+    return node_events is not None and "until" in (node_events.dtype.names or ())
 
 
 TableName = Literal["jobs", "fleet", "trace", "events", "placements", "node_events"]
@@ -295,10 +311,11 @@ class SimulationResult(_Provenance):
     names, for a preemption, the job whose recovery took the nodes;
     ``placements``: with the event log, one row per node of every start
     (``replica job node time``, in the job's node order); ``node_events``:
-    with the event log, one row per node leaving or returning to service
-    (``replica node kind event cause time``; kind 0: out after failure event
-    ``event`` of ``trace``, under repair or quarantined; 1: back; 2:
-    drained for maintenance).
+    with the event log, one row per node leaving or returning to service,
+    and one per quarantine and retirement (``replica node kind event cause
+    time until``; ``kind`` a :class:`NodeEventKind`: 0 out after failure
+    event ``event`` of ``trace``, under repair or quarantined; 1 back; 2
+    drained for maintenance; 3 quarantined until ``until``; 4 retired).
     """
 
     jobs: npt.NDArray[Any]

@@ -177,16 +177,26 @@ struct PlacementRecord {
 static_assert(std::is_trivially_copyable_v<JobRecord>);
 static_assert(std::is_trivially_copyable_v<FleetRecord>);
 static_assert(std::is_trivially_copyable_v<TraceRecord>);
-/// With the event log: one row per node leaving or returning to service.
+/// The `kind` of a node event: every change of a node's state the engine decides.
+enum NodeEventKind : std::uint32_t {
+    kNodeDown = 0,         ///< out of service after a failure (repair, quarantine or both)
+    kNodeUp = 1,           ///< back in service
+    kNodeMaintenance = 2,  ///< drained for planned maintenance
+    kNodeQuarantined = 3,  ///< quarantined (after its kNodeDown row of the same failure event)
+    kNodeRetired = 4,      ///< quarantined for good: never back
+};
+
+/// With the event log: one row per node leaving or returning to service,
+/// and one per quarantine and retirement.
 struct NodeEventRecord {
     std::uint32_t replica;
     std::uint32_t node;
-    std::uint32_t kind;   ///< 0: out of service after a failure (repair or quarantine), 1: back, 2: drained
-                          ///< for maintenance
-    std::uint32_t event;  ///< kind 0: the failure event (res.trace's `event`); else 0xFFFFFFFF
-    std::int32_t cause;   ///< kind 0: the failure's cause (-1: none)
+    std::uint32_t kind;   ///< a NodeEventKind
+    std::uint32_t event;  ///< kinds 0, 3, 4: the failure event (res.trace's `event`); else 0xFFFFFFFF
+    std::int32_t cause;   ///< kinds 0, 3, 4: the failure's cause (-1: none)
     std::uint32_t pad_;
     double time;
+    double until;  ///< kind 3: when the quarantine ends; kind 4: inf; else NaN
 };
 
 static_assert(std::is_trivially_copyable_v<EventRecord>);

@@ -109,6 +109,7 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
         // Quarantine counts the failure against the node diagnosed.
         if (pool_.note_failure_for_quarantine(repaired, t)) {
             kernel_.schedule_node(repaired, pool_.next_event(repaired));
+            quarantined_.push_back(repaired);
             retired = retired || pool_.node(repaired).retired;
             if (std::find(downed_.begin(), downed_.end(), repaired) == downed_.end())
                 downed_.push_back(repaired);
@@ -123,6 +124,12 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
         }
     }
     for (std::uint32_t n : downed_) ledger_.node_event(n, 0, t, event, cause);
+    for (std::uint32_t n : quarantined_) {  // after the node's kNodeDown row of this event
+        const NodeState& q = pool_.node(n);
+        ledger_.node_event(n, q.retired ? kNodeRetired : kNodeQuarantined, t, event, cause,
+                           q.quarantined_until);
+    }
+    quarantined_.clear();
     if (outside_.enabled && !downed_.empty())
         outside_.report({t, t, ModelEvent::NodeDown, blamed_job, cause, downed_});
     downed_.clear();

@@ -53,6 +53,8 @@ private:
     void detected_at(std::uint32_t j, double t);
     std::vector<std::uint32_t> hit_;     ///< jobs one event has interrupted
     std::vector<std::uint32_t> downed_;  ///< an outside scheduler's run: the nodes one event took out
+
+    std::vector<std::uint32_t> quarantined_;  ///< the nodes one event quarantined (or retired)
 };
 
 }  // namespace acesim

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "acesim/records.hpp"
@@ -45,10 +46,11 @@ public:
     }
     bool recording() const { return record_events_; }
     /// With the event log: `nodes` leave service (kind 0 after failure event
-    /// `event`, 2 for maintenance) or come back (1) at t.
-    void node_event(std::uint32_t node, std::uint32_t kind, double t, std::uint32_t event,
-                    std::int32_t cause) {
-        if (record_events_) out_.node_events.push_back({replica_, node, kind, event, cause, 0u, t});
+    /// `event`, 2 for maintenance), come back (1), or are quarantined until
+    /// `until` (3) or for good (4) at t (a NodeEventKind).
+    void node_event(std::uint32_t node, std::uint32_t kind, double t, std::uint32_t event, std::int32_t cause,
+                    double until = std::numeric_limits<double>::quiet_NaN()) {
+        if (record_events_) out_.node_events.push_back({replica_, node, kind, event, cause, 0u, t, until});
     }
     /// With the event log: job j's start at t runs on these nodes.
     template <class Nodes>

@@ -198,7 +198,7 @@ def result_log(res: Any, replica: int = 0, nodes: int | None = None) -> ResultLo
                 open_spell[int(n)] = len(spells)
                 down = k == NodeEventKind.DOWN
                 spells.append((int(n), float(t), None, int(c) if down else -1, down))
-        elif int(n) in open_spell:
+        elif k == NodeEventKind.UP and int(n) in open_spell:  # a quarantine row leaves it out
             i = open_spell.pop(int(n))
             node, down, _, cause, failed = spells[i]
             spells[i] = (node, down, float(t), cause, failed)
