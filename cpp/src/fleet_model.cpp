@@ -9,6 +9,7 @@
 #include "engine/plans.hpp"
 #include "engine/replica_engine.hpp"
 #include "engine/require.hpp"
+#include "input_validation.hpp"
 
 namespace acesim {
 

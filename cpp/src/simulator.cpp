@@ -17,6 +17,7 @@
 #include "engine/plans.hpp"
 #include "engine/replica_engine.hpp"
 #include "engine/require.hpp"
+#include "input_validation.hpp"
 
 namespace acesim {
 
@@ -339,17 +340,10 @@ namespace acesim {
 
 SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
     validate(in);
-    require(!in.fleet.enabled, "batch: the single-job model has no fleet");
-    require(!in.policy.on_failure && in.policy.compiled == nullptr,
-            "batch: the single-job model has no policy");
-    for (double limit : in.time_limits)
-        require(!std::isfinite(limit), "batch: time_limit needs the event-heap simulator (simulate)");
+    validate_batch(in);
     const std::uint64_t max_events = in.max_events == 0 ? kDefaultMaxEvents : in.max_events;
     const std::vector<DistributionView> views = make_views(in);
     const Plans plans = make_plans(in);
-    for (const CauseSpec& c : in.causes)
-        require(c.slowdown == 0.0,
-                "batch: slow failures (a cause's slowdown) need the event-heap simulator (simulate)");
     const SingleJobTables tables(in, plans);
     const std::vector<SingleJobSpec>& specs = tables.specs;
     const CauseTable causes = tables.causes();
