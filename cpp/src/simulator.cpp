@@ -23,15 +23,11 @@ std::vector<DistributionView> make_views(const SimulationInput& in) {
     return views;
 }
 
-std::uint64_t max_events_of(const SimulationInput& in) {
-    return in.max_events == 0 ? kDefaultMaxEvents : in.max_events;
-}
-
 }  // namespace
 
 SimulationOutput simulate(const SimulationInput& in) {
     validate(in);
-    const std::uint64_t max_events = max_events_of(in);
+    const std::uint64_t max_events = in.event_limit();
     const std::vector<DistributionView> views = make_views(in);
     const Plans plans = make_plans(in);
     std::optional<SingleJobPath> kernel;
@@ -48,7 +44,7 @@ SimulationOutput simulate_batch(const SimulationInput& in, bool cuda) {
     validate_batch(in);
     const std::vector<DistributionView> views = make_views(in);
     const Plans plans = make_plans(in);
-    return SingleJobPath(in, plans, views).run_batch(max_events_of(in), cuda);
+    return SingleJobPath(in, plans, views).run_batch(in.event_limit(), cuda);
 }
 
 }  // namespace acesim

@@ -188,6 +188,9 @@ struct RunOptions {
     /// A job interrupted this many times in a row without a new durable
     /// checkpoint stops the run with NoProgress (acesim/errors.hpp).
     std::uint64_t max_stalled_failures = kDefaultMaxStalledFailures;
+
+    /// The events one replica may process: max_events, or kDefaultMaxEvents for 0.
+    std::uint64_t event_limit() const { return max_events == 0 ? kDefaultMaxEvents : max_events; }
 };
 
 }  // namespace acesim
