@@ -3281,6 +3281,28 @@ def _core_specs() -> None:
         add(f"core-spec-{label}", build, expect)
 
 
+# =========================================================================== front door
+# Issue 27, item 4: one implementation of each input rule, whichever door a
+# job comes in by (simulate, batch_simulate, a job submitted to a
+# FleetModel). The cases register themselves here, so that this block stays
+# one piece.
+
+
+def _front_door() -> None:
+    # 1e10 s of work at a checkpoint every millisecond: 1e13 checkpoints.
+    countless = ace.Job(8, 1e10, 1e-3)
+    small_fleet = ace.Fleet(4, repair=600.0, node_failures=ace.Exponential(2e4))
+    expect = raises(ValueError, "jobs[0].checkpoint_interval gives more than 2^32 checkpoints")
+    add("front-door-simulate-countless-checkpoints",
+        lambda c: ace.simulate(countless, EXP), expect)  # fmt: skip
+    add("front-door-fleet-countless-checkpoints",
+        lambda c: ace.simulate(countless, fleet=small_fleet), expect)  # fmt: skip
+    add("front-door-batch-countless-checkpoints",
+        lambda c: ace.batch_simulate([countless], EXP), expect)  # fmt: skip
+    add("front-door-FleetModel-countless-checkpoints",
+        lambda c: ace.FleetModel(small_fleet).submit(countless), expect)  # fmt: skip
+
+
 # =========================================================================== registry
 
 _GROUPS = [
@@ -3309,6 +3331,7 @@ _GROUPS = [
     _no_progress_and_reentrance,
     _intervals,
     _core_specs,
+    _front_door,
 ]
 for _group in _GROUPS:
     _group()

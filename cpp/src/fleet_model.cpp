@@ -9,6 +9,7 @@
 #include "engine/plans.hpp"
 #include "engine/replica_engine.hpp"
 #include "engine/require.hpp"
+#include "input_validation.hpp"
 
 namespace acesim {
 
@@ -32,7 +33,7 @@ FleetModelCore::FleetModelCore(SimulationInput setup, bool report_checkpoints) :
     plans_ = std::make_unique<Plans>(make_plans(in_));
     for (const Distribution& d : in_.distributions) views_.push_back(d.view());
     rows_.reserve(64);
-    const std::uint64_t max_events = in_.max_events == 0 ? kDefaultMaxEvents : in_.max_events;
+    const std::uint64_t max_events = in_.event_limit();
     engine_ = std::make_unique<ReplicaEngine>(in_, *plans_, views_, in_.first_replica, max_events,
                                               rows_.data(), out_);
     engine_->drive_from_outside(report_checkpoints);

@@ -41,4 +41,20 @@ inline NoProgress too_many_failures_error(std::uint64_t bound, std::uint32_t rep
                       -1, bound, replica);
 }
 
+/// The error of a run whose clock passed kLatestTime (lifecycle.hpp);
+/// `where` says which replica and which jobs were left, and what the fleet
+/// looked like then.
+inline std::string past_latest_time(const std::string& where) {
+    return "the simulated clock passed 1e13 s (about 317,000 years) in " + where +
+           ". Under this model they cannot finish (quarantines or repairs that outlast them, a fleet too "
+           "small for them, failures faster than their progress): set a finite horizon to measure a window "
+           "of the run";
+}
+
+/// The error of a replica that processed more than `max_events` events.
+inline std::string max_events_error(std::uint64_t max_events, std::uint32_t replica) {
+    return "simulation exceeded max_events=" + std::to_string(max_events) + " in replica " +
+           std::to_string(replica) + "; a job may never finish under this failure model: set a horizon";
+}
+
 }  // namespace acesim

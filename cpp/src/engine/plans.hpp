@@ -87,16 +87,10 @@ bool uses_levels(const SimulationInput& in);
 double storage_transfer(const SimulationInput& in, std::size_t j);
 
 /// Resolves every job's interval rule and groups jobs by profile (throws
-/// std::invalid_argument naming the job when a rule gives no interval).
+/// std::invalid_argument naming the job when a rule gives no interval:
+/// validate_interval, input_validation.hpp).
 Plans make_plans(const SimulationInput& in);
 
-/// Throws std::invalid_argument naming the first invalid field of `in`.
-void validate(const SimulationInput& in);
-/// validate() without the jobs: the fleet, the policy, the causes and the
-/// run's options (a FleetModel before any job is submitted).
-void validate_setup(const SimulationInput& in);
-/// The same for job j alone (a job submitted to a FleetModel).
-void validate_job(const SimulationInput& in, std::size_t j);
 /// Job j's plan (with its levels), appended: a job submitted to a FleetModel.
 void add_plan(Plans& plans, const SimulationInput& in, std::size_t j);
 
