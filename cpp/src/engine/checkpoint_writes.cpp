@@ -14,8 +14,8 @@ void CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
     }
     JobState& job = jobs_[j];
     const bool done = end_save(job.life, *job.rec, in_.jobs[j].work, t);
-    lifecycle_->log(j, EventKind::CheckpointEnd, t);
-    lifecycle_->report_checkpoint(j, t, job.life.committed, true);
+    ledger_.log(j, EventKind::CheckpointEnd, t, jobs_[j]);
+    outside_.report_checkpoint(j, t, job.life.committed, true);
     if (done) {
         finish_at_checkpoint(j, t);
     } else if (!preempt_if_deferred(j, t, true)) {
@@ -55,16 +55,16 @@ void CheckpointWrites::reach_leveled_boundary(std::uint32_t j, double t) {
     if (levels_reach_boundary(job.life, L, *job.rec, t)) {
         begin_leveled_write(j, t);
     } else {
-        lifecycle_->schedule_job(j);  // waits for the persist in flight (end_persist)
+        requests_.job_at(j, due_.next(j));  // waits for the persist in flight (end_persist)
     }
 }
 
 void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     const Levels& L = levels_[j];
-    const double save = L.writing == 0 ? lifecycle_->draw_job(j, Purpose::Save, in_.jobs[j].save)
-                                       : lifecycle_->draw_job(j, Purpose::TierSave,
-                                                              plans_.levels[j].tier[L.writing - 1].save);
+    const double save = L.writing == 0
+                            ? job_draws_.law(j, Purpose::Save, in_.jobs[j].save)
+                            : job_draws_.law(j, Purpose::TierSave, plans_.levels[j].tier[L.writing - 1].save);
     levels_begin_write(job.life, t, save);
     if (L.writing == 0 && plans_.levels[j].persist == kNoLevelLaw && uses_storage(j))
         levels_[j].transfer_due |= 1u;
@@ -80,8 +80,8 @@ void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
         job.life.phase_end = due - transfer;
     // (a snapshot's persist still has to be timed: its end clears it)
     if (L.writing != 0 || plan.persist == kNoLevelLaw) job.drain_by = std::numeric_limits<double>::infinity();
-    lifecycle_->log(j, EventKind::CheckpointBegin, t);
-    lifecycle_->schedule_job(j);
+    ledger_.log(j, EventKind::CheckpointBegin, t, jobs_[j]);
+    requests_.job_at(j, due_.next(j));
 }
 
 void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
@@ -89,9 +89,8 @@ void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
     Levels& L = levels_[j];
     const LevelPlan& plan = plans_.levels[j];
     const bool durable = L.writing == 0;
-    const double persist = durable && plan.persist != kNoLevelLaw
-                               ? lifecycle_->draw_job(j, Purpose::Persist, plan.persist)
-                               : 0.0;
+    const double persist =
+        durable && plan.persist != kNoLevelLaw ? job_draws_.law(j, Purpose::Persist, plan.persist) : 0.0;
     // With shared storage the persist's transfer follows its fixed part.
     const bool transfer = durable && plan.persist != kNoLevelLaw && uses_storage(j);
     const WriteEnd end =
@@ -108,10 +107,10 @@ void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
             L.persist_end = job.drain_by - after;
         job.drain_by = std::numeric_limits<double>::infinity();
     }
-    lifecycle_->log(j, EventKind::CheckpointEnd, t);
+    ledger_.log(j, EventKind::CheckpointEnd, t, jobs_[j]);
     // A snapshot whose persist runs is not kept yet (its durability is reported then).
     if (end == WriteEnd::Done || end == WriteEnd::Continue)
-        lifecycle_->report_checkpoint(j, t, job.life.committed, durable);
+        outside_.report_checkpoint(j, t, job.life.committed, durable);
     switch (end) {
         case WriteEnd::Done:
             finish_at_checkpoint(j, t);
@@ -120,7 +119,7 @@ void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
             job.life.phase = Phase::PersistWait;
             job.life.phase_start = t;
             job.life.phase_end = L.persist_end;
-            lifecycle_->schedule_job(j);
+            requests_.job_at(j, due_.next(j));
             break;
         case WriteEnd::Continue:
             if (!(durable && preempt_if_deferred(j, t, true))) lifecycle_->begin_compute(j, t);
@@ -141,8 +140,8 @@ void CheckpointWrites::end_persist(std::uint32_t j, double t) {
     }
     if (L.transfer == 2) end_transfer(j, t, true);
     levels_end_persist(L, *job.rec);
-    lifecycle_->log(j, EventKind::CheckpointDurable, t);
-    lifecycle_->report_checkpoint(j, t, L.durable, true);
+    ledger_.log(j, EventKind::CheckpointDurable, t, jobs_[j]);
+    outside_.report_checkpoint(j, t, L.durable, true);
     if (job.life.phase == Phase::PersistWait) {
         job.rec->ckpt_stall += t - job.life.phase_start;
         if (L.durable >= in_.jobs[j].work) {  // the final checkpoint (else: its snapshot is next)
@@ -153,7 +152,7 @@ void CheckpointWrites::end_persist(std::uint32_t j, double t) {
         if (!preempt_if_deferred(j, t, false)) begin_leveled_write(j, t);
         return;
     }
-    if (!preempt_if_deferred(j, t, false)) lifecycle_->schedule_job(j);
+    if (!preempt_if_deferred(j, t, false)) requests_.job_at(j, due_.next(j));
 }
 
 bool CheckpointWrites::phase_transfer_begins(std::uint32_t j, double t) {
@@ -192,7 +191,7 @@ void CheckpointWrites::reschedule_transfers() {
             L.persist_end = at;
             if (job.life.phase == Phase::PersistWait) job.life.phase_end = at;
         }
-        lifecycle_->schedule_job(j);
+        requests_.job_at(j, due_.next(j));
     }
 }
 

@@ -28,8 +28,8 @@ void ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
     const std::uint32_t law = in_.options(j).reconfigure;
     double reconfigure = 0.0;
     if (lost_nodes) {
-        lifecycle_->log(j, EventKind::Shrink, t);
-        if (law != kNoDistribution) reconfigure = lifecycle_->draw_job(j, Purpose::Reconfigure, law);
+        ledger_.log(j, EventKind::Shrink, t, jobs_[j]);
+        if (law != kNoDistribution) reconfigure = job_draws_.law(j, Purpose::Reconfigure, law);
     }
     job.replaced = false;  // it took no new node
     lifecycle_->begin_start(j, t, reconfigure);
@@ -56,10 +56,10 @@ void ElasticResize::take_nodes_back(std::uint32_t j, double t) {
     job.grow_pending = false;
     const std::uint32_t law = in_.options(j).reconfigure;
     levels_pause_compute(job.life, L, *job.rec, t,
-                         law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law));
+                         law == kNoDistribution ? 0.0 : job_draws_.law(j, Purpose::Reconfigure, law));
     levels_set_rates(job.life, L, *job.rec, t, 1.0, L.slow_rate);
-    lifecycle_->log(j, EventKind::Grow, t);
-    lifecycle_->schedule_job(j);
+    ledger_.log(j, EventKind::Grow, t, jobs_[j]);
+    requests_.job_at(j, due_.next(j));
 }
 
 void ElasticResize::end_narrow(std::uint32_t j, bool keep_claims) {

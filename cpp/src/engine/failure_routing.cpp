@@ -49,7 +49,7 @@ void FailureRouting::handle_node(std::uint32_t n, double t) {
     } else if (pool_.acquisition_due(n, t)) {
         finish_acquisition(n, t);
     }
-    kernel_.schedule_node(n, pool_.next_event(n));
+    requests_.node_at(n, pool_.next_event(n));
 }
 
 void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_t origin, std::int32_t cause,
@@ -103,12 +103,12 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
                 for (std::uint32_t j : pool_.node(repaired).jobs.copy()) hit_job(j, repaired);
             }
             pool_.send_to_repair(repaired, t, detect, draws_);
-            kernel_.schedule_node(repaired, pool_.next_event(repaired));
+            requests_.node_at(repaired, pool_.next_event(repaired));
             downed_.push_back(repaired);
         }
         // Quarantine counts the failure against the node diagnosed.
         if (pool_.note_failure_for_quarantine(repaired, t)) {
-            kernel_.schedule_node(repaired, pool_.next_event(repaired));
+            requests_.node_at(repaired, pool_.next_event(repaired));
             retired = retired || pool_.node(repaired).retired;
             if (std::find(downed_.begin(), downed_.end(), repaired) == downed_.end())
                 downed_.push_back(repaired);
@@ -163,12 +163,12 @@ void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_
     job.cause = cause;
     ++job.rec->failures;
     count_stall(j);
-    lifecycle_->log(j, EventKind::Failure, t);
+    ledger_.log(j, EventKind::Failure, t, jobs_[j]);
     // The sources are independent: only a job-level failure renews the
     // job-level process; after a node-level one its held-time clock goes on.
-    if (job_level) lifecycle_->renew_failure_clock(j);
+    if (job_level) job_draws_.renew_failure_clock(j);
     // It keeps its nodes until it recovers: estimated as a restart at once.
-    if (reservation_.enabled()) reservation_.set_end(j, t + lifecycle_->run_estimate(j));
+    if (reservation_.enabled()) reservation_.set_end(j, t + reservation_.run_estimate(j, jobs_[j].life));
     job.fault_time = t;
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
@@ -176,7 +176,7 @@ void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_
     if (detect == 0.0) {
         detected_at(j, t);
     } else {
-        lifecycle_->schedule_job(j);
+        requests_.job_at(j, due_.next(j));
     }
     recovery_->retry_preemption(preemptor, t);  // j is no longer a candidate: it is down
 }
@@ -194,7 +194,7 @@ void FailureRouting::detected_at(std::uint32_t j, double t) {
     if (!pool_.enabled()) {
         lifecycle_->on_phase_end(j, t);  // seen at once and nothing to wait for
     } else {
-        lifecycle_->schedule_job(j);
+        requests_.job_at(j, due_.next(j));
     }
 }
 
@@ -211,12 +211,12 @@ void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect
     job.fault_time = t;
     ++job.rec->failures;
     count_stall(j);
-    lifecycle_->log(j, EventKind::Failure, t);
+    ledger_.log(j, EventKind::Failure, t, jobs_[j]);
     job.clock.unhold(t);
-    if (job_level) lifecycle_->renew_failure_clock(j);
+    if (job_level) job_draws_.renew_failure_clock(j);
     Levels& L = levels_[j];
     levels_set_rates(job.life, L, *job.rec, t, L.width_rate, draws_.cause_spec(cause)->slowdown);
-    lifecycle_->schedule_job(j);
+    requests_.job_at(j, due_.next(j));
     recovery_->retry_preemption(preemptor, t);
 }
 
@@ -224,7 +224,7 @@ void FailureRouting::detect_slow_failure(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     const std::uint32_t lost_nodes = levels_[j].slow_lost_nodes;
     job.lost_work = lifecycle_->interrupt(j, t, lost_nodes);  // ends the slow failure
-    if (reservation_.enabled()) reservation_.set_end(j, t + lifecycle_->run_estimate(j));
+    if (reservation_.enabled()) reservation_.set_end(j, t + reservation_.run_estimate(j, jobs_[j].life));
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
     job.life.phase_end = t;
@@ -258,7 +258,7 @@ void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
         // A cold spare drained during its acquisition is no longer on its way.
         redispatch = pool_.node(d.node).acquiring_for >= 0 || redispatch;
         pool_.begin_maintenance(d.node, t, d.until);
-        kernel_.schedule_node(d.node, pool_.next_event(d.node));
+        requests_.node_at(d.node, pool_.next_event(d.node));
         downed_.push_back(d.node);
         ledger_.node_event(d.node, 2, t, 0xFFFFFFFFu, -1);
     }
@@ -286,9 +286,9 @@ void FailureRouting::planned_stop(std::uint32_t j, double t) {
     job.lost_work = lifecycle_->interrupt(j, t);
     job.cause = -1;
     ++job.rec->planned_interruptions;
-    lifecycle_->log(j, EventKind::Maintenance, t);
+    ledger_.log(j, EventKind::Maintenance, t, jobs_[j]);
     // It keeps its nodes until it recovers: estimated as a restart at once.
-    if (reservation_.enabled()) reservation_.set_end(j, t + lifecycle_->run_estimate(j));
+    if (reservation_.enabled()) reservation_.set_end(j, t + reservation_.run_estimate(j, jobs_[j].life));
     job.fault_time = t;
     job.planned_stop = true;
     // It recovers under the re-placement policy as after a failure seen at
@@ -296,12 +296,7 @@ void FailureRouting::planned_stop(std::uint32_t j, double t) {
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
     job.life.phase_end = t;
-    lifecycle_->schedule_job(j);
-}
-
-void FailureRouting::reschedule_touched_nodes() {
-    for (std::uint32_t n : pool_.touched()) kernel_.schedule_node(n, pool_.next_event(n));
-    pool_.clear_touched();
+    requests_.job_at(j, due_.next(j));
 }
 
 void FailureRouting::finish_acquisition(std::uint32_t n, double t) {

@@ -38,8 +38,6 @@ public:
     bool lose_held_node(std::uint32_t j, std::uint32_t m, double t);
     void begin_maintenance(std::uint32_t k, double t);
     void planned_stop(std::uint32_t j, double t);
-    /// Reschedules the nodes whose next event moved (busy clocks, acquisitions).
-    void reschedule_touched_nodes();
     void finish_acquisition(std::uint32_t n, double t);
 
 private:

@@ -20,9 +20,6 @@ public:
     /// Job j's event is due: a job-level failure or the end of its phase.
     void handle_job(std::uint32_t j);
     void on_phase_end(std::uint32_t j, double t);
-    /// The wall time of j's next timed transition (its phase end; with
-    /// checkpoint levels also its persist's end and a slow failure's detection).
-    double phase_due(std::uint32_t j) const;
     /// j is no longer in a slow failure (found, stopped or done).
     void end_slow_failure(std::uint32_t j);
     /// A start (init + load) begins at t; `reconfigure`: an elastic job's
@@ -55,7 +52,6 @@ public:
     /// nodes (kAllNodes: a stop, only the durable checkpoint survives).
     double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes);
     void charge_restart_churn(std::uint32_t j, double overhead);
-    void schedule_job(std::uint32_t j);
     /// Job j begins a compute phase (synchronous checkpoints): its routine
     /// transitions (each compute end and its write's begin, each write's
     /// end and the next compute's begin) are applied now, up to its
@@ -69,20 +65,6 @@ public:
     void catch_up(std::uint32_t j);
     void enqueue(std::uint32_t j, double t);
     void wait_for_nodes(std::uint32_t j, double t);
-    void log(std::uint32_t j, EventKind kind, double t) { ledger_.log(j, kind, t, jobs_[j].life.committed); }
-    /// An outside scheduler asked for them: job j keeps a checkpoint at
-    /// `progress` at t (durable, or a tier's).
-    void report_checkpoint(std::uint32_t j, double t, double progress, bool durable) {
-        if (outside_.report_checkpoints)
-            outside_.report(
-                {t, t, ModelEvent::Checkpoint, static_cast<std::int32_t>(j), -1, {}, progress, durable});
-    }
-    void renew_failure_clock(std::uint32_t j);
-    double draw_job(std::uint32_t j, Purpose purpose, std::uint32_t dist);
-    /// The estimated length of a run of job j started now (the EASY estimate).
-    [[gnu::noinline]] double run_estimate(std::uint32_t j) const;
-    /// Job j holds no node any more.
-    void release_nodes(std::uint32_t j);
 
 private:
     /// Applies j's routine transitions due before `bound` (or at it, when
@@ -92,9 +74,6 @@ private:
     /// a boundary of any level (and its write's begin, or a wait for the
     /// persist in flight), a write's end and the next compute's begin.
     std::uint32_t apply_leveled_routine(std::uint32_t j, double bound, bool at_bound);
-    /// The next draw of j's `purpose` law `dist` if it is finite (its
-    /// counter moves on); false otherwise (the event will draw it, and say why).
-    bool try_draw(std::uint32_t j, Purpose purpose, std::uint32_t dist, double& x);
     /// Keeps what apply_routine changes in j's RunAhead (a stretch begins),
     /// or with `restore` puts it back (catch_up).
     void stretch_start(std::uint32_t j, bool restore);

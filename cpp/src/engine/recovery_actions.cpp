@@ -48,12 +48,12 @@ void RecoveryActions::resume(std::uint32_t j, double t) {
     }
     if (job.replaced && in_.policy.replacement_delay != kNoDistribution) {
         // Host selection / rescheduling: once per re-placement, before init + load.
-        const double delay = lifecycle_->draw_job(j, Purpose::Replace, in_.policy.replacement_delay);
+        const double delay = job_draws_.law(j, Purpose::Replace, in_.policy.replacement_delay);
         job.replaced = false;
         if (delay > 0.0) {
             job.replacing = true;
             job.life.phase_end = t + delay;
-            lifecycle_->schedule_job(j);
+            requests_.job_at(j, due_.next(j));
             return;
         }
     }
@@ -66,7 +66,7 @@ void RecoveryActions::cancel_replacement_delay(std::uint32_t j) {
     JobState& job = jobs_[j];
     job.replacing = false;
     job.replaced = true;
-    kernel_.invalidate_job(j);
+    requests_.void_job(j);
     if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
 }
 
@@ -168,7 +168,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
         // It gives up what it kept for its recovery: nodes under repair it
         // waited for and cold spares on their way (from a narrow run).
         pool_.drop_claims(j);
-        lifecycle_->release_nodes(j);
+        reservation_.release_nodes(j, pool_);
         lifecycle_->enqueue(j, t);
         give_up_if_unplaceable(j, t);
         dispatch(t);
@@ -206,7 +206,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
         }
     }
     if (pool_.reserved(j) > 0) {
-        lifecycle_->log(j, EventKind::Waiting, t);
+        ledger_.log(j, EventKind::Waiting, t, jobs_[j]);
         if (give_up_if_unplaceable(j, t)) dispatch(t);
         return;  // return_to_service restarts it, or queues it for the rest
     }
@@ -265,9 +265,9 @@ void RecoveryActions::release_victim(std::uint32_t v, std::int32_t by, double t)
         victim.churn_owner = by;
     }
     ++victim.rec->preemptions;
-    kernel_.invalidate_job(v);  // its pending phase end is void
+    requests_.void_job(v);  // its pending phase end is void
     ledger_.log(v, EventKind::Preempted, t, victim.life.committed, by);
-    lifecycle_->release_nodes(v);
+    reservation_.release_nodes(v, pool_);
     lifecycle_->enqueue(v, t);
 }
 
@@ -308,15 +308,15 @@ void RecoveryActions::abandon(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     scheduler_.drop(j);
     pool_.drop_claims(j);
-    lifecycle_->release_nodes(j);
-    kernel_.invalidate_job(j);
+    reservation_.release_nodes(j, pool_);
+    requests_.void_job(j);
     job.replacing = false;
     job.replaced = false;
     close_at(job.life, *job.rec, job.started, t);
     job.rec->status = static_cast<std::uint8_t>(JobStatus::Unplaceable);
     job.life.phase = Phase::Done;
     ++jobs_done_;
-    lifecycle_->log(j, EventKind::Unplaceable, t);
+    ledger_.log(j, EventKind::Unplaceable, t, jobs_[j]);
     jobs_.done(j);
 }
 

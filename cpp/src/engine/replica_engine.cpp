@@ -32,11 +32,13 @@ ReplicaState::ReplicaState(const SimulationInput& in, const Plans& plans,
       policy_(in.policy, in.jobs, plans, in.gpus_per_node),
       ledger_(out, replica, in.record_events),
       jobs_(in.jobs, plans, replica),
-      reservation_(in.fleet.enabled && in.policy.backfill == Backfill::Easy, in.jobs,
-                   in.fleet.enabled ? in.fleet.nodes : 0, in.gpus_per_node, plans.jobs),
+      reservation_(in.fleet.enabled && in.policy.backfill == Backfill::Easy, in,
+                   in.fleet.enabled ? in.fleet.nodes : 0, plans),
       limits_(std::any_of(in.time_limits.begin(), in.time_limits.end(),
                           [](double limit) { return std::isfinite(limit); })),
-      storage_(in.fleet.enabled ? in.fleet.storage_bandwidth : 0.0) {}
+      storage_(in.fleet.enabled ? in.fleet.storage_bandwidth : 0.0),
+      job_draws_(draws_, in, jobs_, levels_),
+      due_(jobs_, levels_, limit_at_, limits_) {}
 
 ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
                              const std::vector<DistributionView>& views, std::uint32_t replica,
@@ -101,9 +103,30 @@ void ReplicaEngine::check_event_limit() {
     for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
         if (!jobs_.live(j) || !jobs_[j].ahead.active) continue;
         lifecycle_.catch_up(j);
-        lifecycle_.schedule_job(j);
+        kernel_.schedule_job(j, due_.next(j));
     }
     if (kernel_.over_limit()) kernel_.throw_over_limit();
+}
+
+void ReplicaEngine::serve_requests() {
+    // In the order asked; then the nodes whose next event moved (busy
+    // clocks, acquisitions).
+    for (const KernelRequests::Request& r : requests_.pending()) {
+        switch (r.kind) {
+            case KernelRequests::Kind::Job:
+                kernel_.schedule_job(r.id, r.time);
+                break;
+            case KernelRequests::Kind::VoidJob:
+                kernel_.invalidate_job(r.id);
+                break;
+            case KernelRequests::Kind::Node:
+                kernel_.schedule_node(r.id, r.time);
+                break;
+        }
+    }
+    requests_.clear();
+    for (std::uint32_t n : pool_.touched()) kernel_.schedule_node(n, pool_.next_event(n));
+    pool_.clear_touched();
 }
 
 void ReplicaEngine::begin() {
@@ -114,7 +137,7 @@ void ReplicaEngine::begin() {
 
 void ReplicaEngine::open_job(std::uint32_t j) {
     jobs_.open(j);
-    lifecycle_.renew_failure_clock(j);
+    job_draws_.renew_failure_clock(j);
 }
 
 void ReplicaEngine::handle(const DueEvent& e) {
@@ -141,7 +164,7 @@ void ReplicaEngine::handle(const DueEvent& e) {
         if (e.arrival) open_job(e.id);  // its submission
         lifecycle_.handle_job(e.id);
     }
-    failures_.reschedule_touched_nodes();
+    serve_requests();
     ledger_.check_trace_bound();
     if (checking_) check_invariants();
     jobs_.release_done();
@@ -181,7 +204,7 @@ std::uint32_t ReplicaEngine::submit_job() {
     pool_.add_job();
     open_job(j);
     const double t = kernel_.now() > in_.jobs[j].submit ? kernel_.now() : in_.jobs[j].submit;
-    lifecycle_.log(j, EventKind::Submit, t);
+    ledger_.log(j, EventKind::Submit, t, jobs_[j]);
     lifecycle_.enqueue(j, t);
     return j;
 }
@@ -190,6 +213,7 @@ std::vector<ModelEvent> ReplicaEngine::advance(double until) {
     // Every event up to `until` (included), stopping after the first that
     // needs a decision (it reports something).
     outside_.outbox.clear();
+    serve_requests();  // (none is left unless a call before this one threw)
     DueEvent e;
     while (outside_.outbox.empty() && kernel_.peek() <= until && kernel_.next(e)) handle(e);
     // Nothing happened: the clock stands at `until` (at the horizon; never at infinity).
@@ -292,7 +316,7 @@ void ReplicaEngine::start_job(std::uint32_t j, const std::vector<std::uint32_t>&
     place_on(j, nodes);
     scheduler_.drop(j);
     lifecycle_.begin_start(j, t);
-    failures_.reschedule_touched_nodes();
+    serve_requests();
     if (checking_) check_invariants();
 }
 
@@ -326,8 +350,8 @@ void ReplicaEngine::resize_job(std::uint32_t j, const std::vector<std::uint32_t>
     job.grow_pending = false;
     const double reconfigure = options.reconfigure == kNoDistribution
                                    ? 0.0
-                                   : lifecycle_.draw_job(j, Purpose::Reconfigure, options.reconfigure);
-    lifecycle_.log(j, job.narrow ? EventKind::Shrink : EventKind::Grow, t);
+                                   : job_draws_.law(j, Purpose::Reconfigure, options.reconfigure);
+    ledger_.log(j, job.narrow ? EventKind::Shrink : EventKind::Grow, t, jobs_[j]);
     if (phase == Phase::Waiting) {
         // A restart on these nodes (init + load + the reconfiguration).
         levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
@@ -336,9 +360,9 @@ void ReplicaEngine::resize_job(std::uint32_t j, const std::vector<std::uint32_t>
     } else {
         levels_pause_compute(job.life, L, *job.rec, t, reconfigure);
         levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
-        lifecycle_.schedule_job(j);
+        requests_.job_at(j, due_.next(j));
     }
-    failures_.reschedule_touched_nodes();
+    serve_requests();
     if (checking_) check_invariants();
 }
 
@@ -352,13 +376,13 @@ void ReplicaEngine::stop_job(std::uint32_t j, std::int32_t for_job) {
     } else if (job.phase() == Phase::Waiting) {
         // A failed job the scheduler sends back to the queue (REQUEUE).
         job.rec->recovery_wait += t - job.life.phase_start;
-        lifecycle_.release_nodes(j);
+        reservation_.release_nodes(j, pool_);
         lifecycle_.enqueue(j, t);
     } else {
         throw std::invalid_argument("stop: " + job_name(j) + " is " + phase_name(job.phase()) +
                                     "; only a running job or one waiting after a failure can be stopped");
     }
-    failures_.reschedule_touched_nodes();
+    serve_requests();
     if (checking_) check_invariants();
 }
 

@@ -62,6 +62,8 @@ public:
 
 private:
     void check_invariants() const;
+    /// Serves what the parts asked of the kernel while an event was handled.
+    void serve_requests();
     /// With run_ahead_: the event bound, judged on what happened by now.
     void check_event_limit();
     /// The outside scheduler's nodes for job j: they exist, are distinct, in

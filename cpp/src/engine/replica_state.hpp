@@ -34,6 +34,12 @@ struct OutsideScheduler {
     bool report_checkpoints = false;
     std::vector<ModelEvent> outbox;
     void report(ModelEvent e) { outbox.push_back(std::move(e)); }
+    /// When the outside scheduler asked for them: job j keeps a checkpoint
+    /// at `progress` at t (durable, or a tier's).
+    void report_checkpoint(std::uint32_t j, double t, double progress, bool durable) {
+        if (report_checkpoints)
+            report({t, t, ModelEvent::Checkpoint, static_cast<std::int32_t>(j), -1, {}, progress, durable});
+    }
 };
 
 struct ReplicaState {
@@ -61,6 +67,9 @@ struct ReplicaState {
     std::vector<Levels> levels_;
     StorageChannel storage_;    ///< shared checkpoint storage (enabled with a fleet's storage_bandwidth)
     OutsideScheduler outside_;  ///< FleetModel: decisions come from outside
+    JobDraws job_draws_;        ///< the draws of the jobs' own laws
+    JobDue due_;                ///< when each job's next event is
+    KernelRequests requests_;   ///< what the parts ask of the kernel (served by the engine)
     /// Routine checkpoint transitions are applied ahead of the clock
     /// (JobTransitions::run_ahead); set by ReplicaEngine::run where nothing
     /// else reads a running job's progress between its own events.
@@ -96,6 +105,9 @@ struct ReplicaParts {
           levels_(s.levels_),
           storage_(s.storage_),
           outside_(s.outside_),
+          job_draws_(s.job_draws_),
+          due_(s.due_),
+          requests_(s.requests_),
           run_ahead_(s.run_ahead_),
           current_(s.current_) {}
 
@@ -126,6 +138,9 @@ struct ReplicaParts {
     std::vector<Levels>& levels_;
     StorageChannel& storage_;
     OutsideScheduler& outside_;
+    JobDraws& job_draws_;
+    const JobDue& due_;
+    KernelRequests& requests_;
     const bool& run_ahead_;
     const DueEvent& current_;
     JobTransitions* lifecycle_ = nullptr;
