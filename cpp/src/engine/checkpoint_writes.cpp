@@ -2,8 +2,7 @@
 
 #include <limits>
 
-#include "job_transitions.hpp"
-#include "recovery_actions.hpp"
+#include "replica_engine.hpp"
 
 namespace acesim {
 
@@ -19,20 +18,20 @@ void CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
     if (done) {
         finish_at_checkpoint(j, t);
     } else if (!preempt_if_deferred(j, t, true)) {
-        lifecycle_->begin_compute(j, t);
+        engine_.begin_compute(j, t);
     }
 }
 
 void CheckpointWrites::finish_at_checkpoint(std::uint32_t j, double t) {
-    const std::int32_t by = recovery_->cancel_deferred_preemption(j);
-    lifecycle_->complete(j, t);
-    recovery_->retry_preemption(by, t);  // the finished job's nodes went to dispatch
+    const std::int32_t by = jobs_.cancel_deferred_preemption(j);
+    engine_.complete(j, t);
+    engine_.retry_preemption(by, t);  // the finished job's nodes went to dispatch
 }
 
 bool CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_boundary) {
     JobState& job = jobs_[j];
     if (job.preempt_for < 0) return false;
-    const auto by = static_cast<std::uint32_t>(recovery_->cancel_deferred_preemption(j));
+    const auto by = static_cast<std::uint32_t>(jobs_.cancel_deferred_preemption(j));
     if (jobs_.phase(by) != Phase::Waiting || !scheduler_.waiting(by))
         return false;  // the preemptor no longer needs the nodes
     if (at_boundary) {
@@ -42,10 +41,10 @@ bool CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_bo
         job.life.phase_start = t;
         if (!levels_.empty()) levels_[j].seg_acc = 0.0;
     }
-    recovery_->preempt(j, by, t);
+    engine_.preempt(j, by, t);
     // Free nodes it counted on may have gone to others meanwhile.
-    if (jobs_[by].pledged == 0) recovery_->retry_preemption(static_cast<std::int32_t>(by), t);
-    recovery_->dispatch(t);
+    if (jobs_[by].pledged == 0) engine_.retry_preemption(static_cast<std::int32_t>(by), t);
+    engine_.dispatch(t);
     return true;
 }
 
@@ -66,7 +65,7 @@ void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
                             ? job_draws_.law(j, Purpose::Save, in_.jobs[j].save)
                             : job_draws_.law(j, Purpose::TierSave, plans_.levels[j].tier[L.writing - 1].save);
     levels_begin_write(job.life, t, save);
-    if (L.writing == 0 && plans_.levels[j].persist == kNoLevelLaw && uses_storage(j))
+    if (L.writing == 0 && plans_.levels[j].persist == kNoLevelLaw && uses_storage(storage_, in_, j))
         levels_[j].transfer_due |= 1u;
     // A drain checkpoint's write of the mean ends by the maintenance start
     // (its transfer, alone on the storage, included), less the mean persist
@@ -75,7 +74,7 @@ void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
     const double transfer = L.transfer_due & 1u ? storage_transfer(in_, j) : 0.0;
     const double due = job.drain_by - plan.persist_mean;
     if (L.writing == 0 && JobTransitions::ends_as_planned(job.life.phase_end + transfer, due,
-                                                          t <= lifecycle_->drain_point(j, job.drain_by),
+                                                          t <= due_.drain_point(j, job.drain_by),
                                                           save + transfer, plans_.of(j).save_mean))
         job.life.phase_end = due - transfer;
     // (a snapshot's persist still has to be timed: its end clears it)
@@ -92,7 +91,7 @@ void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
     const double persist =
         durable && plan.persist != kNoLevelLaw ? job_draws_.law(j, Purpose::Persist, plan.persist) : 0.0;
     // With shared storage the persist's transfer follows its fixed part.
-    const bool transfer = durable && plan.persist != kNoLevelLaw && uses_storage(j);
+    const bool transfer = durable && plan.persist != kNoLevelLaw && uses_storage(storage_, in_, j);
     const WriteEnd end =
         levels_end_write(job.life, L, plan, *job.rec, in_.jobs[j].work, t, persist, transfer);
     if (transfer) L.transfer_due |= 2u;
@@ -122,10 +121,10 @@ void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
             requests_.job_at(j, due_.next(j));
             break;
         case WriteEnd::Continue:
-            if (!(durable && preempt_if_deferred(j, t, true))) lifecycle_->begin_compute(j, t);
+            if (!(durable && preempt_if_deferred(j, t, true))) engine_.begin_compute(j, t);
             break;
         case WriteEnd::Persisting:
-            lifecycle_->begin_compute(j, t);
+            engine_.begin_compute(j, t);
             break;
     }
 }

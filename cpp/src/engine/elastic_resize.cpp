@@ -2,8 +2,7 @@
 
 #include <cmath>
 
-#include "job_transitions.hpp"
-#include "recovery_actions.hpp"
+#include "replica_engine.hpp"
 
 namespace acesim {
 
@@ -32,8 +31,8 @@ void ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
         if (law != kNoDistribution) reconfigure = job_draws_.law(j, Purpose::Reconfigure, law);
     }
     job.replaced = false;  // it took no new node
-    lifecycle_->begin_start(j, t, reconfigure);
-    recovery_->dispatch(t);
+    engine_.begin_start(j, t, reconfigure);
+    engine_.dispatch(t);
 }
 
 void ElasticResize::grow(std::uint32_t j, double t) {

@@ -12,9 +12,23 @@
 
 namespace acesim {
 
-class ElasticResize : public ReplicaParts {
+class ElasticResize {
 public:
-    using ReplicaParts::ReplicaParts;
+    /// The state it reads, and the engine that sequences it.
+    ElasticResize(const SimulationInput& in, const Plans& plans, NodePool& pool, Scheduler& scheduler,
+                  Ledger& ledger, JobStates& jobs, std::vector<Levels>& levels, JobDraws& job_draws,
+                  const JobDue& due, KernelRequests& requests, ReplicaEngine& engine)
+        : in_(in),
+          plans_(plans),
+          pool_(pool),
+          scheduler_(scheduler),
+          ledger_(ledger),
+          jobs_(jobs),
+          levels_(levels),
+          job_draws_(job_draws),
+          due_(due),
+          requests_(requests),
+          engine_(engine) {}
 
     /// Elastic job j, `failing` of its nodes about to be detached, would hold
     /// at least its min_gpus.
@@ -32,6 +46,19 @@ public:
     /// more for its missing nodes; a stop (`keep_claims` false) also drops
     /// its claims on nodes under repair and cold spares on their way.
     void end_narrow(std::uint32_t j, bool keep_claims);
+
+private:
+    const SimulationInput& in_;
+    const Plans& plans_;
+    NodePool& pool_;
+    Scheduler& scheduler_;
+    Ledger& ledger_;
+    JobStates& jobs_;
+    std::vector<Levels>& levels_;
+    JobDraws& job_draws_;
+    const JobDue& due_;
+    KernelRequests& requests_;
+    ReplicaEngine& engine_;
 };
 
 }  // namespace acesim

@@ -114,10 +114,25 @@ public:
     /// the end of the event (release_done), so that the event's parts may
     /// still read it.
     void done(std::uint32_t j) {
+        ++ended_;
         JobState& s = (*this)[j];
         s.rec->progress = s.life.committed;
         s.rec->checkpoint_interval = s.life.interval;
         if (!keep_) done_now_.push_back(j);
+    }
+    /// How many jobs are done (finished, or closed as unplaceable).
+    std::size_t ended() const { return ended_; }
+    /// A victim marked for preemption at its next checkpoint (v) no longer
+    /// is: its preemptor counts on its nodes no more. Returns the preemptor
+    /// (-1: none).
+    std::int32_t cancel_deferred_preemption(std::uint32_t v) {
+        JobState& victim = (*this)[v];
+        const std::int32_t by = victim.preempt_for;
+        if (by < 0) return -1;
+        if (live(static_cast<std::uint32_t>(by)))
+            (*this)[static_cast<std::size_t>(by)].pledged -= plans_.jobs[v].nodes;
+        victim.preempt_for = -1;
+        return by;
     }
     /// Gives up the states of the jobs that ended in this event.
     void release_done() {
@@ -154,6 +169,7 @@ private:
     std::size_t chunk_left_ = 0;  ///< unused slots left in it
     std::vector<JobState*> free_;
     std::vector<std::uint32_t> done_now_;
+    std::size_t ended_ = 0;
     JobState pending_{};
     JobState done_{};
 };
@@ -203,9 +219,9 @@ private:
 /// job-level failure, or its time limit; what the parts ask the kernel for.
 class JobDue {
 public:
-    JobDue(const JobStates& jobs, const std::vector<Levels>& levels, const std::vector<double>& limit_at,
-           bool limits)
-        : jobs_(jobs), levels_(levels), limit_at_(limit_at), limits_(limits) {}
+    JobDue(const JobStates& jobs, const Plans& plans, const std::vector<Levels>& levels,
+           const std::vector<double>& limit_at, bool limits)
+        : jobs_(jobs), plans_(plans), levels_(levels), limit_at_(limit_at), limits_(limits) {}
 
     /// The wall time of j's next timed transition (its phase end; with
     /// checkpoint levels also its persist's end and a slow failure's detection).
@@ -221,8 +237,17 @@ public:
         return limits_ && limit_at_[j] < next ? limit_at_[j] : next;
     }
 
+    /// Where j's drain checkpoint for a maintenance window starting at
+    /// `start` begins: the start less the mean write and the mean persist
+    /// (0 without one).
+    double drain_point(std::uint32_t j, double start) const {
+        const double persist = levels_.empty() ? 0.0 : plans_.levels[j].persist_mean;
+        return start - plans_.of(j).save_mean - persist;
+    }
+
 private:
     const JobStates& jobs_;
+    const Plans& plans_;
     const std::vector<Levels>& levels_;
     const std::vector<double>& limit_at_;
     bool limits_;

@@ -7,10 +7,7 @@
 #include <string>
 
 #include "acesim/analytic.hpp"
-#include "checkpoint_writes.hpp"
-#include "elastic_resize.hpp"
-#include "failure_routing.hpp"
-#include "recovery_actions.hpp"
+#include "replica_engine.hpp"
 
 namespace acesim {
 namespace {
@@ -182,40 +179,17 @@ void JobTransitions::wait_for_nodes(std::uint32_t j, double t) {
     ledger_.log(j, EventKind::Waiting, t, jobs_[j]);
 }
 
-void JobTransitions::handle_job(std::uint32_t j) {
-    JobState& job = jobs_[j];
-    job.ahead.active = false;  // its own event: what was applied ahead is past
-    // At equal times: the phase end, then the time limit, then a job-level failure.
-    // With checkpoint levels, a persist's end comes first, then a slow
-    // failure's detection (after a phase end at the same time).
-    const double limit = limits_ ? limit_at_[j] : std::numeric_limits<double>::infinity();
-    const double end = job.life.phase_end;
-    if (job.clock.strikes_before(std::min(due_.phase(j), limit))) {
-        failures_->job_level_failure(j, job.clock.fail_at);
-    } else if (!levels_.empty() &&
-               levels_[j].persist_end <= std::min(std::min(end, limit), levels_[j].slow_until)) {
-        checkpoints_->end_persist(j, levels_[j].persist_end);
-    } else if (!levels_.empty() && levels_[j].slow_until < end && levels_[j].slow_until <= limit) {
-        failures_->detect_slow_failure(j, levels_[j].slow_until);
-    } else if (limit < job.life.phase_end) {
-        stop_at_time_limit(j, limit);
-    } else {
-        on_phase_end(j, job.life.phase_end);
-    }
-}
-
 void JobTransitions::on_phase_end(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     switch (job.life.phase) {
         case Phase::Pending:
             ledger_.log(j, EventKind::Submit, t, jobs_[j]);
             enqueue(j, t);
-            recovery_->give_up_if_unplaceable(j, t);
-            recovery_->dispatch(t);
+            engine_.give_up_if_unplaceable(j, t);
+            engine_.dispatch(t);
             break;
         case Phase::Starting: {
-            if (checkpoints_->phase_transfer_begins(j, t))
-                break;  // the load's transfer from the shared storage
+            if (engine_.phase_transfer_begins(j, t)) break;  // the load's transfer from the shared storage
             const double overhead = t - job.life.phase_start;
             end_start(job.life, *job.rec, t);
             charge_restart_churn(j, overhead);
@@ -224,14 +198,14 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
         }
         case Phase::Computing: {
             if (!levels_.empty()) {
-                checkpoints_->reach_leveled_boundary(j, t);
+                engine_.reach_leveled_boundary(j, t);
                 break;
             }
             const double save = job_draws_.law(j, Purpose::Save, in_.jobs[j].save);
             begin_save(job.life, t, save);
             // A drain checkpoint of the mean ends by the maintenance start.
-            if (ends_as_planned(job.life.phase_end, job.drain_by, t <= drain_point(j, job.drain_by), save,
-                                plans_.of(j).save_mean))
+            if (ends_as_planned(job.life.phase_end, job.drain_by, t <= due_.drain_point(j, job.drain_by),
+                                save, plans_.of(j).save_mean))
                 job.life.phase_end = job.drain_by;
             job.drain_by = std::numeric_limits<double>::infinity();
             ledger_.log(j, EventKind::CheckpointBegin, t, jobs_[j]);
@@ -239,9 +213,8 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
             break;
         }
         case Phase::Saving:
-            if (checkpoints_->phase_transfer_begins(j, t))
-                break;  // the write's transfer to the shared storage
-            checkpoints_->end_checkpoint(j, t);
+            if (engine_.phase_transfer_begins(j, t)) break;  // the write's transfer to the shared storage
+            engine_.end_checkpoint(j, t);
             break;
         case Phase::Detecting:
             job.rec->detection += t - job.life.phase_start;
@@ -250,7 +223,7 @@ void JobTransitions::on_phase_end(std::uint32_t j, double t) {
             } else {
                 ledger_.log(j, EventKind::Detected, t, jobs_[j]);
             }
-            recovery_->recover(j, t);
+            engine_.recover(j, t);
             break;
         case Phase::Waiting:
             // A wait's only timed end: its re-placement delay is over.
@@ -290,7 +263,7 @@ void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) 
     }
     const double init = job_draws_.law(j, Purpose::Init, spec.init);
     double load;
-    if (!levels_.empty() && levels_[j].restore == 0 && checkpoints_->uses_storage(j))
+    if (!levels_.empty() && levels_[j].restore == 0 && uses_storage(storage_, in_, j))
         levels_[j].transfer_due |= 1u;
     if (!levels_.empty() && levels_[j].restore > 0) {
         load = job_draws_.law(j, Purpose::TierLoad, plans_.levels[j].tier[levels_[j].restore - 1].load);
@@ -324,7 +297,7 @@ void JobTransitions::begin_compute(std::uint32_t j, double t) {
         levels_begin_compute(jobs_[j].life, levels_[j], plans_.levels[j], in_.jobs[j].work, t);
         if (jobs_[j].grow_pending) {
             // Its nodes came back during a start or a write: it takes them now.
-            elastic_->take_nodes_back(j, t);
+            engine_.take_nodes_back(j, t);
             return;
         }
     }
@@ -335,11 +308,6 @@ void JobTransitions::begin_compute(std::uint32_t j, double t) {
     } else {
         requests_.job_at(j, due_.next(j));
     }
-}
-
-double JobTransitions::drain_point(std::uint32_t j, double start) const {
-    const double persist = levels_.empty() ? 0.0 : plans_.levels[j].persist_mean;
-    return start - plans_.of(j).save_mean - persist;
 }
 
 void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
@@ -353,7 +321,7 @@ void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
     // when it is stopped, a persist in flight included).
     JobState& job = jobs_[j];
     const double start = pool_.next_drain(j);
-    const double at = drain_point(j, start);
+    const double at = due_.drain_point(j, start);
     if (!(t < at && at <= job.life.phase_end)) return;
     if (at < job.life.phase_end) {
         // (a drain checkpoint is durable; its compute at the job's rate)
@@ -368,10 +336,9 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     job.clock.unhold(t);
     end_slow_failure(j);  // done before its slow failure was found
-    if (job.narrow || job.grow_pending) elastic_->end_narrow(j, false);
+    if (job.narrow || job.grow_pending) engine_.end_narrow(j, false);
     if (limits_) limit_at_[j] = std::numeric_limits<double>::infinity();
     job.life.phase = Phase::Done;
-    ++jobs_done_;
     job.rec->completed = true;
     job.rec->end = t;
     exact_productive(*job.rec, in_.jobs[j].work);
@@ -380,7 +347,7 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     jobs_.done(j);
     if (pool_.enabled()) {
         reservation_.release_nodes(j, pool_);
-        recovery_->dispatch(t);
+        engine_.dispatch(t);
     }
 }
 
@@ -389,14 +356,14 @@ void JobTransitions::stop_at_time_limit(std::uint32_t j, double t) {
     // checkpoint is lost (wasted, or overhead for a start cut off), and the
     // job waits in the queue again (recovery_wait) to restart from it.
     JobState& job = jobs_[j];
-    recovery_->cancel_deferred_preemption(j);
+    jobs_.cancel_deferred_preemption(j);
     interrupt(j, t);
     ++job.rec->timeouts;
     ledger_.log(j, EventKind::TimeLimit, t, jobs_[j]);
     if (pool_.enabled()) reservation_.release_nodes(j, pool_);
     enqueue(j, t);
-    recovery_->give_up_if_unplaceable(j, t);
-    recovery_->dispatch(t);
+    engine_.give_up_if_unplaceable(j, t);
+    engine_.dispatch(t);
 }
 
 double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes) {
@@ -405,7 +372,7 @@ double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_n
     const double overhead = t - job.life.phase_start;
     const bool starting = job.life.phase == Phase::Starting;
     if (!levels_.empty()) {
-        if (levels_[j].transfer != 0) checkpoints_->end_transfer(j, t, false);
+        if (levels_[j].transfer != 0) engine_.end_transfer(j, t, false);
         levels_[j].transfer_due = 0;
     }
     const double lost =
@@ -413,7 +380,7 @@ double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_n
                         : levels_roll_back(job.life, levels_[j], plans_.levels[j], *job.rec, t, lost_nodes);
     end_slow_failure(j);
     // A failure keeps an elastic job's claims for its recovery; a stop gives them up.
-    if (job.narrow || job.grow_pending) elastic_->end_narrow(j, lost_nodes != kAllNodes);
+    if (job.narrow || job.grow_pending) engine_.end_narrow(j, lost_nodes != kAllNodes);
     if (starting) charge_restart_churn(j, overhead);
     job.clock.unhold(t);
     job.drain_by = std::numeric_limits<double>::infinity();

@@ -2,9 +2,10 @@
 // completion, interruption and its accounting, the job-level failure clock
 // and the drain checkpoints of planned maintenance. The arithmetic itself is
 // lifecycle.hpp's and checkpoint_levels.hpp's (shared with the batch path);
-// this part adds the draws, the event log and the scheduling of each job's
-// next event. Checkpoint writes are CheckpointWrites'; elastic resizing is
-// ElasticResize's.
+// this part adds the draws, the event log and each job's next event (asked
+// of the kernel through KernelRequests). Checkpoint writes are
+// CheckpointWrites'; elastic resizing is ElasticResize's; the engine routes
+// a job's event here or to them (ReplicaEngine::handle_job).
 #pragma once
 
 #include <cstdint>
@@ -13,12 +14,35 @@
 
 namespace acesim {
 
-class JobTransitions : public ReplicaParts {
+class JobTransitions {
 public:
-    using ReplicaParts::ReplicaParts;
+    /// The state it reads, and the engine that sequences it.
+    JobTransitions(const SimulationInput& in, const Plans& plans, EventKernel& kernel, NodePool& pool,
+                   Scheduler& scheduler, Ledger& ledger, JobStates& jobs, Reservation& reservation,
+                   bool limits, std::vector<double>& limit_at, std::vector<Levels>& levels,
+                   const StorageChannel& storage, OutsideScheduler& outside, JobDraws& job_draws,
+                   const JobDue& due, KernelRequests& requests, const bool& run_ahead,
+                   const DueEvent& current, ReplicaEngine& engine)
+        : in_(in),
+          plans_(plans),
+          kernel_(kernel),
+          pool_(pool),
+          scheduler_(scheduler),
+          ledger_(ledger),
+          jobs_(jobs),
+          reservation_(reservation),
+          limits_(limits),
+          limit_at_(limit_at),
+          levels_(levels),
+          storage_(storage),
+          outside_(outside),
+          job_draws_(job_draws),
+          due_(due),
+          requests_(requests),
+          run_ahead_(run_ahead),
+          current_(current),
+          engine_(engine) {}
 
-    /// Job j's event is due: a job-level failure or the end of its phase.
-    void handle_job(std::uint32_t j);
     void on_phase_end(std::uint32_t j, double t);
     /// j is no longer in a slow failure (found, stopped or done).
     void end_slow_failure(std::uint32_t j);
@@ -32,9 +56,6 @@ public:
     /// an extra checkpoint is durable by the window's start (its write, and
     /// with an asynchronous persist its persist, of the mean).
     void plan_drain_checkpoint(std::uint32_t j, double t);
-    /// Where j's drain checkpoint for a window starting at `start` begins:
-    /// the start less the mean write and the mean persist (0 without one).
-    double drain_point(std::uint32_t j, double start) const;
     /// A drain checkpoint's step (its write, then its persist) that would
     /// end at `end`, after its planned end `due`, ends at `due` instead when
     /// the checkpoint is on time (`on_time`) and the step's draw takes no
@@ -79,6 +100,25 @@ private:
     void stretch_start(std::uint32_t j, bool restore);
     /// The latest a routine transition of j may be applied ahead (included).
     double routine_bound(std::uint32_t j) const;
+    const SimulationInput& in_;
+    const Plans& plans_;
+    EventKernel& kernel_;
+    NodePool& pool_;
+    Scheduler& scheduler_;
+    Ledger& ledger_;
+    JobStates& jobs_;
+    Reservation& reservation_;
+    bool limits_;
+    std::vector<double>& limit_at_;
+    std::vector<Levels>& levels_;
+    const StorageChannel& storage_;
+    OutsideScheduler& outside_;
+    JobDraws& job_draws_;
+    const JobDue& due_;
+    KernelRequests& requests_;
+    const bool& run_ahead_;
+    const DueEvent& current_;
+    ReplicaEngine& engine_;
 };
 
 }  // namespace acesim

@@ -6,9 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "elastic_resize.hpp"
-#include "failure_routing.hpp"
-#include "job_transitions.hpp"
+#include "replica_engine.hpp"
 
 namespace acesim {
 namespace {
@@ -43,7 +41,7 @@ bool RecoveryActions::take_for_recovery(std::uint32_t j) {
 void RecoveryActions::resume(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     if (job.narrow) {
-        elastic_->grow(j, t);  // an elastic job running narrow has its nodes back
+        engine_.grow(j, t);  // an elastic job running narrow has its nodes back
         return;
     }
     if (job.replaced && in_.policy.replacement_delay != kNoDistribution) {
@@ -57,7 +55,7 @@ void RecoveryActions::resume(std::uint32_t j, double t) {
             return;
         }
     }
-    lifecycle_->begin_start(j, t);
+    engine_.begin_start(j, t);
 }
 
 void RecoveryActions::cancel_replacement_delay(std::uint32_t j) {
@@ -149,7 +147,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
             resume(j, t);
             return;
         }
-        lifecycle_->begin_start(j, t);
+        engine_.begin_start(j, t);
         return;
     }
     std::vector<std::uint32_t> failed;
@@ -159,7 +157,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
     Replacement decision = policy_.decide(j, t, replica_, jobs_, pool_,
                                           static_cast<std::uint32_t>(failed.size()), repair_remaining);
     // An elastic job that can go on with what it holds is not requeued.
-    if (decision == Replacement::Requeue && elastic_->can_shrink(j, failed.size()))
+    if (decision == Replacement::Requeue && engine_.can_shrink(j, failed.size()))
         decision = Replacement::Spares;
     job.decision = decision;
     job.life.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
@@ -169,7 +167,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
         // waited for and cold spares on their way (from a narrow run).
         pool_.drop_claims(j);
         reservation_.release_nodes(j, pool_);
-        lifecycle_->enqueue(j, t);
+        engine_.enqueue(j, t);
         give_up_if_unplaceable(j, t);
         dispatch(t);
         return;
@@ -178,7 +176,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
     // job ran narrow and still lacks nodes (it goes on narrow, below).
     const bool lacking = pool_.nodes_of(j).size() < plans_.jobs[j].nodes;
     if (failed.empty() && !lacking) {
-        lifecycle_->begin_start(j, t);
+        engine_.begin_start(j, t);
         return;
     }
     // WAIT_REPAIR waits for nodes under repair; a quarantined node is
@@ -194,12 +192,12 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
             resume(j, t);
             return;
         }
-        if (elastic_->can_shrink(j, 0)) {
-            elastic_->shrink(j, t, !failed.empty());
+        if (engine_.can_shrink(j, 0)) {
+            engine_.shrink(j, t, !failed.empty());
             return;
         }
         if (pool_.reserved(j) == 0) {
-            lifecycle_->wait_for_nodes(j, t);
+            engine_.wait_for_nodes(j, t);
             if (!give_up_if_unplaceable(j, t) && decision == Replacement::PreemptLower) preempt_lower(j, t);
             dispatch(t);
             return;
@@ -214,18 +212,9 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
         resume(j, t);
         return;
     }
-    lifecycle_->wait_for_nodes(j, t);
+    engine_.wait_for_nodes(j, t);
     if (!give_up_if_unplaceable(j, t) && decision == Replacement::PreemptLower) preempt_lower(j, t);
     dispatch(t);
-}
-
-std::int32_t RecoveryActions::cancel_deferred_preemption(std::uint32_t v) {
-    JobState& victim = jobs_[v];
-    const std::int32_t by = victim.preempt_for;
-    if (by < 0) return -1;
-    if (jobs_.live(static_cast<std::uint32_t>(by))) jobs_[by].pledged -= plans_.jobs[v].nodes;
-    victim.preempt_for = -1;
-    return by;
 }
 
 void RecoveryActions::retry_preemption(std::int32_t by, double t) {
@@ -258,7 +247,7 @@ void RecoveryActions::preempt_lower(std::uint32_t j, double t) {
 
 void RecoveryActions::release_victim(std::uint32_t v, std::int32_t by, double t) {
     JobState& victim = jobs_[v];
-    const double lost = lifecycle_->interrupt(v, t);
+    const double lost = engine_.interrupt(v, t);
     if (by >= 0) {
         jobs_.row(static_cast<std::uint32_t>(by))->churn_gpu_hours +=
             in_.jobs[v].gpus * lost / kSecondsPerHour;
@@ -268,7 +257,7 @@ void RecoveryActions::release_victim(std::uint32_t v, std::int32_t by, double t)
     requests_.void_job(v);  // its pending phase end is void
     ledger_.log(v, EventKind::Preempted, t, victim.life.committed, by);
     reservation_.release_nodes(v, pool_);
-    lifecycle_->enqueue(v, t);
+    engine_.enqueue(v, t);
 }
 
 void RecoveryActions::preempt(std::uint32_t v, std::uint32_t by, double t) {
@@ -315,7 +304,6 @@ void RecoveryActions::abandon(std::uint32_t j, double t) {
     close_at(job.life, *job.rec, job.started, t);
     job.rec->status = static_cast<std::uint8_t>(JobStatus::Unplaceable);
     job.life.phase = Phase::Done;
-    ++jobs_done_;
     ledger_.log(j, EventKind::Unplaceable, t, jobs_[j]);
     jobs_.done(j);
 }
@@ -324,7 +312,7 @@ void RecoveryActions::start(std::uint32_t j, double t) {
     if (jobs_[j].phase() == Phase::Waiting || jobs_[j].narrow) {
         resume(j, t);
     } else {
-        lifecycle_->begin_start(j, t);
+        engine_.begin_start(j, t);
     }
 }
 

@@ -38,23 +38,21 @@ ReplicaState::ReplicaState(const SimulationInput& in, const Plans& plans,
                           [](double limit) { return std::isfinite(limit); })),
       storage_(in.fleet.enabled ? in.fleet.storage_bandwidth : 0.0),
       job_draws_(draws_, in, jobs_, levels_),
-      due_(jobs_, levels_, limit_at_, limits_) {}
+      due_(jobs_, plans_, levels_, limit_at_, limits_) {}
 
 ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
                              const std::vector<DistributionView>& views, std::uint32_t replica,
                              std::uint64_t max_events, JobRecord* rows, SimulationOutput& out)
     : ReplicaState(in, plans, views, replica, max_events, rows, out),
-      lifecycle_(*this),
-      failures_(*this),
-      recovery_(*this),
-      checkpoints_(*this),
-      elastic_(*this) {
-    for (ReplicaParts* part :
-         {static_cast<ReplicaParts*>(&lifecycle_), static_cast<ReplicaParts*>(&failures_),
-          static_cast<ReplicaParts*>(&recovery_), static_cast<ReplicaParts*>(&checkpoints_),
-          static_cast<ReplicaParts*>(&elastic_)})
-        part->wire(&lifecycle_, &failures_, &recovery_, &checkpoints_, &elastic_);
-}
+      lifecycle_(in_, plans_, kernel_, pool_, scheduler_, ledger_, jobs_, reservation_, limits_, limit_at_,
+                 levels_, storage_, outside_, job_draws_, due_, requests_, run_ahead_, current_, *this),
+      failures_(in_, plans_, replica_, draws_, pool_, scheduler_, ledger_, jobs_, reservation_, levels_,
+                outside_, job_draws_, due_, requests_, *this),
+      recovery_(in_, plans_, replica_, draws_, kernel_, pool_, scheduler_, policy_, ledger_, jobs_,
+                reservation_, levels_, outside_, job_draws_, due_, requests_, *this),
+      checkpoints_(in_, plans_, scheduler_, ledger_, jobs_, levels_, storage_, outside_, job_draws_, due_,
+                   requests_, *this),
+      elastic_(in_, plans_, pool_, scheduler_, ledger_, jobs_, levels_, job_draws_, due_, requests_, *this) {}
 
 void ReplicaEngine::run() {
     begin();
@@ -79,7 +77,7 @@ void ReplicaEngine::run() {
     // (or closed as unplaceable).
     DueEvent e;
     std::uint32_t polled = 0;
-    while (jobs_done_ < n && kernel_.next(e)) {
+    while (jobs_.ended() < n && kernel_.next(e)) {
         handle(e);
         if (run_ahead_ && kernel_.over_limit()) check_event_limit();
         if (++polled == 512) {
@@ -91,7 +89,7 @@ void ReplicaEngine::run() {
     if (run_ahead_ && kernel_.over_limit()) kernel_.throw_over_limit();
     // The simulated span ends at the last job's end, or at the horizon (the
     // last event's time when there is none and jobs are left).
-    const double end = jobs_done_ == n              ? kernel_.now()
+    const double end = jobs_.ended() == n           ? kernel_.now()
                        : std::isfinite(in_.horizon) ? in_.horizon
                                                     : kernel_.now();
     close(end);
@@ -143,7 +141,7 @@ void ReplicaEngine::open_job(std::uint32_t j) {
 void ReplicaEngine::handle(const DueEvent& e) {
     if (e.time > kLatestTime) {
         std::string where = "replica " + std::to_string(replica_) + " with " +
-                            std::to_string(in_.jobs.size() - jobs_done_) + " of " +
+                            std::to_string(in_.jobs.size() - jobs_.ended()) + " of " +
                             std::to_string(in_.jobs.size()) + " jobs unfinished";
         if (in_.fleet.enabled) {
             std::uint32_t down = 0, quarantined = 0;
@@ -162,12 +160,34 @@ void ReplicaEngine::handle(const DueEvent& e) {
         failures_.handle_node(e.id, e.time);
     } else {
         if (e.arrival) open_job(e.id);  // its submission
-        lifecycle_.handle_job(e.id);
+        handle_job(e.id);
     }
     serve_requests();
     ledger_.check_trace_bound();
     if (checking_) check_invariants();
     jobs_.release_done();
+}
+
+void ReplicaEngine::handle_job(std::uint32_t j) {
+    JobState& job = jobs_[j];
+    job.ahead.active = false;  // its own event: what was applied ahead is past
+    // At equal times: the phase end, then the time limit, then a job-level failure.
+    // With checkpoint levels, a persist's end comes first, then a slow
+    // failure's detection (after a phase end at the same time).
+    const double limit = limits_ ? limit_at_[j] : std::numeric_limits<double>::infinity();
+    const double end = job.life.phase_end;
+    if (job.clock.strikes_before(std::min(due_.phase(j), limit))) {
+        failures_.job_level_failure(j, job.clock.fail_at);
+    } else if (!levels_.empty() &&
+               levels_[j].persist_end <= std::min(std::min(end, limit), levels_[j].slow_until)) {
+        checkpoints_.end_persist(j, levels_[j].persist_end);
+    } else if (!levels_.empty() && levels_[j].slow_until < end && levels_[j].slow_until <= limit) {
+        failures_.detect_slow_failure(j, levels_[j].slow_until);
+    } else if (limit < job.life.phase_end) {
+        lifecycle_.stop_at_time_limit(j, limit);
+    } else {
+        lifecycle_.on_phase_end(j, job.life.phase_end);
+    }
 }
 
 void ReplicaEngine::close(double end) {
@@ -416,10 +436,11 @@ void ReplicaEngine::check_invariants() const {
         if (pool_.acquiring(j) > 0 && (!waits || job.replacing))
             throw std::logic_error("invariant: job " + std::to_string(j) +
                                    " has cold spares on their way but does not wait for them");
-        if (job.narrow && (!job.running() || recovery_.ready(j)))
+        if (job.narrow && (!job.running() || pool_.has_all_nodes(j)))
             throw std::logic_error("invariant: job " + std::to_string(j) +
                                    " runs narrow but is not running or has all its nodes");
-        if (job.replacing && (job.phase() != Phase::Waiting || !recovery_.ready(j) || scheduler_.waiting(j)))
+        if (job.replacing &&
+            (job.phase() != Phase::Waiting || !pool_.has_all_nodes(j) || scheduler_.waiting(j)))
             throw std::logic_error("invariant: job " + std::to_string(j) +
                                    " pays a re-placement delay without all its nodes");
     }
