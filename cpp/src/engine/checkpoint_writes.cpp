@@ -6,26 +6,14 @@
 
 namespace acesim {
 
-void CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
-    if (!levels_.empty()) {
-        end_leveled_write(j, t);
-        return;
-    }
+WriteOutcome CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
+    if (!levels_.empty()) return end_leveled_write(j, t);
     JobState& job = jobs_[j];
     const bool done = end_save(job.life, *job.rec, in_.jobs[j].work, t);
     ledger_.log(j, EventKind::CheckpointEnd, t, jobs_[j]);
     outside_.report_checkpoint(j, t, job.life.committed, true);
-    if (done) {
-        finish_at_checkpoint(j, t);
-    } else if (!preempt_if_deferred(j, t, true)) {
-        engine_.begin_compute(j, t);
-    }
-}
-
-void CheckpointWrites::finish_at_checkpoint(std::uint32_t j, double t) {
-    const std::int32_t by = jobs_.cancel_deferred_preemption(j);
-    engine_.complete(j, t);
-    engine_.retry_preemption(by, t);  // the finished job's nodes went to dispatch
+    if (done) return WriteOutcome::Done;
+    return preempt_if_deferred(j, t, true) ? WriteOutcome::Handled : WriteOutcome::Compute;
 }
 
 bool CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_boundary) {
@@ -83,7 +71,7 @@ void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
     requests_.job_at(j, due_.next(j));
 }
 
-void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
+WriteOutcome CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     Levels& L = levels_[j];
     const LevelPlan& plan = plans_.levels[j];
@@ -112,30 +100,28 @@ void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
         outside_.report_checkpoint(j, t, job.life.committed, durable);
     switch (end) {
         case WriteEnd::Done:
-            finish_at_checkpoint(j, t);
-            break;
+            return WriteOutcome::Done;
         case WriteEnd::FinalPersist:
             job.life.phase = Phase::PersistWait;
             job.life.phase_start = t;
             job.life.phase_end = L.persist_end;
             requests_.job_at(j, due_.next(j));
-            break;
+            return WriteOutcome::Handled;
         case WriteEnd::Continue:
-            if (!(durable && preempt_if_deferred(j, t, true))) engine_.begin_compute(j, t);
-            break;
+            return durable && preempt_if_deferred(j, t, true) ? WriteOutcome::Handled : WriteOutcome::Compute;
         case WriteEnd::Persisting:
-            engine_.begin_compute(j, t);
             break;
     }
+    return WriteOutcome::Compute;
 }
 
-void CheckpointWrites::end_persist(std::uint32_t j, double t) {
+WriteOutcome CheckpointWrites::end_persist(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     Levels& L = levels_[j];
     if (L.transfer_due & 2u) {  // its fixed part is over: the transfer to the shared storage
         L.transfer_due &= ~2u;
         begin_transfer(j, t, 2);
-        return;
+        return WriteOutcome::Handled;
     }
     if (L.transfer == 2) end_transfer(j, t, true);
     levels_end_persist(L, *job.rec);
@@ -143,15 +129,14 @@ void CheckpointWrites::end_persist(std::uint32_t j, double t) {
     outside_.report_checkpoint(j, t, L.durable, true);
     if (job.life.phase == Phase::PersistWait) {
         job.rec->ckpt_stall += t - job.life.phase_start;
-        if (L.durable >= in_.jobs[j].work) {  // the final checkpoint (else: its snapshot is next)
-            finish_at_checkpoint(j, t);
-            return;
-        }
+        if (L.durable >= in_.jobs[j].work) return WriteOutcome::Done;  // the final checkpoint
+        // (else: its snapshot is next)
         job.life.phase_start = t;
         if (!preempt_if_deferred(j, t, false)) begin_leveled_write(j, t);
-        return;
+        return WriteOutcome::Handled;
     }
     if (!preempt_if_deferred(j, t, false)) requests_.job_at(j, due_.next(j));
+    return WriteOutcome::Handled;
 }
 
 bool CheckpointWrites::phase_transfer_begins(std::uint32_t j, double t) {

@@ -2,18 +2,9 @@
 
 #include <cmath>
 
-#include "replica_engine.hpp"
-
 namespace acesim {
 
-bool ElasticResize::can_shrink(std::uint32_t j, std::size_t failing) const {
-    const std::uint32_t min_gpus = in_.options(j).min_gpus;
-    if (min_gpus == 0) return false;
-    const std::size_t held = pool_.nodes_of(j).size() - failing;
-    return held > 0 && held * plans_.jobs[j].gpus_per_node >= min_gpus;
-}
-
-void ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
+double ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
     // It restarts at once on the nodes it holds (init + load, and a
     // reconfiguration onto fewer nodes) and waits, running, for the rest.
     JobState& job = jobs_[j];
@@ -31,8 +22,7 @@ void ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
         if (law != kNoDistribution) reconfigure = job_draws_.law(j, Purpose::Reconfigure, law);
     }
     job.replaced = false;  // it took no new node
-    engine_.begin_start(j, t, reconfigure);
-    engine_.dispatch(t);
+    return reconfigure;
 }
 
 void ElasticResize::grow(std::uint32_t j, double t) {

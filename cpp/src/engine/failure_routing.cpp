@@ -191,7 +191,7 @@ void FailureRouting::count_stall(std::uint32_t j) {
 
 void FailureRouting::detected_at(std::uint32_t j, double t) {
     if (!pool_.enabled()) {
-        engine_.on_phase_end(j, t);  // seen at once and nothing to wait for
+        engine_.phase_end(j, t);  // seen at once and nothing to wait for
     } else {
         requests_.job_at(j, due_.next(j));
     }

@@ -179,69 +179,54 @@ void JobTransitions::wait_for_nodes(std::uint32_t j, double t) {
     ledger_.log(j, EventKind::Waiting, t, jobs_[j]);
 }
 
-void JobTransitions::on_phase_end(std::uint32_t j, double t) {
+void JobTransitions::submit(std::uint32_t j, double t) {
+    ledger_.log(j, EventKind::Submit, t, jobs_[j]);
+    enqueue(j, t);
+}
+
+bool JobTransitions::end_start(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
-    switch (job.life.phase) {
-        case Phase::Pending:
-            ledger_.log(j, EventKind::Submit, t, jobs_[j]);
-            enqueue(j, t);
-            engine_.give_up_if_unplaceable(j, t);
-            engine_.dispatch(t);
-            break;
-        case Phase::Starting: {
-            if (engine_.phase_transfer_begins(j, t)) break;  // the load's transfer from the shared storage
-            const double overhead = t - job.life.phase_start;
-            end_start(job.life, *job.rec, t);
-            charge_restart_churn(j, overhead);
-            begin_compute(j, t);
-            break;
-        }
-        case Phase::Computing: {
-            if (!levels_.empty()) {
-                engine_.reach_leveled_boundary(j, t);
-                break;
-            }
-            const double save = job_draws_.law(j, Purpose::Save, in_.jobs[j].save);
-            begin_save(job.life, t, save);
-            // A drain checkpoint of the mean ends by the maintenance start.
-            if (ends_as_planned(job.life.phase_end, job.drain_by, t <= due_.drain_point(j, job.drain_by),
-                                save, plans_.of(j).save_mean))
-                job.life.phase_end = job.drain_by;
-            job.drain_by = std::numeric_limits<double>::infinity();
-            ledger_.log(j, EventKind::CheckpointBegin, t, jobs_[j]);
-            requests_.job_at(j, due_.next(j));
-            break;
-        }
-        case Phase::Saving:
-            if (engine_.phase_transfer_begins(j, t)) break;  // the write's transfer to the shared storage
-            engine_.end_checkpoint(j, t);
-            break;
-        case Phase::Detecting:
-            job.rec->detection += t - job.life.phase_start;
-            if (job.planned_stop) {
-                job.planned_stop = false;  // nothing to detect: it was planned
-            } else {
-                ledger_.log(j, EventKind::Detected, t, jobs_[j]);
-            }
-            engine_.recover(j, t);
-            break;
-        case Phase::Waiting:
-            // A wait's only timed end: its re-placement delay is over.
-            if (job.replacing) {
-                job.replacing = false;
-                begin_start(j, t);
-            }
-            break;
-        case Phase::Reconfiguring:
-            levels_resume_compute(job.life, levels_[j], *job.rec, t);
-            ledger_.log(j, EventKind::ComputeBegin, t, jobs_[j]);
-            requests_.job_at(j, due_.next(j));
-            break;
-        case Phase::Queued:
-        case Phase::Done:
-        case Phase::PersistWait:  // ends with the persist (end_persist)
-            break;                // no timed end
+    const double overhead = t - job.life.phase_start;
+    acesim::end_start(job.life, *job.rec, t);
+    charge_restart_churn(j, overhead);
+    return begin_compute(j, t);
+}
+
+void JobTransitions::begin_checkpoint(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const double save = job_draws_.law(j, Purpose::Save, in_.jobs[j].save);
+    begin_save(job.life, t, save);
+    // A drain checkpoint of the mean ends by the maintenance start.
+    if (ends_as_planned(job.life.phase_end, job.drain_by, t <= due_.drain_point(j, job.drain_by), save,
+                        plans_.of(j).save_mean))
+        job.life.phase_end = job.drain_by;
+    job.drain_by = std::numeric_limits<double>::infinity();
+    ledger_.log(j, EventKind::CheckpointBegin, t, jobs_[j]);
+    requests_.job_at(j, due_.next(j));
+}
+
+void JobTransitions::end_detection(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    job.rec->detection += t - job.life.phase_start;
+    if (job.planned_stop) {
+        job.planned_stop = false;  // nothing to detect: it was planned
+    } else {
+        ledger_.log(j, EventKind::Detected, t, jobs_[j]);
     }
+}
+
+void JobTransitions::end_replacement_delay(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    if (!job.replacing) return;
+    job.replacing = false;
+    begin_start(j, t);
+}
+
+void JobTransitions::end_reconfiguration(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    levels_resume_compute(job.life, levels_[j], *job.rec, t);
+    ledger_.log(j, EventKind::ComputeBegin, t, jobs_[j]);
+    requests_.job_at(j, due_.next(j));
 }
 
 void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) {
@@ -290,16 +275,12 @@ void JobTransitions::note_start(std::uint32_t j, double t) {
     reservation_.set_end(j, t + estimate);
 }
 
-void JobTransitions::begin_compute(std::uint32_t j, double t) {
+bool JobTransitions::begin_compute(std::uint32_t j, double t) {
     if (levels_.empty()) {
         acesim::begin_compute(jobs_[j].life, in_.jobs[j].work, t);
     } else {
         levels_begin_compute(jobs_[j].life, levels_[j], plans_.levels[j], in_.jobs[j].work, t);
-        if (jobs_[j].grow_pending) {
-            // Its nodes came back during a start or a write: it takes them now.
-            engine_.take_nodes_back(j, t);
-            return;
-        }
+        if (jobs_[j].grow_pending) return true;  // its nodes came back during a start or a write
     }
     if (!pool_.maintenance().empty()) plan_drain_checkpoint(j, t);
     ledger_.log(j, EventKind::ComputeBegin, t, jobs_[j]);
@@ -308,6 +289,7 @@ void JobTransitions::begin_compute(std::uint32_t j, double t) {
     } else {
         requests_.job_at(j, due_.next(j));
     }
+    return false;
 }
 
 void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
@@ -345,10 +327,7 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     ledger_.log(j, EventKind::Done, t, jobs_[j]);
     if (outside_.enabled) outside_.report({t, t, ModelEvent::JobDone, static_cast<std::int32_t>(j), -1, {}});
     jobs_.done(j);
-    if (pool_.enabled()) {
-        reservation_.release_nodes(j, pool_);
-        engine_.dispatch(t);
-    }
+    if (pool_.enabled()) reservation_.release_nodes(j, pool_);
 }
 
 void JobTransitions::stop_at_time_limit(std::uint32_t j, double t) {
@@ -362,8 +341,6 @@ void JobTransitions::stop_at_time_limit(std::uint32_t j, double t) {
     ledger_.log(j, EventKind::TimeLimit, t, jobs_[j]);
     if (pool_.enabled()) reservation_.release_nodes(j, pool_);
     enqueue(j, t);
-    engine_.give_up_if_unplaceable(j, t);
-    engine_.dispatch(t);
 }
 
 double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes) {

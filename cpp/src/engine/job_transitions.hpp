@@ -43,7 +43,20 @@ public:
           current_(current),
           engine_(engine) {}
 
-    void on_phase_end(std::uint32_t j, double t);
+    // --- the end of a job's phase (the engine routes it: ReplicaEngine::phase_end)
+    /// Its submission is due at t: it is queued.
+    void submit(std::uint32_t j, double t);
+    /// Its start (init + load) ends at t: it computes. Returns true when it
+    /// must first take its nodes back (begin_compute).
+    bool end_start(std::uint32_t j, double t);
+    /// Its compute ends at t (synchronous checkpoints): its write begins.
+    void begin_checkpoint(std::uint32_t j, double t);
+    /// Its fault is detected at t (or its planned stop takes effect).
+    void end_detection(std::uint32_t j, double t);
+    /// Its re-placement delay ends at t: it starts.
+    void end_replacement_delay(std::uint32_t j, double t);
+    /// Its reconfiguration onto all its nodes ends at t: it computes again.
+    void end_reconfiguration(std::uint32_t j, double t);
     /// j is no longer in a slow failure (found, stopped or done).
     void end_slow_failure(std::uint32_t j);
     /// A start (init + load) begins at t; `reconfigure`: an elastic job's
@@ -51,7 +64,10 @@ public:
     void begin_start(std::uint32_t j, double t, double reconfigure = 0.0);
     /// EASY: a run of job j begins at t (its estimated end).
     [[gnu::noinline]] void note_start(std::uint32_t j, double t);
-    void begin_compute(std::uint32_t j, double t);
+    /// Returns true when an elastic job's nodes came back during a start or
+    /// a write: it takes them first (ElasticResize::take_nodes_back), and
+    /// nothing else is done.
+    [[nodiscard]] bool begin_compute(std::uint32_t j, double t);
     /// Planned maintenance ahead on j's nodes: end its segment early so that
     /// an extra checkpoint is durable by the window's start (its write, and
     /// with an asynchronous persist its persist, of the mean).
@@ -64,8 +80,10 @@ public:
     static bool ends_as_planned(double end, double due, bool on_time, double drawn, double mean) {
         return on_time && drawn <= mean && due < end;
     }
+    /// Job j is done at t (its nodes released; the engine dispatches them).
     void complete(std::uint32_t j, double t);
-    /// Job j's run reached its time limit at t: stopped and queued again.
+    /// Job j's run reached its time limit at t: stopped and queued again
+    /// (the engine then asks whether it can ever be placed, and dispatches).
     void stop_at_time_limit(std::uint32_t j, double t);
     /// Ends the current phase early (failure or preemption); returns the
     /// compute it rolls back. With checkpoint levels it rolls back to the

@@ -130,11 +130,11 @@ void RecoveryActions::report_failure(std::uint32_t j, double t) {
                      job.life.committed, false});
 }
 
-void RecoveryActions::recover(std::uint32_t j, double t) {
+Recovery RecoveryActions::recover(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     if (outside_.enabled) {
         report_failure(j, t);
-        return;
+        return {Recovery::Decided};
     }
     if (!pool_.enabled()) {
         // Replacements are always available: a fault that takes its node
@@ -145,10 +145,9 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
             job.life.phase = Phase::Waiting;
             job.life.phase_start = t;
             resume(j, t);
-            return;
+            return {Recovery::Decided};
         }
-        engine_.begin_start(j, t);
-        return;
+        return {Recovery::Restart};
     }
     std::vector<std::uint32_t> failed;
     pool_.held_out_of_service(j, failed);
@@ -157,7 +156,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
     Replacement decision = policy_.decide(j, t, replica_, jobs_, pool_,
                                           static_cast<std::uint32_t>(failed.size()), repair_remaining);
     // An elastic job that can go on with what it holds is not requeued.
-    if (decision == Replacement::Requeue && engine_.can_shrink(j, failed.size()))
+    if (decision == Replacement::Requeue && can_shrink(in_, plans_, pool_, j, failed.size()))
         decision = Replacement::Spares;
     job.decision = decision;
     job.life.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
@@ -167,18 +166,12 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
         // waited for and cold spares on their way (from a narrow run).
         pool_.drop_claims(j);
         reservation_.release_nodes(j, pool_);
-        engine_.enqueue(j, t);
-        give_up_if_unplaceable(j, t);
-        dispatch(t);
-        return;
+        return {Recovery::Requeue};
     }
     // Nothing went down (a software fault): a restart in place, unless the
     // job ran narrow and still lacks nodes (it goes on narrow, below).
     const bool lacking = pool_.nodes_of(j).size() < plans_.jobs[j].nodes;
-    if (failed.empty() && !lacking) {
-        engine_.begin_start(j, t);
-        return;
-    }
+    if (failed.empty() && !lacking) return {Recovery::Restart};
     // WAIT_REPAIR waits for nodes under repair; a quarantined node is
     // replaced like under SPARES.
     for (std::uint32_t n : failed) {
@@ -190,30 +183,25 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
         // on with what it holds when that is enough, else it waits as others do.
         if (pool_.reserved(j) == 0 && place(j, true)) {
             resume(j, t);
-            return;
+            return {Recovery::Decided};
         }
-        if (engine_.can_shrink(j, 0)) {
-            engine_.shrink(j, t, !failed.empty());
-            return;
-        }
-        if (pool_.reserved(j) == 0) {
-            engine_.wait_for_nodes(j, t);
-            if (!give_up_if_unplaceable(j, t) && decision == Replacement::PreemptLower) preempt_lower(j, t);
-            dispatch(t);
-            return;
-        }
+        if (can_shrink(in_, plans_, pool_, j, 0)) return {Recovery::Shrink, !failed.empty()};
+        if (pool_.reserved(j) == 0) return {Recovery::Wait};
     }
     if (pool_.reserved(j) > 0) {
         ledger_.log(j, EventKind::Waiting, t, jobs_[j]);
         if (give_up_if_unplaceable(j, t)) dispatch(t);
-        return;  // return_to_service restarts it, or queues it for the rest
+        return {Recovery::Decided};  // return_to_service restarts it, or queues it for the rest
     }
     if (place(j, true)) {
         resume(j, t);
-        return;
+        return {Recovery::Decided};
     }
-    engine_.wait_for_nodes(j, t);
-    if (!give_up_if_unplaceable(j, t) && decision == Replacement::PreemptLower) preempt_lower(j, t);
+    return {Recovery::Wait};
+}
+
+void RecoveryActions::waiting(std::uint32_t j, double t) {
+    if (!give_up_if_unplaceable(j, t) && jobs_[j].decision == Replacement::PreemptLower) preempt_lower(j, t);
     dispatch(t);
 }
 

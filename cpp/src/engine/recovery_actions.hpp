@@ -12,6 +12,19 @@
 
 namespace acesim {
 
+/// What a recovery decided that the engine carries out.
+struct Recovery {
+    enum Kind : std::uint8_t {
+        Decided,  ///< carried out already (a resume, a wait for repair, an outside scheduler's report)
+        Restart,  ///< a restart in place (on the nodes it holds)
+        Requeue,  ///< back to the queue (its nodes released)
+        Shrink,   ///< an elastic job goes on with the nodes it holds
+        Wait,     ///< it waits for nodes
+    };
+    Kind kind;
+    bool lost_nodes = false;  ///< Shrink: it lost nodes since it last ran (it reconfigures)
+};
+
 class RecoveryActions {
 public:
     /// The state it reads, and the engine that sequences it.
@@ -56,8 +69,14 @@ public:
         if (!outside_.enabled) scheduler_.dispatch(t, *this);  // else the outside scheduler's
     }
 
-    /// Job j's fault was detected at t: the policy decides and it is carried out.
-    void recover(std::uint32_t j, double t);
+    /// Job j's fault was detected at t: the policy decides. What it decided
+    /// is carried out here (Decided), or by the engine: a restart in place, a
+    /// requeue (its nodes released), a shrink, a wait for nodes (then waiting()).
+    Recovery recover(std::uint32_t j, double t);
+    /// Job j waits for nodes after its recovery (JobTransitions::wait_for_nodes):
+    /// it preempts lower-priority jobs when its policy says so (unless it
+    /// can never be placed), then the scheduler runs.
+    void waiting(std::uint32_t j, double t);
     /// An outside scheduler decides: job j's failure detected at t is reported.
     void report_failure(std::uint32_t j, double t);
     /// After a deferred preemption fell through: the preemptor looks again.

@@ -52,7 +52,7 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
                 reservation_, levels_, outside_, job_draws_, due_, requests_, *this),
       checkpoints_(in_, plans_, scheduler_, ledger_, jobs_, levels_, storage_, outside_, job_draws_, due_,
                    requests_, *this),
-      elastic_(in_, plans_, pool_, scheduler_, ledger_, jobs_, levels_, job_draws_, due_, requests_, *this) {}
+      elastic_(in_, plans_, pool_, scheduler_, ledger_, jobs_, levels_, job_draws_, due_, requests_) {}
 
 void ReplicaEngine::run() {
     begin();
@@ -180,13 +180,104 @@ void ReplicaEngine::handle_job(std::uint32_t j) {
         failures_.job_level_failure(j, job.clock.fail_at);
     } else if (!levels_.empty() &&
                levels_[j].persist_end <= std::min(std::min(end, limit), levels_[j].slow_until)) {
-        checkpoints_.end_persist(j, levels_[j].persist_end);
+        const double at = levels_[j].persist_end;
+        after_write(j, at, checkpoints_.end_persist(j, at));
     } else if (!levels_.empty() && levels_[j].slow_until < end && levels_[j].slow_until <= limit) {
         failures_.detect_slow_failure(j, levels_[j].slow_until);
     } else if (limit < job.life.phase_end) {
         lifecycle_.stop_at_time_limit(j, limit);
+        recovery_.give_up_if_unplaceable(j, limit);
+        recovery_.dispatch(limit);
     } else {
-        lifecycle_.on_phase_end(j, job.life.phase_end);
+        phase_end(j, job.life.phase_end);
+    }
+}
+
+void ReplicaEngine::phase_end(std::uint32_t j, double t) {
+    switch (jobs_[j].life.phase) {
+        case Phase::Pending:
+            lifecycle_.submit(j, t);
+            recovery_.give_up_if_unplaceable(j, t);
+            recovery_.dispatch(t);
+            break;
+        case Phase::Starting:
+            if (checkpoints_.phase_transfer_begins(j, t))
+                break;  // the load's transfer from the shared storage
+            if (lifecycle_.end_start(j, t)) elastic_.take_nodes_back(j, t);
+            break;
+        case Phase::Computing:
+            if (levels_.empty()) {
+                lifecycle_.begin_checkpoint(j, t);
+            } else {
+                checkpoints_.reach_leveled_boundary(j, t);
+            }
+            break;
+        case Phase::Saving:
+            if (checkpoints_.phase_transfer_begins(j, t))
+                break;  // the write's transfer to the shared storage
+            after_write(j, t, checkpoints_.end_checkpoint(j, t));
+            break;
+        case Phase::Detecting:
+            lifecycle_.end_detection(j, t);
+            after_recovery(j, t, recovery_.recover(j, t));
+            break;
+        case Phase::Waiting:  // a wait's only timed end: its re-placement delay is over
+            lifecycle_.end_replacement_delay(j, t);
+            break;
+        case Phase::Reconfiguring:
+            lifecycle_.end_reconfiguration(j, t);
+            break;
+        case Phase::Queued:
+        case Phase::Done:
+        case Phase::PersistWait:  // ends with the persist (CheckpointWrites::end_persist)
+            break;                // no timed end
+    }
+}
+
+void ReplicaEngine::compute(std::uint32_t j, double t) {
+    if (lifecycle_.begin_compute(j, t)) elastic_.take_nodes_back(j, t);
+}
+
+void ReplicaEngine::after_write(std::uint32_t j, double t, WriteOutcome outcome) {
+    switch (outcome) {
+        case WriteOutcome::Handled:
+            break;
+        case WriteOutcome::Compute:
+            compute(j, t);
+            break;
+        case WriteOutcome::Done:
+            finish(j, t);
+            break;
+    }
+}
+
+void ReplicaEngine::finish(std::uint32_t j, double t) {
+    const std::int32_t by = jobs_.cancel_deferred_preemption(j);
+    lifecycle_.complete(j, t);
+    if (pool_.enabled()) recovery_.dispatch(t);  // its nodes
+    recovery_.retry_preemption(by, t);
+}
+
+void ReplicaEngine::after_recovery(std::uint32_t j, double t, Recovery decided) {
+    switch (decided.kind) {
+        case Recovery::Decided:
+            break;
+        case Recovery::Restart:
+            lifecycle_.begin_start(j, t);
+            break;
+        case Recovery::Requeue:
+            lifecycle_.enqueue(j, t);
+            recovery_.give_up_if_unplaceable(j, t);
+            recovery_.dispatch(t);
+            break;
+        case Recovery::Shrink:
+            lifecycle_.begin_start(j, t, elastic_.shrink(j, t, decided.lost_nodes));
+            recovery_.dispatch(t);
+            break;
+        case Recovery::Wait:
+            lifecycle_.wait_for_nodes(j, t);
+            recovery_.waiting(j, t);
+            break;
     }
 }
 

@@ -64,39 +64,28 @@ public:
     void resize_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
 
     // --- what a part raises, routed by the engine to the part that does it ------
-    // Served at once, where it is raised (the parts' order of transitions is
-    // kept, and with it every recorded result).
+    // Served at once, where it is raised (the order of transitions is kept,
+    // and with it every recorded result).
+    /// The end of job j's phase is due at t (or its fault is seen at once).
+    void phase_end(std::uint32_t j, double t);
     // JobTransitions: a job's lifecycle
-    void begin_start(std::uint32_t j, double t, double reconfigure = 0.0) {
-        lifecycle_.begin_start(j, t, reconfigure);
-    }
-    void begin_compute(std::uint32_t j, double t) { lifecycle_.begin_compute(j, t); }
-    void complete(std::uint32_t j, double t) { lifecycle_.complete(j, t); }
+    void begin_start(std::uint32_t j, double t) { lifecycle_.begin_start(j, t); }
     double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes) {
         return lifecycle_.interrupt(j, t, lost_nodes);
     }
-    void on_phase_end(std::uint32_t j, double t) { lifecycle_.on_phase_end(j, t); }
     void enqueue(std::uint32_t j, double t) { lifecycle_.enqueue(j, t); }
-    void wait_for_nodes(std::uint32_t j, double t) { lifecycle_.wait_for_nodes(j, t); }
     // RecoveryActions: recovery, placement, preemption and the scheduler's pass
     void dispatch(double t) { recovery_.dispatch(t); }
-    void recover(std::uint32_t j, double t) { recovery_.recover(j, t); }
     void resume(std::uint32_t j, double t) { recovery_.resume(j, t); }
     void preempt(std::uint32_t v, std::uint32_t by, double t) { recovery_.preempt(v, by, t); }
     void retry_preemption(std::int32_t by, double t) { recovery_.retry_preemption(by, t); }
     void cancel_replacement_delay(std::uint32_t j) { recovery_.cancel_replacement_delay(j); }
     bool give_up_if_unplaceable(std::uint32_t j, double t) { return recovery_.give_up_if_unplaceable(j, t); }
     void give_up_unplaceable(double t) { recovery_.give_up_unplaceable(t); }
-    // CheckpointWrites: writes, persists and storage transfers
-    void end_checkpoint(std::uint32_t j, double t) { checkpoints_.end_checkpoint(j, t); }
-    void reach_leveled_boundary(std::uint32_t j, double t) { checkpoints_.reach_leveled_boundary(j, t); }
-    bool phase_transfer_begins(std::uint32_t j, double t) { return checkpoints_.phase_transfer_begins(j, t); }
+    // CheckpointWrites: storage transfers
     void end_transfer(std::uint32_t j, double t, bool finished) { checkpoints_.end_transfer(j, t, finished); }
-    // ElasticResize: elastic jobs' shrinks and grows
-    bool can_shrink(std::uint32_t j, std::size_t failing) const { return elastic_.can_shrink(j, failing); }
-    void shrink(std::uint32_t j, double t, bool lost_nodes) { elastic_.shrink(j, t, lost_nodes); }
+    // ElasticResize: elastic jobs' grows and narrow runs
     void grow(std::uint32_t j, double t) { elastic_.grow(j, t); }
-    void take_nodes_back(std::uint32_t j, double t) { elastic_.take_nodes_back(j, t); }
     void end_narrow(std::uint32_t j, bool keep_claims) { elastic_.end_narrow(j, keep_claims); }
 
 private:
@@ -122,6 +111,14 @@ private:
     /// Job j's event is due: a job-level failure, a persist's end, a slow
     /// failure's detection, its time limit or the end of its phase.
     void handle_job(std::uint32_t j);
+    /// Job j computes from t (an elastic job whose nodes came back first takes them).
+    void compute(std::uint32_t j, double t);
+    /// Carries out what the end of j's write or persist at t left to do.
+    void after_write(std::uint32_t j, double t, WriteOutcome outcome);
+    /// Carries out what j's recovery at t decided.
+    void after_recovery(std::uint32_t j, double t, Recovery decided);
+    /// Job j's final checkpoint is durable at t: it is done.
+    void finish(std::uint32_t j, double t);
 
     JobTransitions lifecycle_;
     FailureRouting failures_;

@@ -81,6 +81,16 @@ inline bool uses_storage(const StorageChannel& storage, const SimulationInput& i
     return storage.enabled() && in.options(j).checkpoint_bytes > 0.0;
 }
 
+/// Elastic job j, `failing` of its nodes about to be detached, would hold
+/// at least its min_gpus (it may go on with them: ElasticResize::shrink).
+inline bool can_shrink(const SimulationInput& in, const Plans& plans, const NodePool& pool, std::uint32_t j,
+                       std::size_t failing) {
+    const std::uint32_t min_gpus = in.options(j).min_gpus;
+    if (min_gpus == 0) return false;
+    const std::size_t held = pool.nodes_of(j).size() - failing;
+    return held > 0 && held * plans.jobs[j].gpus_per_node >= min_gpus;
+}
+
 /// The engine that sequences the parts (each part holds it, never another part).
 class ReplicaEngine;
 
