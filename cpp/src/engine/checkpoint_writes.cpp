@@ -2,37 +2,24 @@
 
 #include <limits>
 
-#include "job_transitions.hpp"
-#include "recovery_actions.hpp"
+#include "replica_engine.hpp"
 
 namespace acesim {
 
-void CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
-    if (!levels_.empty()) {
-        end_leveled_write(j, t);
-        return;
-    }
+WriteOutcome CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
+    if (!levels_.empty()) return end_leveled_write(j, t);
     JobState& job = jobs_[j];
     const bool done = end_save(job.life, *job.rec, in_.jobs[j].work, t);
-    lifecycle_->log(j, EventKind::CheckpointEnd, t);
-    lifecycle_->report_checkpoint(j, t, job.life.committed, true);
-    if (done) {
-        finish_at_checkpoint(j, t);
-    } else if (!preempt_if_deferred(j, t, true)) {
-        lifecycle_->begin_compute(j, t);
-    }
-}
-
-void CheckpointWrites::finish_at_checkpoint(std::uint32_t j, double t) {
-    const std::int32_t by = recovery_->cancel_deferred_preemption(j);
-    lifecycle_->complete(j, t);
-    recovery_->retry_preemption(by, t);  // the finished job's nodes went to dispatch
+    ledger_.log(j, EventKind::CheckpointEnd, t, jobs_[j]);
+    outside_.report_checkpoint(j, t, job.life.committed, true);
+    if (done) return WriteOutcome::Done;
+    return preempt_if_deferred(j, t, true) ? WriteOutcome::Handled : WriteOutcome::Compute;
 }
 
 bool CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_boundary) {
     JobState& job = jobs_[j];
     if (job.preempt_for < 0) return false;
-    const auto by = static_cast<std::uint32_t>(recovery_->cancel_deferred_preemption(j));
+    const auto by = static_cast<std::uint32_t>(jobs_.cancel_deferred_preemption(j));
     if (jobs_.phase(by) != Phase::Waiting || !scheduler_.waiting(by))
         return false;  // the preemptor no longer needs the nodes
     if (at_boundary) {
@@ -42,10 +29,10 @@ bool CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_bo
         job.life.phase_start = t;
         if (!levels_.empty()) levels_[j].seg_acc = 0.0;
     }
-    recovery_->preempt(j, by, t);
+    engine_.preempt(j, by, t);
     // Free nodes it counted on may have gone to others meanwhile.
-    if (jobs_[by].pledged == 0) recovery_->retry_preemption(static_cast<std::int32_t>(by), t);
-    recovery_->dispatch(t);
+    if (jobs_[by].pledged == 0) engine_.retry_preemption(static_cast<std::int32_t>(by), t);
+    engine_.dispatch(t);
     return true;
 }
 
@@ -55,18 +42,18 @@ void CheckpointWrites::reach_leveled_boundary(std::uint32_t j, double t) {
     if (levels_reach_boundary(job.life, L, *job.rec, t)) {
         begin_leveled_write(j, t);
     } else {
-        lifecycle_->schedule_job(j);  // waits for the persist in flight (end_persist)
+        requests_.job_at(j, due_.next(j));  // waits for the persist in flight (end_persist)
     }
 }
 
 void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     const Levels& L = levels_[j];
-    const double save = L.writing == 0 ? lifecycle_->draw_job(j, Purpose::Save, in_.jobs[j].save)
-                                       : lifecycle_->draw_job(j, Purpose::TierSave,
-                                                              plans_.levels[j].tier[L.writing - 1].save);
+    const double save = L.writing == 0
+                            ? job_draws_.law(j, Purpose::Save, in_.jobs[j].save)
+                            : job_draws_.law(j, Purpose::TierSave, plans_.levels[j].tier[L.writing - 1].save);
     levels_begin_write(job.life, t, save);
-    if (L.writing == 0 && plans_.levels[j].persist == kNoLevelLaw && uses_storage(j))
+    if (L.writing == 0 && plans_.levels[j].persist == kNoLevelLaw && uses_storage(storage_, in_, j))
         levels_[j].transfer_due |= 1u;
     // A drain checkpoint's write of the mean ends by the maintenance start
     // (its transfer, alone on the storage, included), less the mean persist
@@ -75,25 +62,24 @@ void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
     const double transfer = L.transfer_due & 1u ? storage_transfer(in_, j) : 0.0;
     const double due = job.drain_by - plan.persist_mean;
     if (L.writing == 0 && JobTransitions::ends_as_planned(job.life.phase_end + transfer, due,
-                                                          t <= lifecycle_->drain_point(j, job.drain_by),
+                                                          t <= due_.drain_point(j, job.drain_by),
                                                           save + transfer, plans_.of(j).save_mean))
         job.life.phase_end = due - transfer;
     // (a snapshot's persist still has to be timed: its end clears it)
     if (L.writing != 0 || plan.persist == kNoLevelLaw) job.drain_by = std::numeric_limits<double>::infinity();
-    lifecycle_->log(j, EventKind::CheckpointBegin, t);
-    lifecycle_->schedule_job(j);
+    ledger_.log(j, EventKind::CheckpointBegin, t, jobs_[j]);
+    requests_.job_at(j, due_.next(j));
 }
 
-void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
+WriteOutcome CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     Levels& L = levels_[j];
     const LevelPlan& plan = plans_.levels[j];
     const bool durable = L.writing == 0;
-    const double persist = durable && plan.persist != kNoLevelLaw
-                               ? lifecycle_->draw_job(j, Purpose::Persist, plan.persist)
-                               : 0.0;
+    const double persist =
+        durable && plan.persist != kNoLevelLaw ? job_draws_.law(j, Purpose::Persist, plan.persist) : 0.0;
     // With shared storage the persist's transfer follows its fixed part.
-    const bool transfer = durable && plan.persist != kNoLevelLaw && uses_storage(j);
+    const bool transfer = durable && plan.persist != kNoLevelLaw && uses_storage(storage_, in_, j);
     const WriteEnd end =
         levels_end_write(job.life, L, plan, *job.rec, in_.jobs[j].work, t, persist, transfer);
     if (transfer) L.transfer_due |= 2u;
@@ -108,52 +94,49 @@ void CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
             L.persist_end = job.drain_by - after;
         job.drain_by = std::numeric_limits<double>::infinity();
     }
-    lifecycle_->log(j, EventKind::CheckpointEnd, t);
+    ledger_.log(j, EventKind::CheckpointEnd, t, jobs_[j]);
     // A snapshot whose persist runs is not kept yet (its durability is reported then).
     if (end == WriteEnd::Done || end == WriteEnd::Continue)
-        lifecycle_->report_checkpoint(j, t, job.life.committed, durable);
+        outside_.report_checkpoint(j, t, job.life.committed, durable);
     switch (end) {
         case WriteEnd::Done:
-            finish_at_checkpoint(j, t);
-            break;
+            return WriteOutcome::Done;
         case WriteEnd::FinalPersist:
             job.life.phase = Phase::PersistWait;
             job.life.phase_start = t;
             job.life.phase_end = L.persist_end;
-            lifecycle_->schedule_job(j);
-            break;
+            requests_.job_at(j, due_.next(j));
+            return WriteOutcome::Handled;
         case WriteEnd::Continue:
-            if (!(durable && preempt_if_deferred(j, t, true))) lifecycle_->begin_compute(j, t);
-            break;
+            return durable && preempt_if_deferred(j, t, true) ? WriteOutcome::Handled : WriteOutcome::Compute;
         case WriteEnd::Persisting:
-            lifecycle_->begin_compute(j, t);
             break;
     }
+    return WriteOutcome::Compute;
 }
 
-void CheckpointWrites::end_persist(std::uint32_t j, double t) {
+WriteOutcome CheckpointWrites::end_persist(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     Levels& L = levels_[j];
     if (L.transfer_due & 2u) {  // its fixed part is over: the transfer to the shared storage
         L.transfer_due &= ~2u;
         begin_transfer(j, t, 2);
-        return;
+        return WriteOutcome::Handled;
     }
     if (L.transfer == 2) end_transfer(j, t, true);
     levels_end_persist(L, *job.rec);
-    lifecycle_->log(j, EventKind::CheckpointDurable, t);
-    lifecycle_->report_checkpoint(j, t, L.durable, true);
+    ledger_.log(j, EventKind::CheckpointDurable, t, jobs_[j]);
+    outside_.report_checkpoint(j, t, L.durable, true);
     if (job.life.phase == Phase::PersistWait) {
         job.rec->ckpt_stall += t - job.life.phase_start;
-        if (L.durable >= in_.jobs[j].work) {  // the final checkpoint (else: its snapshot is next)
-            finish_at_checkpoint(j, t);
-            return;
-        }
+        if (L.durable >= in_.jobs[j].work) return WriteOutcome::Done;  // the final checkpoint
+        // (else: its snapshot is next)
         job.life.phase_start = t;
         if (!preempt_if_deferred(j, t, false)) begin_leveled_write(j, t);
-        return;
+        return WriteOutcome::Handled;
     }
-    if (!preempt_if_deferred(j, t, false)) lifecycle_->schedule_job(j);
+    if (!preempt_if_deferred(j, t, false)) requests_.job_at(j, due_.next(j));
+    return WriteOutcome::Handled;
 }
 
 bool CheckpointWrites::phase_transfer_begins(std::uint32_t j, double t) {
@@ -192,7 +175,7 @@ void CheckpointWrites::reschedule_transfers() {
             L.persist_end = at;
             if (job.life.phase == Phase::PersistWait) job.life.phase_end = at;
         }
-        lifecycle_->schedule_job(j);
+        requests_.job_at(j, due_.next(j));
     }
 }
 

@@ -12,24 +12,43 @@
 
 namespace acesim {
 
-class CheckpointWrites : public ReplicaParts {
+/// What the end of a write or of a persist leaves for the engine to do.
+enum class WriteOutcome : std::uint8_t {
+    Handled,  ///< nothing: carried out here (its next event asked, or it was preempted)
+    Compute,  ///< it computes next (JobTransitions::begin_compute)
+    Done,     ///< its final checkpoint is durable: it is done
+};
+
+class CheckpointWrites {
 public:
-    using ReplicaParts::ReplicaParts;
+    /// The state it reads, and the engine that sequences it.
+    CheckpointWrites(const SimulationInput& in, const Plans& plans, Scheduler& scheduler, Ledger& ledger,
+                     JobStates& jobs, std::vector<Levels>& levels, StorageChannel& storage,
+                     OutsideScheduler& outside, JobDraws& job_draws, const JobDue& due,
+                     KernelRequests& requests, ReplicaEngine& engine)
+        : in_(in),
+          plans_(plans),
+          scheduler_(scheduler),
+          ledger_(ledger),
+          jobs_(jobs),
+          levels_(levels),
+          storage_(storage),
+          outside_(outside),
+          job_draws_(job_draws),
+          due_(due),
+          requests_(requests),
+          engine_(engine) {}
 
     /// The write in progress ends at t (after its transfer, if any).
-    void end_checkpoint(std::uint32_t j, double t);
+    [[nodiscard]] WriteOutcome end_checkpoint(std::uint32_t j, double t);
     /// With checkpoint levels: compute reaches its boundary at t.
     void reach_leveled_boundary(std::uint32_t j, double t);
     /// With checkpoint levels: the boundary's write begins at t.
     void begin_leveled_write(std::uint32_t j, double t);
     /// The background persist of j's last snapshot ends at t (its fixed
     /// part, then its transfer): the checkpoint is durable.
-    void end_persist(std::uint32_t j, double t);
+    [[nodiscard]] WriteOutcome end_persist(std::uint32_t j, double t);
 
-    /// Shared storage: j's durable checkpoints move bytes through it.
-    bool uses_storage(std::uint32_t j) const {
-        return storage_.enabled() && in_.options(j).checkpoint_bytes > 0.0;
-    }
     /// Shared storage: the fixed part of j's phase (a durable write, a load)
     /// ended at t; true when its transfer begins now (the phase goes on
     /// until it ends).
@@ -40,9 +59,7 @@ public:
 private:
     /// With checkpoint levels: the write in progress ends (a tier's, or the
     /// durable's snapshot or synchronous write).
-    void end_leveled_write(std::uint32_t j, double t);
-    /// j's final checkpoint is durable at t: it is done.
-    void finish_at_checkpoint(std::uint32_t j, double t);
+    WriteOutcome end_leveled_write(std::uint32_t j, double t);
     /// j's checkpoint became durable at t: a preemption deferred to it
     /// happens now. `at_boundary`: at the end of a write (nothing is lost);
     /// else in the middle of the run. Returns true when j was preempted.
@@ -51,6 +68,18 @@ private:
     void begin_transfer(std::uint32_t j, double t, std::uint32_t kind);
     /// The transfers in flight end when the storage's shares say: their jobs' events move.
     void reschedule_transfers();
+    const SimulationInput& in_;
+    const Plans& plans_;
+    Scheduler& scheduler_;
+    Ledger& ledger_;
+    JobStates& jobs_;
+    std::vector<Levels>& levels_;
+    StorageChannel& storage_;
+    OutsideScheduler& outside_;
+    JobDraws& job_draws_;
+    const JobDue& due_;
+    KernelRequests& requests_;
+    ReplicaEngine& engine_;
 };
 
 }  // namespace acesim

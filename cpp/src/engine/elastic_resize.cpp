@@ -2,19 +2,9 @@
 
 #include <cmath>
 
-#include "job_transitions.hpp"
-#include "recovery_actions.hpp"
-
 namespace acesim {
 
-bool ElasticResize::can_shrink(std::uint32_t j, std::size_t failing) const {
-    const std::uint32_t min_gpus = in_.options(j).min_gpus;
-    if (min_gpus == 0) return false;
-    const std::size_t held = pool_.nodes_of(j).size() - failing;
-    return held > 0 && held * plans_.jobs[j].gpus_per_node >= min_gpus;
-}
-
-void ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
+double ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
     // It restarts at once on the nodes it holds (init + load, and a
     // reconfiguration onto fewer nodes) and waits, running, for the rest.
     JobState& job = jobs_[j];
@@ -28,12 +18,11 @@ void ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
     const std::uint32_t law = in_.options(j).reconfigure;
     double reconfigure = 0.0;
     if (lost_nodes) {
-        lifecycle_->log(j, EventKind::Shrink, t);
-        if (law != kNoDistribution) reconfigure = lifecycle_->draw_job(j, Purpose::Reconfigure, law);
+        ledger_.log(j, EventKind::Shrink, t, jobs_[j]);
+        if (law != kNoDistribution) reconfigure = job_draws_.law(j, Purpose::Reconfigure, law);
     }
     job.replaced = false;  // it took no new node
-    lifecycle_->begin_start(j, t, reconfigure);
-    recovery_->dispatch(t);
+    return reconfigure;
 }
 
 void ElasticResize::grow(std::uint32_t j, double t) {
@@ -56,10 +45,10 @@ void ElasticResize::take_nodes_back(std::uint32_t j, double t) {
     job.grow_pending = false;
     const std::uint32_t law = in_.options(j).reconfigure;
     levels_pause_compute(job.life, L, *job.rec, t,
-                         law == kNoDistribution ? 0.0 : lifecycle_->draw_job(j, Purpose::Reconfigure, law));
+                         law == kNoDistribution ? 0.0 : job_draws_.law(j, Purpose::Reconfigure, law));
     levels_set_rates(job.life, L, *job.rec, t, 1.0, L.slow_rate);
-    lifecycle_->log(j, EventKind::Grow, t);
-    lifecycle_->schedule_job(j);
+    ledger_.log(j, EventKind::Grow, t, jobs_[j]);
+    requests_.job_at(j, due_.next(j));
 }
 
 void ElasticResize::end_narrow(std::uint32_t j, bool keep_claims) {

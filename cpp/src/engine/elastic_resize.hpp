@@ -12,17 +12,28 @@
 
 namespace acesim {
 
-class ElasticResize : public ReplicaParts {
+class ElasticResize {
 public:
-    using ReplicaParts::ReplicaParts;
+    /// The state it reads.
+    ElasticResize(const SimulationInput& in, const Plans& plans, NodePool& pool, Scheduler& scheduler,
+                  Ledger& ledger, JobStates& jobs, std::vector<Levels>& levels, JobDraws& job_draws,
+                  const JobDue& due, KernelRequests& requests)
+        : in_(in),
+          plans_(plans),
+          pool_(pool),
+          scheduler_(scheduler),
+          ledger_(ledger),
+          jobs_(jobs),
+          levels_(levels),
+          job_draws_(job_draws),
+          due_(due),
+          requests_(requests) {}
 
-    /// Elastic job j, `failing` of its nodes about to be detached, would hold
-    /// at least its min_gpus.
-    bool can_shrink(std::uint32_t j, std::size_t failing) const;
     /// Elastic job j goes on with the nodes it holds (it restarts on them,
     /// reconfiguring when it `lost_nodes` since it last ran; a narrow job
-    /// that a fault restarts on the same nodes keeps their layout).
-    void shrink(std::uint32_t j, double t, bool lost_nodes);
+    /// that a fault restarts on the same nodes keeps their layout). Returns
+    /// the reconfiguration its restart adds (the engine starts it).
+    [[nodiscard]] double shrink(std::uint32_t j, double t, bool lost_nodes);
     /// Elastic job j, running narrow, has all its nodes again: it takes them
     /// now if it is computing, else before its next compute.
     void grow(std::uint32_t j, double t);
@@ -32,6 +43,18 @@ public:
     /// more for its missing nodes; a stop (`keep_claims` false) also drops
     /// its claims on nodes under repair and cold spares on their way.
     void end_narrow(std::uint32_t j, bool keep_claims);
+
+private:
+    const SimulationInput& in_;
+    const Plans& plans_;
+    NodePool& pool_;
+    Scheduler& scheduler_;
+    Ledger& ledger_;
+    JobStates& jobs_;
+    std::vector<Levels>& levels_;
+    JobDraws& job_draws_;
+    const JobDue& due_;
+    KernelRequests& requests_;
 };
 
 }  // namespace acesim

@@ -6,8 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "job_transitions.hpp"
-#include "recovery_actions.hpp"
+#include "replica_engine.hpp"
 
 namespace acesim {
 void FailureRouting::job_level_failure(std::uint32_t j, double t) {
@@ -49,7 +48,7 @@ void FailureRouting::handle_node(std::uint32_t n, double t) {
     } else if (pool_.acquisition_due(n, t)) {
         finish_acquisition(n, t);
     }
-    kernel_.schedule_node(n, pool_.next_event(n));
+    requests_.node_at(n, pool_.next_event(n));
 }
 
 void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_t origin, std::int32_t cause,
@@ -103,12 +102,12 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
                 for (std::uint32_t j : pool_.node(repaired).jobs.copy()) hit_job(j, repaired);
             }
             pool_.send_to_repair(repaired, t, detect, draws_);
-            kernel_.schedule_node(repaired, pool_.next_event(repaired));
+            requests_.node_at(repaired, pool_.next_event(repaired));
             downed_.push_back(repaired);
         }
         // Quarantine counts the failure against the node diagnosed.
         if (pool_.note_failure_for_quarantine(repaired, t)) {
-            kernel_.schedule_node(repaired, pool_.next_event(repaired));
+            requests_.node_at(repaired, pool_.next_event(repaired));
             quarantined_.push_back(repaired);
             retired = retired || pool_.node(repaired).retired;
             if (std::find(downed_.begin(), downed_.end(), repaired) == downed_.end())
@@ -133,8 +132,8 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
     if (outside_.enabled && !downed_.empty())
         outside_.report({t, t, ModelEvent::NodeDown, blamed_job, cause, downed_});
     downed_.clear();
-    if (retired) recovery_->give_up_unplaceable(t);
-    if (redispatch) recovery_->dispatch(t);
+    if (retired) engine_.give_up_unplaceable(t);
+    if (redispatch) engine_.dispatch(t);
 }
 
 bool FailureRouting::lose_held_node(std::uint32_t j, std::uint32_t m, double t) {
@@ -143,7 +142,7 @@ bool FailureRouting::lose_held_node(std::uint32_t j, std::uint32_t m, double t) 
     pool_.detach(j, m);
     if (job.decision == Replacement::WaitRepair && pool_.under_repair_only(m, t)) pool_.reserve(j, m);
     if (!job.replacing) return false;
-    recovery_->cancel_replacement_delay(j);
+    engine_.cancel_replacement_delay(j);
     return true;
 }
 
@@ -165,17 +164,17 @@ void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_
         begin_slow_failure(j, t, detect, cause, job_level, lost_nodes);
         return;
     }
-    const std::int32_t preemptor = recovery_->cancel_deferred_preemption(j);
-    job.lost_work = lifecycle_->interrupt(j, t, lost_nodes);
+    const std::int32_t preemptor = jobs_.cancel_deferred_preemption(j);
+    job.lost_work = engine_.interrupt(j, t, lost_nodes);
     job.cause = cause;
     ++job.rec->failures;
     count_stall(j);
-    lifecycle_->log(j, EventKind::Failure, t);
+    ledger_.log(j, EventKind::Failure, t, jobs_[j]);
     // The sources are independent: only a job-level failure renews the
     // job-level process; after a node-level one its held-time clock goes on.
-    if (job_level) lifecycle_->renew_failure_clock(j);
+    if (job_level) job_draws_.renew_failure_clock(j);
     // It keeps its nodes until it recovers: estimated as a restart at once.
-    if (reservation_.enabled()) reservation_.set_end(j, t + lifecycle_->run_estimate(j));
+    if (reservation_.enabled()) reservation_.set_end(j, t + reservation_.run_estimate(j, jobs_[j].life));
     job.fault_time = t;
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
@@ -183,9 +182,9 @@ void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_
     if (detect == 0.0) {
         detected_at(j, t);
     } else {
-        lifecycle_->schedule_job(j);
+        requests_.job_at(j, due_.next(j));
     }
-    recovery_->retry_preemption(preemptor, t);  // j is no longer a candidate: it is down
+    engine_.retry_preemption(preemptor, t);  // j is no longer a candidate: it is down
 }
 
 void FailureRouting::count_stall(std::uint32_t j) {
@@ -199,9 +198,9 @@ void FailureRouting::count_stall(std::uint32_t j) {
 
 void FailureRouting::detected_at(std::uint32_t j, double t) {
     if (!pool_.enabled()) {
-        lifecycle_->on_phase_end(j, t);  // seen at once and nothing to wait for
+        engine_.phase_end(j, t);  // seen at once and nothing to wait for
     } else {
-        lifecycle_->schedule_job(j);
+        requests_.job_at(j, due_.next(j));
     }
 }
 
@@ -210,7 +209,7 @@ void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect
     // The job goes on at the cause's rate until the fault is found; no other
     // failure can strike it meanwhile (its failure clock stops, as in detection).
     JobState& job = jobs_[j];
-    const std::int32_t preemptor = recovery_->cancel_deferred_preemption(j);
+    const std::int32_t preemptor = jobs_.cancel_deferred_preemption(j);
     job.slow = true;
     levels_[j].slow_until = t + detect;
     levels_[j].slow_lost_nodes = lost_nodes;
@@ -218,20 +217,20 @@ void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect
     job.fault_time = t;
     ++job.rec->failures;
     count_stall(j);
-    lifecycle_->log(j, EventKind::Failure, t);
+    ledger_.log(j, EventKind::Failure, t, jobs_[j]);
     job.clock.unhold(t);
-    if (job_level) lifecycle_->renew_failure_clock(j);
+    if (job_level) job_draws_.renew_failure_clock(j);
     Levels& L = levels_[j];
     levels_set_rates(job.life, L, *job.rec, t, L.width_rate, draws_.cause_spec(cause)->slowdown);
-    lifecycle_->schedule_job(j);
-    recovery_->retry_preemption(preemptor, t);
+    requests_.job_at(j, due_.next(j));
+    engine_.retry_preemption(preemptor, t);
 }
 
 void FailureRouting::detect_slow_failure(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     const std::uint32_t lost_nodes = levels_[j].slow_lost_nodes;
-    job.lost_work = lifecycle_->interrupt(j, t, lost_nodes);  // ends the slow failure
-    if (reservation_.enabled()) reservation_.set_end(j, t + lifecycle_->run_estimate(j));
+    job.lost_work = engine_.interrupt(j, t, lost_nodes);  // ends the slow failure
+    if (reservation_.enabled()) reservation_.set_end(j, t + reservation_.run_estimate(j, jobs_[j].life));
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
     job.life.phase_end = t;
@@ -246,16 +245,16 @@ void FailureRouting::return_to_service(std::uint32_t n, double t) {
         JobState& job = jobs_[j];
         pool_.attach(j, n);
         const bool waits = job.waiting_for_nodes();
-        if (recovery_->ready(j) && waits) {
+        if (pool_.has_all_nodes(j) && waits) {
             if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
-            recovery_->resume(j, t);  // its own node back: a re-placement only if it took others
+            engine_.resume(j, t);  // its own node back: a re-placement only if it took others
         } else if (pool_.reserved(j) == 0 && waits && !scheduler_.waiting(j)) {
             scheduler_.wait(j);
-            recovery_->give_up_if_unplaceable(j, t);
+            engine_.give_up_if_unplaceable(j, t);
         }
     }
     pool_.settle(n);
-    recovery_->dispatch(t);
+    engine_.dispatch(t);
 }
 
 void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
@@ -265,7 +264,7 @@ void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
         // A cold spare drained during its acquisition is no longer on its way.
         redispatch = pool_.node(d.node).acquiring_for >= 0 || redispatch;
         pool_.begin_maintenance(d.node, t, d.until);
-        kernel_.schedule_node(d.node, pool_.next_event(d.node));
+        requests_.node_at(d.node, pool_.next_event(d.node));
         downed_.push_back(d.node);
         ledger_.node_event(d.node, 2, t, 0xFFFFFFFFu, -1);
     }
@@ -284,18 +283,18 @@ void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
             }
         }
     }
-    if (redispatch) recovery_->dispatch(t);
+    if (redispatch) engine_.dispatch(t);
 }
 
 void FailureRouting::planned_stop(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
-    recovery_->cancel_deferred_preemption(j);
-    job.lost_work = lifecycle_->interrupt(j, t);
+    jobs_.cancel_deferred_preemption(j);
+    job.lost_work = engine_.interrupt(j, t);
     job.cause = -1;
     ++job.rec->planned_interruptions;
-    lifecycle_->log(j, EventKind::Maintenance, t);
+    ledger_.log(j, EventKind::Maintenance, t, jobs_[j]);
     // It keeps its nodes until it recovers: estimated as a restart at once.
-    if (reservation_.enabled()) reservation_.set_end(j, t + lifecycle_->run_estimate(j));
+    if (reservation_.enabled()) reservation_.set_end(j, t + reservation_.run_estimate(j, jobs_[j].life));
     job.fault_time = t;
     job.planned_stop = true;
     // It recovers under the re-placement policy as after a failure seen at
@@ -303,24 +302,19 @@ void FailureRouting::planned_stop(std::uint32_t j, double t) {
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
     job.life.phase_end = t;
-    lifecycle_->schedule_job(j);
-}
-
-void FailureRouting::reschedule_touched_nodes() {
-    for (std::uint32_t n : pool_.touched()) kernel_.schedule_node(n, pool_.next_event(n));
-    pool_.clear_touched();
+    requests_.job_at(j, due_.next(j));
 }
 
 void FailureRouting::finish_acquisition(std::uint32_t n, double t) {
     const std::uint32_t j = pool_.rules().finish_acquisition(n);
     // A job in detection (it failed again while the spare was on its way)
     // finds the node when it recovers.
-    if (jobs_[j].waiting_for_nodes() && recovery_->ready(j)) {
+    if (jobs_[j].waiting_for_nodes() && pool_.has_all_nodes(j)) {
         if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
-        recovery_->resume(j, t);
+        engine_.resume(j, t);
         return;
     }
-    recovery_->dispatch(t);  // it still lacks a node (one it held went down meanwhile)
+    engine_.dispatch(t);  // it still lacks a node (one it held went down meanwhile)
 }
 
 }  // namespace acesim

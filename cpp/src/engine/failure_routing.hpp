@@ -12,9 +12,29 @@
 
 namespace acesim {
 
-class FailureRouting : public ReplicaParts {
+class FailureRouting {
 public:
-    using ReplicaParts::ReplicaParts;
+    /// The state it reads, and the engine that sequences it.
+    FailureRouting(const SimulationInput& in, const Plans& plans, std::uint32_t replica,
+                   const ReplicaDraws& draws, NodePool& pool, Scheduler& scheduler, Ledger& ledger,
+                   JobStates& jobs, Reservation& reservation, std::vector<Levels>& levels,
+                   OutsideScheduler& outside, JobDraws& job_draws, const JobDue& due,
+                   KernelRequests& requests, ReplicaEngine& engine)
+        : in_(in),
+          plans_(plans),
+          replica_(replica),
+          draws_(draws),
+          pool_(pool),
+          scheduler_(scheduler),
+          ledger_(ledger),
+          jobs_(jobs),
+          reservation_(reservation),
+          levels_(levels),
+          outside_(outside),
+          job_draws_(job_draws),
+          due_(due),
+          requests_(requests),
+          engine_(engine) {}
 
     void job_level_failure(std::uint32_t j, double t);
     void handle_node(std::uint32_t n, double t);
@@ -38,8 +58,6 @@ public:
     bool lose_held_node(std::uint32_t j, std::uint32_t m, double t);
     void begin_maintenance(std::uint32_t k, double t);
     void planned_stop(std::uint32_t j, double t);
-    /// Reschedules the nodes whose next event moved (busy clocks, acquisitions).
-    void reschedule_touched_nodes();
     void finish_acquisition(std::uint32_t n, double t);
 
 private:
@@ -53,8 +71,22 @@ private:
     void detected_at(std::uint32_t j, double t);
     std::vector<std::uint32_t> hit_;     ///< jobs one event has interrupted
     std::vector<std::uint32_t> downed_;  ///< an outside scheduler's run: the nodes one event took out
-
     std::vector<std::uint32_t> quarantined_;  ///< the nodes one event quarantined (or retired)
+    const SimulationInput& in_;
+    const Plans& plans_;
+    std::uint32_t replica_;
+    const ReplicaDraws& draws_;
+    NodePool& pool_;
+    Scheduler& scheduler_;
+    Ledger& ledger_;
+    JobStates& jobs_;
+    Reservation& reservation_;
+    std::vector<Levels>& levels_;
+    OutsideScheduler& outside_;
+    JobDraws& job_draws_;
+    const JobDue& due_;
+    KernelRequests& requests_;
+    ReplicaEngine& engine_;
 };
 
 }  // namespace acesim

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -113,10 +114,25 @@ public:
     /// the end of the event (release_done), so that the event's parts may
     /// still read it.
     void done(std::uint32_t j) {
+        ++ended_;
         JobState& s = (*this)[j];
         s.rec->progress = s.life.committed;
         s.rec->checkpoint_interval = s.life.interval;
         if (!keep_) done_now_.push_back(j);
+    }
+    /// How many jobs are done (finished, or closed as unplaceable).
+    std::size_t ended() const { return ended_; }
+    /// A victim marked for preemption at its next checkpoint (v) no longer
+    /// is: its preemptor counts on its nodes no more. Returns the preemptor
+    /// (-1: none).
+    std::int32_t cancel_deferred_preemption(std::uint32_t v) {
+        JobState& victim = (*this)[v];
+        const std::int32_t by = victim.preempt_for;
+        if (by < 0) return -1;
+        if (live(static_cast<std::uint32_t>(by)))
+            (*this)[static_cast<std::size_t>(by)].pledged -= plans_.jobs[v].nodes;
+        victim.preempt_for = -1;
+        return by;
     }
     /// Gives up the states of the jobs that ended in this event.
     void release_done() {
@@ -153,8 +169,88 @@ private:
     std::size_t chunk_left_ = 0;  ///< unused slots left in it
     std::vector<JobState*> free_;
     std::vector<std::uint32_t> done_now_;
+    std::size_t ended_ = 0;
     JobState pending_{};
     JobState done_{};
+};
+
+/// The draws of every job's own laws (init, load, writes, failures, ...):
+/// a purpose's counter is the job's, or for the purposes of checkpoint
+/// levels (>= kPurposes) its Levels'.
+class JobDraws {
+public:
+    JobDraws(const ReplicaDraws& draws, const SimulationInput& in, JobStates& jobs,
+             std::vector<Levels>& levels)
+        : draws_(draws), in_(in), jobs_(jobs), levels_(levels) {}
+
+    /// The next draw of job j's `purpose` law `dist`.
+    double law(std::uint32_t j, Purpose purpose, std::uint32_t dist) {
+        return draws_.law(EntityKind::Job, j, purpose, dist, counter(j, purpose), gpus(j));
+    }
+    /// The next draw of j's `purpose` law `dist` if it is finite (its
+    /// counter moves on); false otherwise (the event will draw it, and say why).
+    bool try_law(std::uint32_t j, Purpose purpose, std::uint32_t dist, double& x) {
+        return draws_.try_law(EntityKind::Job, j, purpose, dist, counter(j, purpose), gpus(j), x);
+    }
+    /// Job j's job-level failure clock starts over with a fresh draw.
+    void renew_failure_clock(std::uint32_t j) {
+        JobState& job = jobs_[j];
+        const std::uint32_t dist = job_failure_law(in_, j);
+        job.fail_draw = dist == kNoDistribution ? std::numeric_limits<double>::infinity()
+                                                : law(j, Purpose::Failure, dist);
+        job.clock.fail_left = job.fail_draw;
+    }
+
+private:
+    std::uint32_t& counter(std::uint32_t j, Purpose purpose) {
+        const auto p = static_cast<std::size_t>(purpose);
+        return p < kPurposes ? jobs_[j].draws[p] : levels_[j].draws[p - kPurposes];
+    }
+    double gpus(std::uint32_t j) const { return static_cast<double>(in_.jobs[j].gpus); }
+
+    const ReplicaDraws& draws_;
+    const SimulationInput& in_;
+    JobStates& jobs_;
+    std::vector<Levels>& levels_;
+};
+
+/// When each job's next event is due: the end of its phase (with checkpoint
+/// levels also its persist's end and a slow failure's detection), a
+/// job-level failure, or its time limit; what the parts ask the kernel for.
+class JobDue {
+public:
+    JobDue(const JobStates& jobs, const Plans& plans, const std::vector<Levels>& levels,
+           const std::vector<double>& limit_at, bool limits)
+        : jobs_(jobs), plans_(plans), levels_(levels), limit_at_(limit_at), limits_(limits) {}
+
+    /// The wall time of j's next timed transition (its phase end; with
+    /// checkpoint levels also its persist's end and a slow failure's detection).
+    double phase(std::uint32_t j) const {
+        const JobState& job = jobs_[j];
+        if (levels_.empty()) return job.life.phase_end;
+        return std::min(std::min(job.life.phase_end, levels_[j].persist_end), levels_[j].slow_until);
+    }
+    /// j's next event: its phase's, its job-level failure or its time limit.
+    double next(std::uint32_t j) const {
+        const double next = jobs_[j].clock.next(phase(j));
+        // limit_at: inf unless the job runs under a limit.
+        return limits_ && limit_at_[j] < next ? limit_at_[j] : next;
+    }
+
+    /// Where j's drain checkpoint for a maintenance window starting at
+    /// `start` begins: the start less the mean write and the mean persist
+    /// (0 without one).
+    double drain_point(std::uint32_t j, double start) const {
+        const double persist = levels_.empty() ? 0.0 : plans_.levels[j].persist_mean;
+        return start - plans_.of(j).save_mean - persist;
+    }
+
+private:
+    const JobStates& jobs_;
+    const Plans& plans_;
+    const std::vector<Levels>& levels_;
+    const std::vector<double>& limit_at_;
+    bool limits_;
 };
 
 }  // namespace acesim

@@ -7,59 +7,12 @@
 #include <string>
 
 #include "acesim/analytic.hpp"
-#include "checkpoint_writes.hpp"
-#include "elastic_resize.hpp"
-#include "failure_routing.hpp"
-#include "recovery_actions.hpp"
+#include "replica_engine.hpp"
 
 namespace acesim {
 namespace {
 constexpr double kSecondsPerHour = 3600.0;
 }  // namespace
-
-double JobTransitions::draw_job(std::uint32_t j, Purpose purpose, std::uint32_t dist) {
-    const auto p = static_cast<std::size_t>(purpose);
-    const double gpus = static_cast<double>(in_.jobs[j].gpus);
-    if (p < kPurposes) return draws_.law(EntityKind::Job, j, purpose, dist, jobs_[j].draws, gpus);
-    return draws_.law(EntityKind::Job, j, purpose, dist, levels_[j].draws[p - kPurposes], gpus);
-}
-
-double JobTransitions::run_estimate(std::uint32_t j) const {
-    // The time limit when there is one; else mean init + load, the work left
-    // since the last checkpoint, and a mean write for each checkpoint still
-    // ahead (the final one included).
-    if (limits_ && std::isfinite(in_.time_limits[j])) return in_.time_limits[j];
-    const JobState& job = jobs_[j];
-    const JobProfile& profile = plans_.of(j);
-    const double left = in_.jobs[j].work - job.life.committed;
-    return profile.restart + left + segment_count(left, job.life.interval) * profile.save_mean;
-}
-
-void JobTransitions::release_nodes(std::uint32_t j) {
-    pool_.release_all(j);
-    if (reservation_.enabled()) reservation_.clear_end(j);
-}
-
-void JobTransitions::renew_failure_clock(std::uint32_t j) {
-    JobState& job = jobs_[j];
-    const std::uint32_t law = job_failure_law(in_, j);
-    job.fail_draw =
-        law == kNoDistribution ? std::numeric_limits<double>::infinity() : draw_job(j, Purpose::Failure, law);
-    job.clock.fail_left = job.fail_draw;
-}
-
-double JobTransitions::phase_due(std::uint32_t j) const {
-    const JobState& job = jobs_[j];
-    if (levels_.empty()) return job.life.phase_end;
-    return std::min(std::min(job.life.phase_end, levels_[j].persist_end), levels_[j].slow_until);
-}
-
-void JobTransitions::schedule_job(std::uint32_t j) {
-    const JobState& job = jobs_[j];
-    const double next = job.clock.next(phase_due(j));
-    // limit_at: inf unless the job runs under a limit.
-    kernel_.schedule_job(j, limits_ && limit_at_[j] < next ? limit_at_[j] : next);
-}
 
 double JobTransitions::routine_bound(std::uint32_t j) const {
     // Events up to the horizon happen (kernel), up to kLatestTime (handle);
@@ -67,14 +20,6 @@ double JobTransitions::routine_bound(std::uint32_t j) const {
     const FailureClock& clock = jobs_[j].clock;
     const double bound = std::min(kernel_.horizon(), kLatestTime);
     return clock.holding ? std::min(bound, clock.fail_at) : bound;
-}
-
-bool JobTransitions::try_draw(std::uint32_t j, Purpose purpose, std::uint32_t dist, double& x) {
-    // (the counters of draw_job)
-    const auto p = static_cast<std::size_t>(purpose);
-    std::uint32_t& counter = p < kPurposes ? jobs_[j].draws[p] : levels_[j].draws[p - kPurposes];
-    return draws_.try_law(EntityKind::Job, j, purpose, dist, counter, static_cast<double>(in_.jobs[j].gpus),
-                          x);
 }
 
 std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool at_bound) {
@@ -91,7 +36,7 @@ std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool 
         if (!(t < bound || (at_bound && t == bound))) break;
         if (life.phase == Phase::Computing) {
             double save;
-            if (!try_draw(j, Purpose::Save, spec.save, save))
+            if (!job_draws_.try_law(j, Purpose::Save, spec.save, save))
                 break;  // its event draws it and says why it cannot be drawn
             begin_save(life, t, save);
         } else {
@@ -118,8 +63,8 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
     JobRecord& rec = *job.rec;
     // The draw of the write that begins (the durable's or a tier's).
     auto write_draw = [&](double& save) {
-        return L.writing == 0 ? try_draw(j, Purpose::Save, spec.save, save)
-                              : try_draw(j, Purpose::TierSave, plan.tier[L.writing - 1].save, save);
+        return L.writing == 0 ? job_draws_.try_law(j, Purpose::Save, spec.save, save)
+                              : job_draws_.try_law(j, Purpose::TierSave, plan.tier[L.writing - 1].save, save);
     };
     std::uint32_t n = 0;
     for (;;) {
@@ -150,7 +95,7 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
             const std::uint32_t before = persists;
             double persist_draw = 0.0;
             if (durable && plan.persist != kNoLevelLaw &&
-                !try_draw(j, Purpose::Persist, plan.persist, persist_draw))
+                !job_draws_.try_law(j, Purpose::Persist, plan.persist, persist_draw))
                 break;
             if (durable && persist_draw == 0.0 && life.boundary >= spec.work) {
                 persists = before;  // the final checkpoint, durable at once: its completion is an event
@@ -199,7 +144,7 @@ void JobTransitions::run_ahead(std::uint32_t j) {
     a.events = apply_routine(j, routine_bound(j), true);
     a.active = a.events > 0;
     kernel_.count_routine(a.events);
-    schedule_job(j);
+    requests_.job_at(j, due_.next(j));
 }
 
 void JobTransitions::catch_up(std::uint32_t j) {
@@ -220,7 +165,9 @@ void JobTransitions::enqueue(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     job.life.phase = Phase::Queued;
     job.life.phase_start = t;
-    if (reservation_.enabled()) reservation_.enqueued(j, run_estimate(j));  // (out of line: see note_start)
+    if (reservation_.enabled())
+        reservation_.enqueued(j,
+                              reservation_.run_estimate(j, jobs_[j].life));  // (out of line: see note_start)
     scheduler_.enqueue(j);
 }
 
@@ -229,96 +176,57 @@ void JobTransitions::wait_for_nodes(std::uint32_t j, double t) {
     job.life.phase = Phase::Waiting;
     job.life.phase_start = t;
     scheduler_.wait(j);
-    log(j, EventKind::Waiting, t);
+    ledger_.log(j, EventKind::Waiting, t, jobs_[j]);
 }
 
-void JobTransitions::handle_job(std::uint32_t j) {
+void JobTransitions::submit(std::uint32_t j, double t) {
+    ledger_.log(j, EventKind::Submit, t, jobs_[j]);
+    enqueue(j, t);
+}
+
+bool JobTransitions::end_start(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
-    job.ahead.active = false;  // its own event: what was applied ahead is past
-    // At equal times: the phase end, then the time limit, then a job-level failure.
-    // With checkpoint levels, a persist's end comes first, then a slow
-    // failure's detection (after a phase end at the same time).
-    const double limit = limits_ ? limit_at_[j] : std::numeric_limits<double>::infinity();
-    const double end = job.life.phase_end;
-    if (job.clock.strikes_before(std::min(phase_due(j), limit))) {
-        failures_->job_level_failure(j, job.clock.fail_at);
-    } else if (!levels_.empty() &&
-               levels_[j].persist_end <= std::min(std::min(end, limit), levels_[j].slow_until)) {
-        checkpoints_->end_persist(j, levels_[j].persist_end);
-    } else if (!levels_.empty() && levels_[j].slow_until < end && levels_[j].slow_until <= limit) {
-        failures_->detect_slow_failure(j, levels_[j].slow_until);
-    } else if (limit < job.life.phase_end) {
-        stop_at_time_limit(j, limit);
+    const double overhead = t - job.life.phase_start;
+    acesim::end_start(job.life, *job.rec, t);
+    charge_restart_churn(j, overhead);
+    return begin_compute(j, t);
+}
+
+void JobTransitions::begin_checkpoint(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    const double save = job_draws_.law(j, Purpose::Save, in_.jobs[j].save);
+    begin_save(job.life, t, save);
+    // A drain checkpoint of the mean ends by the maintenance start.
+    if (ends_as_planned(job.life.phase_end, job.drain_by, t <= due_.drain_point(j, job.drain_by), save,
+                        plans_.of(j).save_mean))
+        job.life.phase_end = job.drain_by;
+    job.drain_by = std::numeric_limits<double>::infinity();
+    ledger_.log(j, EventKind::CheckpointBegin, t, jobs_[j]);
+    requests_.job_at(j, due_.next(j));
+}
+
+void JobTransitions::end_detection(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    job.rec->detection += t - job.life.phase_start;
+    if (job.planned_stop) {
+        job.planned_stop = false;  // nothing to detect: it was planned
     } else {
-        on_phase_end(j, job.life.phase_end);
+        ledger_.log(j, EventKind::Detected, t, jobs_[j]);
     }
 }
 
-void JobTransitions::on_phase_end(std::uint32_t j, double t) {
+void JobTransitions::end_replacement_delay(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
-    switch (job.life.phase) {
-        case Phase::Pending:
-            log(j, EventKind::Submit, t);
-            enqueue(j, t);
-            recovery_->give_up_if_unplaceable(j, t);
-            recovery_->dispatch(t);
-            break;
-        case Phase::Starting: {
-            if (checkpoints_->phase_transfer_begins(j, t))
-                break;  // the load's transfer from the shared storage
-            const double overhead = t - job.life.phase_start;
-            end_start(job.life, *job.rec, t);
-            charge_restart_churn(j, overhead);
-            begin_compute(j, t);
-            break;
-        }
-        case Phase::Computing: {
-            if (!levels_.empty()) {
-                checkpoints_->reach_leveled_boundary(j, t);
-                break;
-            }
-            const double save = draw_job(j, Purpose::Save, in_.jobs[j].save);
-            begin_save(job.life, t, save);
-            // A drain checkpoint of the mean ends by the maintenance start.
-            if (ends_as_planned(job.life.phase_end, job.drain_by, t <= drain_point(j, job.drain_by), save,
-                                plans_.of(j).save_mean))
-                job.life.phase_end = job.drain_by;
-            job.drain_by = std::numeric_limits<double>::infinity();
-            log(j, EventKind::CheckpointBegin, t);
-            schedule_job(j);
-            break;
-        }
-        case Phase::Saving:
-            if (checkpoints_->phase_transfer_begins(j, t))
-                break;  // the write's transfer to the shared storage
-            checkpoints_->end_checkpoint(j, t);
-            break;
-        case Phase::Detecting:
-            job.rec->detection += t - job.life.phase_start;
-            if (job.planned_stop) {
-                job.planned_stop = false;  // nothing to detect: it was planned
-            } else {
-                log(j, EventKind::Detected, t);
-            }
-            recovery_->recover(j, t);
-            break;
-        case Phase::Waiting:
-            // A wait's only timed end: its re-placement delay is over.
-            if (job.replacing) {
-                job.replacing = false;
-                begin_start(j, t);
-            }
-            break;
-        case Phase::Reconfiguring:
-            levels_resume_compute(job.life, levels_[j], *job.rec, t);
-            log(j, EventKind::ComputeBegin, t);
-            schedule_job(j);
-            break;
-        case Phase::Queued:
-        case Phase::Done:
-        case Phase::PersistWait:  // ends with the persist (end_persist)
-            break;                // no timed end
-    }
+    if (!job.replacing) return;
+    job.replacing = false;
+    begin_start(j, t);
+}
+
+void JobTransitions::end_reconfiguration(std::uint32_t j, double t) {
+    JobState& job = jobs_[j];
+    levels_resume_compute(job.life, levels_[j], *job.rec, t);
+    ledger_.log(j, EventKind::ComputeBegin, t, jobs_[j]);
+    requests_.job_at(j, due_.next(j));
 }
 
 void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) {
@@ -338,56 +246,50 @@ void JobTransitions::begin_start(std::uint32_t j, double t, double reconfigure) 
         job.life.interval = adaptive_interval(profile.mtbf, spec.work, profile.save_mean, job.clock.held_time,
                                               job.rec->failures, starting_interval(spec, profile));
     }
-    const double init = draw_job(j, Purpose::Init, spec.init);
+    const double init = job_draws_.law(j, Purpose::Init, spec.init);
     double load;
-    if (!levels_.empty() && levels_[j].restore == 0 && checkpoints_->uses_storage(j))
+    if (!levels_.empty() && levels_[j].restore == 0 && uses_storage(storage_, in_, j))
         levels_[j].transfer_due |= 1u;
     if (!levels_.empty() && levels_[j].restore > 0) {
-        load = draw_job(j, Purpose::TierLoad, plans_.levels[j].tier[levels_[j].restore - 1].load);
+        load = job_draws_.law(j, Purpose::TierLoad, plans_.levels[j].tier[levels_[j].restore - 1].load);
         levels_[j].restore = 0;
     } else {
-        load = draw_job(j, Purpose::Load, spec.load);
+        load = job_draws_.law(j, Purpose::Load, spec.load);
     }
     acesim::begin_start(job.life, t, init, reconfigure > 0.0 ? load + reconfigure : load, reconfigure);
     job.replaced = false;
     job.run_start = t;
     if (limits_) limit_at_[j] = t + in_.time_limits[j];
     job.clock.hold(t);
-    log(j, EventKind::StartBegin, t);
+    ledger_.log(j, EventKind::StartBegin, t, jobs_[j]);
     if (pool_.enabled()) ledger_.placed(j, t, pool_.nodes_of(j));
-    schedule_job(j);
+    requests_.job_at(j, due_.next(j));
 }
 
 void JobTransitions::note_start(std::uint32_t j, double t) {
     // From the queue its estimate is the one made when it was queued.
-    const double estimate = jobs_[j].life.phase == Phase::Queued ? reservation_.estimate(j) : run_estimate(j);
+    const double estimate = jobs_[j].life.phase == Phase::Queued
+                                ? reservation_.estimate(j)
+                                : reservation_.run_estimate(j, jobs_[j].life);
     reservation_.dequeued(j);
     reservation_.set_end(j, t + estimate);
 }
 
-void JobTransitions::begin_compute(std::uint32_t j, double t) {
+bool JobTransitions::begin_compute(std::uint32_t j, double t) {
     if (levels_.empty()) {
         acesim::begin_compute(jobs_[j].life, in_.jobs[j].work, t);
     } else {
         levels_begin_compute(jobs_[j].life, levels_[j], plans_.levels[j], in_.jobs[j].work, t);
-        if (jobs_[j].grow_pending) {
-            // Its nodes came back during a start or a write: it takes them now.
-            elastic_->take_nodes_back(j, t);
-            return;
-        }
+        if (jobs_[j].grow_pending) return true;  // its nodes came back during a start or a write
     }
     if (!pool_.maintenance().empty()) plan_drain_checkpoint(j, t);
-    log(j, EventKind::ComputeBegin, t);
+    ledger_.log(j, EventKind::ComputeBegin, t, jobs_[j]);
     if (run_ahead_ && in_.options(j).min_gpus == 0) {  // (an elastic job's width changes between its events)
         run_ahead(j);
     } else {
-        schedule_job(j);
+        requests_.job_at(j, due_.next(j));
     }
-}
-
-double JobTransitions::drain_point(std::uint32_t j, double start) const {
-    const double persist = levels_.empty() ? 0.0 : plans_.levels[j].persist_mean;
-    return start - plans_.of(j).save_mean - persist;
+    return false;
 }
 
 void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
@@ -401,7 +303,7 @@ void JobTransitions::plan_drain_checkpoint(std::uint32_t j, double t) {
     // when it is stopped, a persist in flight included).
     JobState& job = jobs_[j];
     const double start = pool_.next_drain(j);
-    const double at = drain_point(j, start);
+    const double at = due_.drain_point(j, start);
     if (!(t < at && at <= job.life.phase_end)) return;
     if (at < job.life.phase_end) {
         // (a drain checkpoint is durable; its compute at the job's rate)
@@ -416,20 +318,16 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     job.clock.unhold(t);
     end_slow_failure(j);  // done before its slow failure was found
-    if (job.narrow || job.grow_pending) elastic_->end_narrow(j, false);
+    if (job.narrow || job.grow_pending) engine_.end_narrow(j, false);
     if (limits_) limit_at_[j] = std::numeric_limits<double>::infinity();
     job.life.phase = Phase::Done;
-    ++jobs_done_;
     job.rec->completed = true;
     job.rec->end = t;
     exact_productive(*job.rec, in_.jobs[j].work);
-    log(j, EventKind::Done, t);
+    ledger_.log(j, EventKind::Done, t, jobs_[j]);
     if (outside_.enabled) outside_.report({t, t, ModelEvent::JobDone, static_cast<std::int32_t>(j), -1, {}});
     jobs_.done(j);
-    if (pool_.enabled()) {
-        release_nodes(j);
-        recovery_->dispatch(t);
-    }
+    if (pool_.enabled()) reservation_.release_nodes(j, pool_);
 }
 
 void JobTransitions::stop_at_time_limit(std::uint32_t j, double t) {
@@ -437,14 +335,12 @@ void JobTransitions::stop_at_time_limit(std::uint32_t j, double t) {
     // checkpoint is lost (wasted, or overhead for a start cut off), and the
     // job waits in the queue again (recovery_wait) to restart from it.
     JobState& job = jobs_[j];
-    recovery_->cancel_deferred_preemption(j);
+    jobs_.cancel_deferred_preemption(j);
     interrupt(j, t);
     ++job.rec->timeouts;
-    log(j, EventKind::TimeLimit, t);
-    if (pool_.enabled()) release_nodes(j);
+    ledger_.log(j, EventKind::TimeLimit, t, jobs_[j]);
+    if (pool_.enabled()) reservation_.release_nodes(j, pool_);
     enqueue(j, t);
-    recovery_->give_up_if_unplaceable(j, t);
-    recovery_->dispatch(t);
 }
 
 double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes) {
@@ -453,7 +349,7 @@ double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_n
     const double overhead = t - job.life.phase_start;
     const bool starting = job.life.phase == Phase::Starting;
     if (!levels_.empty()) {
-        if (levels_[j].transfer != 0) checkpoints_->end_transfer(j, t, false);
+        if (levels_[j].transfer != 0) engine_.end_transfer(j, t, false);
         levels_[j].transfer_due = 0;
     }
     const double lost =
@@ -461,7 +357,7 @@ double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_n
                         : levels_roll_back(job.life, levels_[j], plans_.levels[j], *job.rec, t, lost_nodes);
     end_slow_failure(j);
     // A failure keeps an elastic job's claims for its recovery; a stop gives them up.
-    if (job.narrow || job.grow_pending) elastic_->end_narrow(j, lost_nodes != kAllNodes);
+    if (job.narrow || job.grow_pending) engine_.end_narrow(j, lost_nodes != kAllNodes);
     if (starting) charge_restart_churn(j, overhead);
     job.clock.unhold(t);
     job.drain_by = std::numeric_limits<double>::infinity();

@@ -2,9 +2,10 @@
 // completion, interruption and its accounting, the job-level failure clock
 // and the drain checkpoints of planned maintenance. The arithmetic itself is
 // lifecycle.hpp's and checkpoint_levels.hpp's (shared with the batch path);
-// this part adds the draws, the event log and the scheduling of each job's
-// next event. Checkpoint writes are CheckpointWrites'; elastic resizing is
-// ElasticResize's.
+// this part adds the draws, the event log and each job's next event (asked
+// of the kernel through KernelRequests). Checkpoint writes are
+// CheckpointWrites'; elastic resizing is ElasticResize's; the engine routes
+// a job's event here or to them (ReplicaEngine::handle_job).
 #pragma once
 
 #include <cstdint>
@@ -13,16 +14,49 @@
 
 namespace acesim {
 
-class JobTransitions : public ReplicaParts {
+class JobTransitions {
 public:
-    using ReplicaParts::ReplicaParts;
+    /// The state it reads, and the engine that sequences it.
+    JobTransitions(const SimulationInput& in, const Plans& plans, EventKernel& kernel, NodePool& pool,
+                   Scheduler& scheduler, Ledger& ledger, JobStates& jobs, Reservation& reservation,
+                   bool limits, std::vector<double>& limit_at, std::vector<Levels>& levels,
+                   const StorageChannel& storage, OutsideScheduler& outside, JobDraws& job_draws,
+                   const JobDue& due, KernelRequests& requests, const bool& run_ahead,
+                   const DueEvent& current, ReplicaEngine& engine)
+        : in_(in),
+          plans_(plans),
+          kernel_(kernel),
+          pool_(pool),
+          scheduler_(scheduler),
+          ledger_(ledger),
+          jobs_(jobs),
+          reservation_(reservation),
+          limits_(limits),
+          limit_at_(limit_at),
+          levels_(levels),
+          storage_(storage),
+          outside_(outside),
+          job_draws_(job_draws),
+          due_(due),
+          requests_(requests),
+          run_ahead_(run_ahead),
+          current_(current),
+          engine_(engine) {}
 
-    /// Job j's event is due: a job-level failure or the end of its phase.
-    void handle_job(std::uint32_t j);
-    void on_phase_end(std::uint32_t j, double t);
-    /// The wall time of j's next timed transition (its phase end; with
-    /// checkpoint levels also its persist's end and a slow failure's detection).
-    double phase_due(std::uint32_t j) const;
+    // --- the end of a job's phase (the engine routes it: ReplicaEngine::phase_end)
+    /// Its submission is due at t: it is queued.
+    void submit(std::uint32_t j, double t);
+    /// Its start (init + load) ends at t: it computes. Returns true when it
+    /// must first take its nodes back (begin_compute).
+    bool end_start(std::uint32_t j, double t);
+    /// Its compute ends at t (synchronous checkpoints): its write begins.
+    void begin_checkpoint(std::uint32_t j, double t);
+    /// Its fault is detected at t (or its planned stop takes effect).
+    void end_detection(std::uint32_t j, double t);
+    /// Its re-placement delay ends at t: it starts.
+    void end_replacement_delay(std::uint32_t j, double t);
+    /// Its reconfiguration onto all its nodes ends at t: it computes again.
+    void end_reconfiguration(std::uint32_t j, double t);
     /// j is no longer in a slow failure (found, stopped or done).
     void end_slow_failure(std::uint32_t j);
     /// A start (init + load) begins at t; `reconfigure`: an elastic job's
@@ -30,14 +64,14 @@ public:
     void begin_start(std::uint32_t j, double t, double reconfigure = 0.0);
     /// EASY: a run of job j begins at t (its estimated end).
     [[gnu::noinline]] void note_start(std::uint32_t j, double t);
-    void begin_compute(std::uint32_t j, double t);
+    /// Returns true when an elastic job's nodes came back during a start or
+    /// a write: it takes them first (ElasticResize::take_nodes_back), and
+    /// nothing else is done.
+    [[nodiscard]] bool begin_compute(std::uint32_t j, double t);
     /// Planned maintenance ahead on j's nodes: end its segment early so that
     /// an extra checkpoint is durable by the window's start (its write, and
     /// with an asynchronous persist its persist, of the mean).
     void plan_drain_checkpoint(std::uint32_t j, double t);
-    /// Where j's drain checkpoint for a window starting at `start` begins:
-    /// the start less the mean write and the mean persist (0 without one).
-    double drain_point(std::uint32_t j, double start) const;
     /// A drain checkpoint's step (its write, then its persist) that would
     /// end at `end`, after its planned end `due`, ends at `due` instead when
     /// the checkpoint is on time (`on_time`) and the step's draw takes no
@@ -46,8 +80,10 @@ public:
     static bool ends_as_planned(double end, double due, bool on_time, double drawn, double mean) {
         return on_time && drawn <= mean && due < end;
     }
+    /// Job j is done at t (its nodes released; the engine dispatches them).
     void complete(std::uint32_t j, double t);
-    /// Job j's run reached its time limit at t: stopped and queued again.
+    /// Job j's run reached its time limit at t: stopped and queued again
+    /// (the engine then asks whether it can ever be placed, and dispatches).
     void stop_at_time_limit(std::uint32_t j, double t);
     /// Ends the current phase early (failure or preemption); returns the
     /// compute it rolls back. With checkpoint levels it rolls back to the
@@ -55,7 +91,6 @@ public:
     /// nodes (kAllNodes: a stop, only the durable checkpoint survives).
     double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes);
     void charge_restart_churn(std::uint32_t j, double overhead);
-    void schedule_job(std::uint32_t j);
     /// Job j begins a compute phase (synchronous checkpoints): its routine
     /// transitions (each compute end and its write's begin, each write's
     /// end and the next compute's begin) are applied now, up to its
@@ -69,20 +104,6 @@ public:
     void catch_up(std::uint32_t j);
     void enqueue(std::uint32_t j, double t);
     void wait_for_nodes(std::uint32_t j, double t);
-    void log(std::uint32_t j, EventKind kind, double t) { ledger_.log(j, kind, t, jobs_[j].life.committed); }
-    /// An outside scheduler asked for them: job j keeps a checkpoint at
-    /// `progress` at t (durable, or a tier's).
-    void report_checkpoint(std::uint32_t j, double t, double progress, bool durable) {
-        if (outside_.report_checkpoints)
-            outside_.report(
-                {t, t, ModelEvent::Checkpoint, static_cast<std::int32_t>(j), -1, {}, progress, durable});
-    }
-    void renew_failure_clock(std::uint32_t j);
-    double draw_job(std::uint32_t j, Purpose purpose, std::uint32_t dist);
-    /// The estimated length of a run of job j started now (the EASY estimate).
-    [[gnu::noinline]] double run_estimate(std::uint32_t j) const;
-    /// Job j holds no node any more.
-    void release_nodes(std::uint32_t j);
 
 private:
     /// Applies j's routine transitions due before `bound` (or at it, when
@@ -92,14 +113,30 @@ private:
     /// a boundary of any level (and its write's begin, or a wait for the
     /// persist in flight), a write's end and the next compute's begin.
     std::uint32_t apply_leveled_routine(std::uint32_t j, double bound, bool at_bound);
-    /// The next draw of j's `purpose` law `dist` if it is finite (its
-    /// counter moves on); false otherwise (the event will draw it, and say why).
-    bool try_draw(std::uint32_t j, Purpose purpose, std::uint32_t dist, double& x);
     /// Keeps what apply_routine changes in j's RunAhead (a stretch begins),
     /// or with `restore` puts it back (catch_up).
     void stretch_start(std::uint32_t j, bool restore);
     /// The latest a routine transition of j may be applied ahead (included).
     double routine_bound(std::uint32_t j) const;
+    const SimulationInput& in_;
+    const Plans& plans_;
+    EventKernel& kernel_;
+    NodePool& pool_;
+    Scheduler& scheduler_;
+    Ledger& ledger_;
+    JobStates& jobs_;
+    Reservation& reservation_;
+    bool limits_;
+    std::vector<double>& limit_at_;
+    std::vector<Levels>& levels_;
+    const StorageChannel& storage_;
+    OutsideScheduler& outside_;
+    JobDraws& job_draws_;
+    const JobDue& due_;
+    KernelRequests& requests_;
+    const bool& run_ahead_;
+    const DueEvent& current_;
+    ReplicaEngine& engine_;
 };
 
 }  // namespace acesim

@@ -1,7 +1,7 @@
 // The event kernel of one replica: the clock, the heap of timed events, the
 // sorted arrivals, the horizon and the version counters that void an
 // entity's older entries (lazy deletion). Components never touch the heap:
-// the engine schedules and pops.
+// they ask (KernelRequests) and the engine schedules and pops.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +26,35 @@ struct DueEvent {
     bool node;
     bool planned = false;
     bool arrival = false;  ///< a job's submission (from the sorted arrivals, not the heap)
+};
+
+/// What the engine's parts ask of the kernel while an event is handled: a
+/// job's or a node's next event at a time they computed, or a job's
+/// pending entries void. The engine serves them in the order asked once the
+/// part it called returns (ReplicaEngine::serve_requests), before the next
+/// event is popped: the heap then holds what it would have held had each
+/// been served at once (an entity's latest entry is its live one, and live
+/// entries are ordered by (time, entity) alone).
+class KernelRequests {
+public:
+    enum class Kind : std::uint8_t { Job, VoidJob, Node };
+    struct Request {
+        double time;
+        std::uint32_t id;
+        Kind kind;
+    };
+    /// Job j's next event is at `time`.
+    void job_at(std::uint32_t j, double time) { pending_.push_back({time, j, Kind::Job}); }
+    /// Job j has no pending event (its entries are void).
+    void void_job(std::uint32_t j) { pending_.push_back({0.0, j, Kind::VoidJob}); }
+    /// Node n's next event is at `time` (inf: none).
+    void node_at(std::uint32_t n, double time) { pending_.push_back({time, n, Kind::Node}); }
+    const std::vector<Request>& pending() const { return pending_; }
+    bool empty() const { return pending_.empty(); }
+    void clear() { pending_.clear(); }
+
+private:
+    std::vector<Request> pending_;
 };
 
 class EventKernel {

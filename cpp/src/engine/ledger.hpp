@@ -44,6 +44,10 @@ public:
         if (!record_events_) return;
         out_.events.push_back({replica_, j, static_cast<std::uint32_t>(kind), other, t, progress});
     }
+    /// Job j's event at t, at its progress now.
+    void log(std::uint32_t j, EventKind kind, double t, const JobState& job) {
+        log(j, kind, t, job.life.committed);
+    }
     bool recording() const { return record_events_; }
     /// With the event log: `nodes` leave service (kind 0 after failure event
     /// `event`, 2 for maintenance), come back (1), or are quarantined until

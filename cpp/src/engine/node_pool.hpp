@@ -215,6 +215,10 @@ public:
     /// one recovery are put in order by a scan of its nodes.
     void held_out_of_service(std::uint32_t j, std::vector<std::uint32_t>& out);
     /// Nodes job j lacks (neither held, nor reserved, nor in acquisition).
+    /// Job j has every node it needs (none reserved, on its way or missing).
+    bool has_all_nodes(std::uint32_t j) const {
+        return reserved(j) == 0 && acquiring(j) == 0 && missing(j) == 0;
+    }
     std::uint32_t missing(std::uint32_t j) const {
         return plans_[j].nodes - held_[j].size - reserved_[j] - acquiring_[j];
     }

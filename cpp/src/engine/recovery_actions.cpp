@@ -6,9 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "elastic_resize.hpp"
-#include "failure_routing.hpp"
-#include "job_transitions.hpp"
+#include "replica_engine.hpp"
 
 namespace acesim {
 namespace {
@@ -43,21 +41,21 @@ bool RecoveryActions::take_for_recovery(std::uint32_t j) {
 void RecoveryActions::resume(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     if (job.narrow) {
-        elastic_->grow(j, t);  // an elastic job running narrow has its nodes back
+        engine_.grow(j, t);  // an elastic job running narrow has its nodes back
         return;
     }
     if (job.replaced && in_.policy.replacement_delay != kNoDistribution) {
         // Host selection / rescheduling: once per re-placement, before init + load.
-        const double delay = lifecycle_->draw_job(j, Purpose::Replace, in_.policy.replacement_delay);
+        const double delay = job_draws_.law(j, Purpose::Replace, in_.policy.replacement_delay);
         job.replaced = false;
         if (delay > 0.0) {
             job.replacing = true;
             job.life.phase_end = t + delay;
-            lifecycle_->schedule_job(j);
+            requests_.job_at(j, due_.next(j));
             return;
         }
     }
-    lifecycle_->begin_start(j, t);
+    engine_.begin_start(j, t);
 }
 
 void RecoveryActions::cancel_replacement_delay(std::uint32_t j) {
@@ -66,7 +64,7 @@ void RecoveryActions::cancel_replacement_delay(std::uint32_t j) {
     JobState& job = jobs_[j];
     job.replacing = false;
     job.replaced = true;
-    kernel_.invalidate_job(j);
+    requests_.void_job(j);
     if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
 }
 
@@ -132,11 +130,11 @@ void RecoveryActions::report_failure(std::uint32_t j, double t) {
                      job.life.committed, false});
 }
 
-void RecoveryActions::recover(std::uint32_t j, double t) {
+Recovery RecoveryActions::recover(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     if (outside_.enabled) {
         report_failure(j, t);
-        return;
+        return {Recovery::Decided};
     }
     if (!pool_.enabled()) {
         // Replacements are always available: a fault that takes its node
@@ -147,10 +145,9 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
             job.life.phase = Phase::Waiting;
             job.life.phase_start = t;
             resume(j, t);
-            return;
+            return {Recovery::Decided};
         }
-        lifecycle_->begin_start(j, t);
-        return;
+        return {Recovery::Restart};
     }
     std::vector<std::uint32_t> failed;
     pool_.held_out_of_service(j, failed);
@@ -159,7 +156,7 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
     Replacement decision = policy_.decide(j, t, replica_, jobs_, pool_,
                                           static_cast<std::uint32_t>(failed.size()), repair_remaining);
     // An elastic job that can go on with what it holds is not requeued.
-    if (decision == Replacement::Requeue && elastic_->can_shrink(j, failed.size()))
+    if (decision == Replacement::Requeue && can_shrink(in_, plans_, pool_, j, failed.size()))
         decision = Replacement::Spares;
     job.decision = decision;
     job.life.phase = Phase::Waiting;  // for the recovery_wait accounting of begin_start
@@ -168,19 +165,13 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
         // It gives up what it kept for its recovery: nodes under repair it
         // waited for and cold spares on their way (from a narrow run).
         pool_.drop_claims(j);
-        lifecycle_->release_nodes(j);
-        lifecycle_->enqueue(j, t);
-        give_up_if_unplaceable(j, t);
-        dispatch(t);
-        return;
+        reservation_.release_nodes(j, pool_);
+        return {Recovery::Requeue};
     }
     // Nothing went down (a software fault): a restart in place, unless the
     // job ran narrow and still lacks nodes (it goes on narrow, below).
     const bool lacking = pool_.nodes_of(j).size() < plans_.jobs[j].nodes;
-    if (failed.empty() && !lacking) {
-        lifecycle_->begin_start(j, t);
-        return;
-    }
+    if (failed.empty() && !lacking) return {Recovery::Restart};
     // WAIT_REPAIR waits for nodes under repair; a quarantined node is
     // replaced like under SPARES.
     for (std::uint32_t n : failed) {
@@ -192,40 +183,26 @@ void RecoveryActions::recover(std::uint32_t j, double t) {
         // on with what it holds when that is enough, else it waits as others do.
         if (pool_.reserved(j) == 0 && place(j, true)) {
             resume(j, t);
-            return;
+            return {Recovery::Decided};
         }
-        if (elastic_->can_shrink(j, 0)) {
-            elastic_->shrink(j, t, !failed.empty());
-            return;
-        }
-        if (pool_.reserved(j) == 0) {
-            lifecycle_->wait_for_nodes(j, t);
-            if (!give_up_if_unplaceable(j, t) && decision == Replacement::PreemptLower) preempt_lower(j, t);
-            dispatch(t);
-            return;
-        }
+        if (can_shrink(in_, plans_, pool_, j, 0)) return {Recovery::Shrink, !failed.empty()};
+        if (pool_.reserved(j) == 0) return {Recovery::Wait};
     }
     if (pool_.reserved(j) > 0) {
-        lifecycle_->log(j, EventKind::Waiting, t);
+        ledger_.log(j, EventKind::Waiting, t, jobs_[j]);
         if (give_up_if_unplaceable(j, t)) dispatch(t);
-        return;  // return_to_service restarts it, or queues it for the rest
+        return {Recovery::Decided};  // return_to_service restarts it, or queues it for the rest
     }
     if (place(j, true)) {
         resume(j, t);
-        return;
+        return {Recovery::Decided};
     }
-    lifecycle_->wait_for_nodes(j, t);
-    if (!give_up_if_unplaceable(j, t) && decision == Replacement::PreemptLower) preempt_lower(j, t);
-    dispatch(t);
+    return {Recovery::Wait};
 }
 
-std::int32_t RecoveryActions::cancel_deferred_preemption(std::uint32_t v) {
-    JobState& victim = jobs_[v];
-    const std::int32_t by = victim.preempt_for;
-    if (by < 0) return -1;
-    if (jobs_.live(static_cast<std::uint32_t>(by))) jobs_[by].pledged -= plans_.jobs[v].nodes;
-    victim.preempt_for = -1;
-    return by;
+void RecoveryActions::waiting(std::uint32_t j, double t) {
+    if (!give_up_if_unplaceable(j, t) && jobs_[j].decision == Replacement::PreemptLower) preempt_lower(j, t);
+    dispatch(t);
 }
 
 void RecoveryActions::retry_preemption(std::int32_t by, double t) {
@@ -258,17 +235,17 @@ void RecoveryActions::preempt_lower(std::uint32_t j, double t) {
 
 void RecoveryActions::release_victim(std::uint32_t v, std::int32_t by, double t) {
     JobState& victim = jobs_[v];
-    const double lost = lifecycle_->interrupt(v, t);
+    const double lost = engine_.interrupt(v, t);
     if (by >= 0) {
         jobs_.row(static_cast<std::uint32_t>(by))->churn_gpu_hours +=
             in_.jobs[v].gpus * lost / kSecondsPerHour;
         victim.churn_owner = by;
     }
     ++victim.rec->preemptions;
-    kernel_.invalidate_job(v);  // its pending phase end is void
+    requests_.void_job(v);  // its pending phase end is void
     ledger_.log(v, EventKind::Preempted, t, victim.life.committed, by);
-    lifecycle_->release_nodes(v);
-    lifecycle_->enqueue(v, t);
+    reservation_.release_nodes(v, pool_);
+    engine_.enqueue(v, t);
 }
 
 void RecoveryActions::preempt(std::uint32_t v, std::uint32_t by, double t) {
@@ -308,15 +285,14 @@ void RecoveryActions::abandon(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     scheduler_.drop(j);
     pool_.drop_claims(j);
-    lifecycle_->release_nodes(j);
-    kernel_.invalidate_job(j);
+    reservation_.release_nodes(j, pool_);
+    requests_.void_job(j);
     job.replacing = false;
     job.replaced = false;
     close_at(job.life, *job.rec, job.started, t);
     job.rec->status = static_cast<std::uint8_t>(JobStatus::Unplaceable);
     job.life.phase = Phase::Done;
-    ++jobs_done_;
-    lifecycle_->log(j, EventKind::Unplaceable, t);
+    ledger_.log(j, EventKind::Unplaceable, t, jobs_[j]);
     jobs_.done(j);
 }
 
@@ -324,7 +300,7 @@ void RecoveryActions::start(std::uint32_t j, double t) {
     if (jobs_[j].phase() == Phase::Waiting || jobs_[j].narrow) {
         resume(j, t);
     } else {
-        lifecycle_->begin_start(j, t);
+        engine_.begin_start(j, t);
     }
 }
 

@@ -12,9 +12,44 @@
 
 namespace acesim {
 
-class RecoveryActions : public ReplicaParts {
+/// What a recovery decided that the engine carries out.
+struct Recovery {
+    enum Kind : std::uint8_t {
+        Decided,  ///< carried out already (a resume, a wait for repair, an outside scheduler's report)
+        Restart,  ///< a restart in place (on the nodes it holds)
+        Requeue,  ///< back to the queue (its nodes released)
+        Shrink,   ///< an elastic job goes on with the nodes it holds
+        Wait,     ///< it waits for nodes
+    };
+    Kind kind;
+    bool lost_nodes = false;  ///< Shrink: it lost nodes since it last ran (it reconfigures)
+};
+
+class RecoveryActions {
 public:
-    explicit RecoveryActions(ReplicaState& s) : ReplicaParts(s) {
+    /// The state it reads, and the engine that sequences it.
+    RecoveryActions(const SimulationInput& in, const Plans& plans, std::uint32_t replica,
+                    const ReplicaDraws& draws, const EventKernel& kernel, NodePool& pool,
+                    Scheduler& scheduler, RecoveryPolicy& policy, Ledger& ledger, JobStates& jobs,
+                    Reservation& reservation, std::vector<Levels>& levels, OutsideScheduler& outside,
+                    JobDraws& job_draws, const JobDue& due, KernelRequests& requests, ReplicaEngine& engine)
+        : in_(in),
+          plans_(plans),
+          replica_(replica),
+          draws_(draws),
+          kernel_(kernel),
+          pool_(pool),
+          scheduler_(scheduler),
+          policy_(policy),
+          ledger_(ledger),
+          jobs_(jobs),
+          reservation_(reservation),
+          levels_(levels),
+          outside_(outside),
+          job_draws_(job_draws),
+          due_(due),
+          requests_(requests),
+          engine_(engine) {
         for (const JobPlan& p : plans_.jobs) widest_ = std::max(widest_, p.nodes);
     }
 
@@ -34,13 +69,16 @@ public:
         if (!outside_.enabled) scheduler_.dispatch(t, *this);  // else the outside scheduler's
     }
 
-    /// Job j's fault was detected at t: the policy decides and it is carried out.
-    void recover(std::uint32_t j, double t);
+    /// Job j's fault was detected at t: the policy decides. What it decided
+    /// is carried out here (Decided), or by the engine: a restart in place, a
+    /// requeue (its nodes released), a shrink, a wait for nodes (then waiting()).
+    Recovery recover(std::uint32_t j, double t);
+    /// Job j waits for nodes after its recovery (JobTransitions::wait_for_nodes):
+    /// it preempts lower-priority jobs when its policy says so (unless it
+    /// can never be placed), then the scheduler runs.
+    void waiting(std::uint32_t j, double t);
     /// An outside scheduler decides: job j's failure detected at t is reported.
     void report_failure(std::uint32_t j, double t);
-    /// A victim marked for preemption at its next checkpoint no longer is;
-    /// returns its preemptor (-1: none).
-    std::int32_t cancel_deferred_preemption(std::uint32_t v);
     /// After a deferred preemption fell through: the preemptor looks again.
     void retry_preemption(std::int32_t by, double t);
     void preempt_lower(std::uint32_t j, double t);
@@ -54,9 +92,6 @@ public:
     bool take_for_recovery(std::uint32_t j);
     void resume(std::uint32_t j, double t);
     void cancel_replacement_delay(std::uint32_t j);
-    bool ready(std::uint32_t j) const {
-        return pool_.reserved(j) == 0 && pool_.acquiring(j) == 0 && pool_.missing(j) == 0;
-    }
     // unplaceable jobs (retirement left too few nodes)
     bool give_up_if_unplaceable(std::uint32_t j, double t);
     void give_up_unplaceable(double t);
@@ -68,6 +103,23 @@ private:
 
     PlacementCandidates candidates_;
     std::uint32_t widest_ = 0;  ///< the most nodes any job needs
+    const SimulationInput& in_;
+    const Plans& plans_;
+    std::uint32_t replica_;
+    const ReplicaDraws& draws_;
+    const EventKernel& kernel_;
+    NodePool& pool_;
+    Scheduler& scheduler_;
+    RecoveryPolicy& policy_;
+    Ledger& ledger_;
+    JobStates& jobs_;
+    Reservation& reservation_;
+    std::vector<Levels>& levels_;
+    OutsideScheduler& outside_;
+    JobDraws& job_draws_;
+    const JobDue& due_;
+    KernelRequests& requests_;
+    ReplicaEngine& engine_;
 };
 
 }  // namespace acesim

@@ -32,27 +32,27 @@ ReplicaState::ReplicaState(const SimulationInput& in, const Plans& plans,
       policy_(in.policy, in.jobs, plans, in.gpus_per_node),
       ledger_(out, replica, in.record_events),
       jobs_(in.jobs, plans, replica),
-      reservation_(in.fleet.enabled && in.policy.backfill == Backfill::Easy, in.jobs,
-                   in.fleet.enabled ? in.fleet.nodes : 0, in.gpus_per_node, plans.jobs),
+      reservation_(in.fleet.enabled && in.policy.backfill == Backfill::Easy, in,
+                   in.fleet.enabled ? in.fleet.nodes : 0, plans),
       limits_(std::any_of(in.time_limits.begin(), in.time_limits.end(),
                           [](double limit) { return std::isfinite(limit); })),
-      storage_(in.fleet.enabled ? in.fleet.storage_bandwidth : 0.0) {}
+      storage_(in.fleet.enabled ? in.fleet.storage_bandwidth : 0.0),
+      job_draws_(draws_, in, jobs_, levels_),
+      due_(jobs_, plans_, levels_, limit_at_, limits_) {}
 
 ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
                              const std::vector<DistributionView>& views, std::uint32_t replica,
                              std::uint64_t max_events, JobRecord* rows, SimulationOutput& out)
     : ReplicaState(in, plans, views, replica, max_events, rows, out),
-      lifecycle_(*this),
-      failures_(*this),
-      recovery_(*this),
-      checkpoints_(*this),
-      elastic_(*this) {
-    for (ReplicaParts* part :
-         {static_cast<ReplicaParts*>(&lifecycle_), static_cast<ReplicaParts*>(&failures_),
-          static_cast<ReplicaParts*>(&recovery_), static_cast<ReplicaParts*>(&checkpoints_),
-          static_cast<ReplicaParts*>(&elastic_)})
-        part->wire(&lifecycle_, &failures_, &recovery_, &checkpoints_, &elastic_);
-}
+      lifecycle_(in_, plans_, kernel_, pool_, scheduler_, ledger_, jobs_, reservation_, limits_, limit_at_,
+                 levels_, storage_, outside_, job_draws_, due_, requests_, run_ahead_, current_, *this),
+      failures_(in_, plans_, replica_, draws_, pool_, scheduler_, ledger_, jobs_, reservation_, levels_,
+                outside_, job_draws_, due_, requests_, *this),
+      recovery_(in_, plans_, replica_, draws_, kernel_, pool_, scheduler_, policy_, ledger_, jobs_,
+                reservation_, levels_, outside_, job_draws_, due_, requests_, *this),
+      checkpoints_(in_, plans_, scheduler_, ledger_, jobs_, levels_, storage_, outside_, job_draws_, due_,
+                   requests_, *this),
+      elastic_(in_, plans_, pool_, scheduler_, ledger_, jobs_, levels_, job_draws_, due_, requests_) {}
 
 void ReplicaEngine::run() {
     begin();
@@ -77,7 +77,7 @@ void ReplicaEngine::run() {
     // (or closed as unplaceable).
     DueEvent e;
     std::uint32_t polled = 0;
-    while (jobs_done_ < n && kernel_.next(e)) {
+    while (jobs_.ended() < n && kernel_.next(e)) {
         handle(e);
         if (run_ahead_ && kernel_.over_limit()) check_event_limit();
         if (++polled == 512) {
@@ -89,7 +89,7 @@ void ReplicaEngine::run() {
     if (run_ahead_ && kernel_.over_limit()) kernel_.throw_over_limit();
     // The simulated span ends at the last job's end, or at the horizon (the
     // last event's time when there is none and jobs are left).
-    const double end = jobs_done_ == n              ? kernel_.now()
+    const double end = jobs_.ended() == n           ? kernel_.now()
                        : std::isfinite(in_.horizon) ? in_.horizon
                                                     : kernel_.now();
     close(end);
@@ -101,9 +101,30 @@ void ReplicaEngine::check_event_limit() {
     for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
         if (!jobs_.live(j) || !jobs_[j].ahead.active) continue;
         lifecycle_.catch_up(j);
-        lifecycle_.schedule_job(j);
+        kernel_.schedule_job(j, due_.next(j));
     }
     if (kernel_.over_limit()) kernel_.throw_over_limit();
+}
+
+void ReplicaEngine::serve_requests() {
+    // In the order asked; then the nodes whose next event moved (busy
+    // clocks, acquisitions).
+    for (const KernelRequests::Request& r : requests_.pending()) {
+        switch (r.kind) {
+            case KernelRequests::Kind::Job:
+                kernel_.schedule_job(r.id, r.time);
+                break;
+            case KernelRequests::Kind::VoidJob:
+                kernel_.invalidate_job(r.id);
+                break;
+            case KernelRequests::Kind::Node:
+                kernel_.schedule_node(r.id, r.time);
+                break;
+        }
+    }
+    requests_.clear();
+    for (std::uint32_t n : pool_.touched()) kernel_.schedule_node(n, pool_.next_event(n));
+    pool_.clear_touched();
 }
 
 void ReplicaEngine::begin() {
@@ -114,13 +135,13 @@ void ReplicaEngine::begin() {
 
 void ReplicaEngine::open_job(std::uint32_t j) {
     jobs_.open(j);
-    lifecycle_.renew_failure_clock(j);
+    job_draws_.renew_failure_clock(j);
 }
 
 void ReplicaEngine::handle(const DueEvent& e) {
     if (e.time > kLatestTime) {
         std::string where = "replica " + std::to_string(replica_) + " with " +
-                            std::to_string(in_.jobs.size() - jobs_done_) + " of " +
+                            std::to_string(in_.jobs.size() - jobs_.ended()) + " of " +
                             std::to_string(in_.jobs.size()) + " jobs unfinished";
         if (in_.fleet.enabled) {
             std::uint32_t down = 0, quarantined = 0;
@@ -139,12 +160,125 @@ void ReplicaEngine::handle(const DueEvent& e) {
         failures_.handle_node(e.id, e.time);
     } else {
         if (e.arrival) open_job(e.id);  // its submission
-        lifecycle_.handle_job(e.id);
+        handle_job(e.id);
     }
-    failures_.reschedule_touched_nodes();
+    serve_requests();
     ledger_.check_trace_bound();
     if (checking_) check_invariants();
     jobs_.release_done();
+}
+
+void ReplicaEngine::handle_job(std::uint32_t j) {
+    JobState& job = jobs_[j];
+    job.ahead.active = false;  // its own event: what was applied ahead is past
+    // At equal times: the phase end, then the time limit, then a job-level failure.
+    // With checkpoint levels, a persist's end comes first, then a slow
+    // failure's detection (after a phase end at the same time).
+    const double limit = limits_ ? limit_at_[j] : std::numeric_limits<double>::infinity();
+    const double end = job.life.phase_end;
+    if (job.clock.strikes_before(std::min(due_.phase(j), limit))) {
+        failures_.job_level_failure(j, job.clock.fail_at);
+    } else if (!levels_.empty() &&
+               levels_[j].persist_end <= std::min(std::min(end, limit), levels_[j].slow_until)) {
+        const double at = levels_[j].persist_end;
+        after_write(j, at, checkpoints_.end_persist(j, at));
+    } else if (!levels_.empty() && levels_[j].slow_until < end && levels_[j].slow_until <= limit) {
+        failures_.detect_slow_failure(j, levels_[j].slow_until);
+    } else if (limit < job.life.phase_end) {
+        lifecycle_.stop_at_time_limit(j, limit);
+        recovery_.give_up_if_unplaceable(j, limit);
+        recovery_.dispatch(limit);
+    } else {
+        phase_end(j, job.life.phase_end);
+    }
+}
+
+void ReplicaEngine::phase_end(std::uint32_t j, double t) {
+    switch (jobs_[j].life.phase) {
+        case Phase::Pending:
+            lifecycle_.submit(j, t);
+            recovery_.give_up_if_unplaceable(j, t);
+            recovery_.dispatch(t);
+            break;
+        case Phase::Starting:
+            if (checkpoints_.phase_transfer_begins(j, t))
+                break;  // the load's transfer from the shared storage
+            if (lifecycle_.end_start(j, t)) elastic_.take_nodes_back(j, t);
+            break;
+        case Phase::Computing:
+            if (levels_.empty()) {
+                lifecycle_.begin_checkpoint(j, t);
+            } else {
+                checkpoints_.reach_leveled_boundary(j, t);
+            }
+            break;
+        case Phase::Saving:
+            if (checkpoints_.phase_transfer_begins(j, t))
+                break;  // the write's transfer to the shared storage
+            after_write(j, t, checkpoints_.end_checkpoint(j, t));
+            break;
+        case Phase::Detecting:
+            lifecycle_.end_detection(j, t);
+            after_recovery(j, t, recovery_.recover(j, t));
+            break;
+        case Phase::Waiting:  // a wait's only timed end: its re-placement delay is over
+            lifecycle_.end_replacement_delay(j, t);
+            break;
+        case Phase::Reconfiguring:
+            lifecycle_.end_reconfiguration(j, t);
+            break;
+        case Phase::Queued:
+        case Phase::Done:
+        case Phase::PersistWait:  // ends with the persist (CheckpointWrites::end_persist)
+            break;                // no timed end
+    }
+}
+
+void ReplicaEngine::compute(std::uint32_t j, double t) {
+    if (lifecycle_.begin_compute(j, t)) elastic_.take_nodes_back(j, t);
+}
+
+void ReplicaEngine::after_write(std::uint32_t j, double t, WriteOutcome outcome) {
+    switch (outcome) {
+        case WriteOutcome::Handled:
+            break;
+        case WriteOutcome::Compute:
+            compute(j, t);
+            break;
+        case WriteOutcome::Done:
+            finish(j, t);
+            break;
+    }
+}
+
+void ReplicaEngine::finish(std::uint32_t j, double t) {
+    const std::int32_t by = jobs_.cancel_deferred_preemption(j);
+    lifecycle_.complete(j, t);
+    if (pool_.enabled()) recovery_.dispatch(t);  // its nodes
+    recovery_.retry_preemption(by, t);
+}
+
+void ReplicaEngine::after_recovery(std::uint32_t j, double t, Recovery decided) {
+    switch (decided.kind) {
+        case Recovery::Decided:
+            break;
+        case Recovery::Restart:
+            lifecycle_.begin_start(j, t);
+            break;
+        case Recovery::Requeue:
+            lifecycle_.enqueue(j, t);
+            recovery_.give_up_if_unplaceable(j, t);
+            recovery_.dispatch(t);
+            break;
+        case Recovery::Shrink:
+            lifecycle_.begin_start(j, t, elastic_.shrink(j, t, decided.lost_nodes));
+            recovery_.dispatch(t);
+            break;
+        case Recovery::Wait:
+            lifecycle_.wait_for_nodes(j, t);
+            recovery_.waiting(j, t);
+            break;
+    }
 }
 
 void ReplicaEngine::close(double end) {
@@ -153,213 +287,6 @@ void ReplicaEngine::close(double end) {
     // (a run's unfinished jobs close at its horizon; a FleetModel's at its clock)
     ledger_.close(in_, plans_, jobs_, levels_, pool_.totals(), kernel_.events(), kernel_.delivered(),
                   checking_, outside_.enabled ? end : in_.horizon);
-}
-
-// --- an outside scheduler's run (FleetModel) ------------------------------------
-
-void ReplicaEngine::drive_from_outside(bool report_checkpoints) {
-    outside_.enabled = true;
-    outside_.report_checkpoints = report_checkpoints;
-    jobs_.keep_everything();
-    jobs_.reset(0, rows_);
-    begin();
-    kernel_.move_to(0.0);
-}
-
-void ReplicaEngine::rebind_rows(JobRecord* rows) {
-    rows_ = rows;
-    jobs_.rebind_rows(rows);
-}
-
-std::uint32_t ReplicaEngine::submit_job() {
-    // The caller appended the job's spec, plan and row; it is queued now.
-    const auto j = static_cast<std::uint32_t>(jobs_.size());
-    jobs_.add();
-    levels_.emplace_back();
-    kernel_.add_job();
-    scheduler_.add_job();
-    pool_.add_job();
-    open_job(j);
-    const double t = kernel_.now() > in_.jobs[j].submit ? kernel_.now() : in_.jobs[j].submit;
-    lifecycle_.log(j, EventKind::Submit, t);
-    lifecycle_.enqueue(j, t);
-    return j;
-}
-
-std::vector<ModelEvent> ReplicaEngine::advance(double until) {
-    // Every event up to `until` (included), stopping after the first that
-    // needs a decision (it reports something).
-    outside_.outbox.clear();
-    DueEvent e;
-    while (outside_.outbox.empty() && kernel_.peek() <= until && kernel_.next(e)) handle(e);
-    // Nothing happened: the clock stands at `until` (at the horizon; never at infinity).
-    if (outside_.outbox.empty() && until < std::numeric_limits<double>::infinity())
-        kernel_.move_to(std::min(until, kernel_.horizon()));
-    else if (outside_.outbox.empty() && std::isfinite(kernel_.horizon()))
-        kernel_.move_to(kernel_.horizon());
-    return std::move(outside_.outbox);
-}
-
-namespace {
-const char* phase_name(Phase p) {
-    switch (p) {
-        case Phase::Pending:
-            return "not submitted";
-        case Phase::Queued:
-            return "queued";
-        case Phase::Waiting:
-            return "waiting after a failure";
-        case Phase::Detecting:
-            return "failing (its fault is not detected yet)";
-        case Phase::Done:
-            return "done";
-        default:
-            return "running";
-    }
-}
-
-std::string job_name(std::uint32_t j) { return "job " + std::to_string(j); }
-}  // namespace
-
-std::string ReplicaEngine::unavailable_nodes(const char* what, std::uint32_t j,
-                                             const std::vector<std::uint32_t>& nodes) const {
-    const JobPlan& plan = plans_.jobs[j];
-    const NodeList held = pool_.nodes_of(j);
-    for (std::size_t k = 0; k < nodes.size(); ++k) {
-        const std::uint32_t n = nodes[k];
-        const std::string node = std::string(what) + ": node " + std::to_string(n);
-        if (n >= pool_.size())
-            throw std::invalid_argument(node + " does not exist (the fleet has " +
-                                        std::to_string(pool_.size()) + ")");
-        if (std::find(nodes.begin(), nodes.begin() + static_cast<std::ptrdiff_t>(k), n) !=
-            nodes.begin() + static_cast<std::ptrdiff_t>(k))
-            throw std::invalid_argument(node + " is given twice");
-    }
-    for (const std::uint32_t n : nodes) {
-        if (std::find(held.begin(), held.end(), n) != held.end()) continue;
-        const std::string node = std::string(what) + ": node " + std::to_string(n);
-        const NodeState& state = pool_.node(n);
-        if (!state.in_service) return node + " is out of service (failed, quarantined or in maintenance)";
-        if (!state.reserved.empty() || state.acquiring_for >= 0 || state.free_gpus < plan.gpus_per_node ||
-            (plan.gpus_per_node == pool_.gpus_per_node() && !state.jobs.empty()))
-            return node + " is busy (" + std::to_string(state.free_gpus) + " free GPUs; " + job_name(j) +
-                   " needs " + std::to_string(plan.gpus_per_node) + ")";
-    }
-    return {};
-}
-
-void ReplicaEngine::check_nodes(const char* what, std::uint32_t j,
-                                const std::vector<std::uint32_t>& nodes) const {
-    const std::string reason = unavailable_nodes(what, j, nodes);
-    if (!reason.empty()) throw std::invalid_argument(reason);
-}
-
-void ReplicaEngine::check_start(std::uint32_t j, const std::vector<std::uint32_t>& nodes) const {
-    const Phase phase = jobs_[j].phase();
-    if (phase != Phase::Queued && phase != Phase::Waiting)
-        throw std::invalid_argument("start: " + job_name(j) + " is " + phase_name(phase) +
-                                    "; only a queued job or one waiting after a failure can start");
-    const JobPlan& plan = plans_.jobs[j];
-    if (nodes.size() != plan.nodes)
-        throw std::invalid_argument(
-            "start: " + job_name(j) + " needs " + std::to_string(plan.nodes) + " node(s), got " +
-            std::to_string(nodes.size()) +
-            (in_.options(j).min_gpus > 0 ? " (resize runs an elastic job on fewer)" : ""));
-}
-
-bool ReplicaEngine::can_start(std::uint32_t j, const std::vector<std::uint32_t>& nodes) const {
-    check_start(j, nodes);
-    return unavailable_nodes("start", j, nodes).empty();
-}
-
-void ReplicaEngine::place_on(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
-    // The nodes it holds and is not given back are released; the rest are taken, in order.
-    std::vector<std::uint32_t> released;
-    for (std::uint32_t n : pool_.nodes_of(j))
-        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) released.push_back(n);
-    for (std::uint32_t n : released) pool_.detach(j, n);
-    const NodeList kept = pool_.nodes_of(j);
-    std::vector<std::uint32_t> taken;
-    for (std::uint32_t n : nodes)
-        if (std::find(kept.begin(), kept.end(), n) == kept.end()) taken.push_back(n);
-    for (std::uint32_t n : taken) pool_.take_chosen(j, n);
-}
-
-void ReplicaEngine::start_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
-    const double t = kernel_.now();
-    check_start(j, nodes);
-    check_nodes("start", j, nodes);
-    place_on(j, nodes);
-    scheduler_.drop(j);
-    lifecycle_.begin_start(j, t);
-    failures_.reschedule_touched_nodes();
-    if (checking_) check_invariants();
-}
-
-void ReplicaEngine::resize_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
-    const double t = kernel_.now();
-    JobState& job = jobs_[j];
-    const JobOptions& options = in_.options(j);
-    const JobPlan& plan = plans_.jobs[j];
-    if (options.min_gpus == 0)
-        throw std::invalid_argument("resize: " + job_name(j) + " is not elastic (Job(min_gpus=...))");
-    if (nodes.empty() || nodes.size() > plan.nodes ||
-        static_cast<std::uint64_t>(nodes.size()) * plan.gpus_per_node < options.min_gpus)
-        throw std::invalid_argument(
-            "resize: " + job_name(j) + " runs on " +
-            std::to_string((options.min_gpus + plan.gpus_per_node - 1) / plan.gpus_per_node) + " to " +
-            std::to_string(plan.nodes) + " nodes, got " + std::to_string(nodes.size()));
-    const Phase phase = job.phase();
-    if (phase != Phase::Computing && phase != Phase::Waiting)
-        throw std::invalid_argument("resize: " + job_name(j) + " is " + phase_name(phase) +
-                                    (phase == Phase::Saving || phase == Phase::Starting ||
-                                             phase == Phase::PersistWait || phase == Phase::Reconfiguring
-                                         ? " (starting, writing or reconfiguring)"
-                                         : "") +
-                                    "; an elastic job is resized while it computes or after a failure");
-    check_nodes("resize", j, nodes);
-    place_on(j, nodes);
-    Levels& L = levels_[j];
-    const double held = static_cast<double>(nodes.size());
-    const double width = held < plan.nodes ? std::pow(held / plan.nodes, options.scaling) : 1.0;
-    job.narrow = held < plan.nodes;
-    job.grow_pending = false;
-    const double reconfigure = options.reconfigure == kNoDistribution
-                                   ? 0.0
-                                   : lifecycle_.draw_job(j, Purpose::Reconfigure, options.reconfigure);
-    lifecycle_.log(j, job.narrow ? EventKind::Shrink : EventKind::Grow, t);
-    if (phase == Phase::Waiting) {
-        // A restart on these nodes (init + load + the reconfiguration).
-        levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
-        scheduler_.drop(j);
-        lifecycle_.begin_start(j, t, reconfigure);
-    } else {
-        levels_pause_compute(job.life, L, *job.rec, t, reconfigure);
-        levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
-        lifecycle_.schedule_job(j);
-    }
-    failures_.reschedule_touched_nodes();
-    if (checking_) check_invariants();
-}
-
-void ReplicaEngine::stop_job(std::uint32_t j, std::int32_t for_job) {
-    const double t = kernel_.now();
-    JobState& job = jobs_[j];
-    if (for_job >= static_cast<std::int32_t>(jobs_.size()))
-        throw std::invalid_argument("stop: for_job " + std::to_string(for_job) + " does not exist");
-    if (job.running()) {
-        recovery_.release_victim(j, for_job, t);  // accounted as a preemption
-    } else if (job.phase() == Phase::Waiting) {
-        // A failed job the scheduler sends back to the queue (REQUEUE).
-        job.rec->recovery_wait += t - job.life.phase_start;
-        lifecycle_.release_nodes(j);
-        lifecycle_.enqueue(j, t);
-    } else {
-        throw std::invalid_argument("stop: " + job_name(j) + " is " + phase_name(job.phase()) +
-                                    "; only a running job or one waiting after a failure can be stopped");
-    }
-    failures_.reschedule_touched_nodes();
-    if (checking_) check_invariants();
 }
 
 void ReplicaEngine::check_invariants() const {
@@ -392,10 +319,11 @@ void ReplicaEngine::check_invariants() const {
         if (pool_.acquiring(j) > 0 && (!waits || job.replacing))
             throw std::logic_error("invariant: job " + std::to_string(j) +
                                    " has cold spares on their way but does not wait for them");
-        if (job.narrow && (!job.running() || recovery_.ready(j)))
+        if (job.narrow && (!job.running() || pool_.has_all_nodes(j)))
             throw std::logic_error("invariant: job " + std::to_string(j) +
                                    " runs narrow but is not running or has all its nodes");
-        if (job.replacing && (job.phase() != Phase::Waiting || !recovery_.ready(j) || scheduler_.waiting(j)))
+        if (job.replacing &&
+            (job.phase() != Phase::Waiting || !pool_.has_all_nodes(j) || scheduler_.waiting(j)))
             throw std::logic_error("invariant: job " + std::to_string(j) +
                                    " pays a re-placement delay without all its nodes");
     }

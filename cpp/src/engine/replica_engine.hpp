@@ -4,9 +4,12 @@
 // out, placement and the scheduler's host; CheckpointWrites: writes,
 // persists and storage transfers; ElasticResize: elastic jobs' shrinks and
 // grows), then checks the invariants.
-// Only the engine runs the loop; the parts share the replica's state.
+// Only the engine runs the loop and schedules the kernel (serving the parts'
+// KernelRequests); each part is given the state it reads and the engine,
+// never another part: what one raises for another, the engine routes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -60,8 +63,35 @@ public:
     /// a failure) on `nodes`, as many as it needs or fewer (down to min_gpus).
     void resize_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
 
+    // --- what a part raises, routed by the engine to the part that does it ------
+    // Served at once, where it is raised (the order of transitions is kept,
+    // and with it every recorded result).
+    /// The end of job j's phase is due at t (or its fault is seen at once).
+    void phase_end(std::uint32_t j, double t);
+    // JobTransitions: a job's lifecycle
+    void begin_start(std::uint32_t j, double t) { lifecycle_.begin_start(j, t); }
+    double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes) {
+        return lifecycle_.interrupt(j, t, lost_nodes);
+    }
+    void enqueue(std::uint32_t j, double t) { lifecycle_.enqueue(j, t); }
+    // RecoveryActions: recovery, placement, preemption and the scheduler's pass
+    void dispatch(double t) { recovery_.dispatch(t); }
+    void resume(std::uint32_t j, double t) { recovery_.resume(j, t); }
+    void preempt(std::uint32_t v, std::uint32_t by, double t) { recovery_.preempt(v, by, t); }
+    void retry_preemption(std::int32_t by, double t) { recovery_.retry_preemption(by, t); }
+    void cancel_replacement_delay(std::uint32_t j) { recovery_.cancel_replacement_delay(j); }
+    bool give_up_if_unplaceable(std::uint32_t j, double t) { return recovery_.give_up_if_unplaceable(j, t); }
+    void give_up_unplaceable(double t) { recovery_.give_up_unplaceable(t); }
+    // CheckpointWrites: storage transfers
+    void end_transfer(std::uint32_t j, double t, bool finished) { checkpoints_.end_transfer(j, t, finished); }
+    // ElasticResize: elastic jobs' grows and narrow runs
+    void grow(std::uint32_t j, double t) { elastic_.grow(j, t); }
+    void end_narrow(std::uint32_t j, bool keep_claims) { elastic_.end_narrow(j, keep_claims); }
+
 private:
     void check_invariants() const;
+    /// Serves what the parts asked of the kernel while an event was handled.
+    void serve_requests();
     /// With run_ahead_: the event bound, judged on what happened by now.
     void check_event_limit();
     /// The outside scheduler's nodes for job j: they exist, are distinct, in
@@ -78,6 +108,17 @@ private:
     void begin();
     void open_job(std::uint32_t j);
     void handle(const DueEvent& e);
+    /// Job j's event is due: a job-level failure, a persist's end, a slow
+    /// failure's detection, its time limit or the end of its phase.
+    void handle_job(std::uint32_t j);
+    /// Job j computes from t (an elastic job whose nodes came back first takes them).
+    void compute(std::uint32_t j, double t);
+    /// Carries out what the end of j's write or persist at t left to do.
+    void after_write(std::uint32_t j, double t, WriteOutcome outcome);
+    /// Carries out what j's recovery at t decided.
+    void after_recovery(std::uint32_t j, double t, Recovery decided);
+    /// Job j's final checkpoint is durable at t: it is done.
+    void finish(std::uint32_t j, double t);
 
     JobTransitions lifecycle_;
     FailureRouting failures_;

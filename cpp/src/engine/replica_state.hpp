@@ -1,10 +1,10 @@
-// The state of one replica that the engine's parts share: the input, the
-// random streams, the event kernel, the node pool, the scheduler, the
-// recovery policy, the ledger and every job's state. The parts
+// The state of one replica: the input, the random streams, the event
+// kernel, the node pool, the scheduler, the recovery policy, the ledger and
+// every job's state, with the services each owns. The engine's parts
 // (JobTransitions, FailureRouting, RecoveryActions, CheckpointWrites,
-// ElasticResize) each see it through
-// ReplicaParts and call one another through it; only ReplicaEngine runs the
-// event loop.
+// ElasticResize) are each given the state they read; they never hold one
+// another: what one raises for another goes through ReplicaEngine, which
+// alone runs the event loop and schedules the kernel.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +34,12 @@ struct OutsideScheduler {
     bool report_checkpoints = false;
     std::vector<ModelEvent> outbox;
     void report(ModelEvent e) { outbox.push_back(std::move(e)); }
+    /// When the outside scheduler asked for them: job j keeps a checkpoint
+    /// at `progress` at t (durable, or a tier's).
+    void report_checkpoint(std::uint32_t j, double t, double progress, bool durable) {
+        if (report_checkpoints)
+            report({t, t, ModelEvent::Checkpoint, static_cast<std::int32_t>(j), -1, {}, progress, durable});
+    }
 };
 
 struct ReplicaState {
@@ -52,7 +58,6 @@ struct ReplicaState {
     RecoveryPolicy policy_;
     Ledger ledger_;
     JobStates jobs_;
-    std::size_t jobs_done_ = 0;     ///< done, or closed as unplaceable
     Reservation reservation_;       ///< EASY backfill (enabled under it, with a fleet)
     const bool limits_;             ///< some job has a time limit (else none is looked at)
     std::vector<double> limit_at_;  ///< with limits_: each running run's time limit (wall time; inf: none)
@@ -61,6 +66,9 @@ struct ReplicaState {
     std::vector<Levels> levels_;
     StorageChannel storage_;    ///< shared checkpoint storage (enabled with a fleet's storage_bandwidth)
     OutsideScheduler outside_;  ///< FleetModel: decisions come from outside
+    JobDraws job_draws_;        ///< the draws of the jobs' own laws
+    JobDue due_;                ///< when each job's next event is
+    KernelRequests requests_;   ///< what the parts ask of the kernel (served by the engine)
     /// Routine checkpoint transitions are applied ahead of the clock
     /// (JobTransitions::run_ahead); set by ReplicaEngine::run where nothing
     /// else reads a running job's progress between its own events.
@@ -68,71 +76,22 @@ struct ReplicaState {
     DueEvent current_{};  ///< the event being handled
 };
 
-class JobTransitions;
-class FailureRouting;
-class RecoveryActions;
-class CheckpointWrites;
-class ElasticResize;
+/// Shared storage: job j's durable checkpoints move bytes through it.
+inline bool uses_storage(const StorageChannel& storage, const SimulationInput& in, std::uint32_t j) {
+    return storage.enabled() && in.options(j).checkpoint_bytes > 0.0;
+}
 
-/// What each part of the engine works with: the replica's state (by
-/// reference, under the same names) and the other parts.
-struct ReplicaParts {
-    explicit ReplicaParts(ReplicaState& s)
-        : in_(s.in_),
-          plans_(s.plans_),
-          replica_(s.replica_),
-          checking_(s.checking_),
-          draws_(s.draws_),
-          kernel_(s.kernel_),
-          pool_(s.pool_),
-          scheduler_(s.scheduler_),
-          policy_(s.policy_),
-          ledger_(s.ledger_),
-          jobs_(s.jobs_),
-          jobs_done_(s.jobs_done_),
-          reservation_(s.reservation_),
-          limits_(s.limits_),
-          limit_at_(s.limit_at_),
-          levels_(s.levels_),
-          storage_(s.storage_),
-          outside_(s.outside_),
-          run_ahead_(s.run_ahead_),
-          current_(s.current_) {}
+/// Elastic job j, `failing` of its nodes about to be detached, would hold
+/// at least its min_gpus (it may go on with them: ElasticResize::shrink).
+inline bool can_shrink(const SimulationInput& in, const Plans& plans, const NodePool& pool, std::uint32_t j,
+                       std::size_t failing) {
+    const std::uint32_t min_gpus = in.options(j).min_gpus;
+    if (min_gpus == 0) return false;
+    const std::size_t held = pool.nodes_of(j).size() - failing;
+    return held > 0 && held * plans.jobs[j].gpus_per_node >= min_gpus;
+}
 
-    void wire(JobTransitions* lifecycle, FailureRouting* failures, RecoveryActions* recovery,
-              CheckpointWrites* checkpoints, ElasticResize* elastic) {
-        lifecycle_ = lifecycle;
-        failures_ = failures;
-        recovery_ = recovery;
-        checkpoints_ = checkpoints;
-        elastic_ = elastic;
-    }
-
-    const SimulationInput& in_;
-    const Plans& plans_;
-    const std::uint32_t replica_;
-    const bool checking_;
-    ReplicaDraws& draws_;
-    EventKernel& kernel_;
-    NodePool& pool_;
-    Scheduler& scheduler_;
-    RecoveryPolicy& policy_;
-    Ledger& ledger_;
-    JobStates& jobs_;
-    std::size_t& jobs_done_;
-    Reservation& reservation_;
-    const bool limits_;
-    std::vector<double>& limit_at_;
-    std::vector<Levels>& levels_;
-    StorageChannel& storage_;
-    OutsideScheduler& outside_;
-    const bool& run_ahead_;
-    const DueEvent& current_;
-    JobTransitions* lifecycle_ = nullptr;
-    FailureRouting* failures_ = nullptr;
-    RecoveryActions* recovery_ = nullptr;
-    CheckpointWrites* checkpoints_ = nullptr;
-    ElasticResize* elastic_ = nullptr;
-};
+/// The engine that sequences the parts (each part holds it, never another part).
+class ReplicaEngine;
 
 }  // namespace acesim

@@ -1,22 +1,39 @@
 #include "reservation.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <stdexcept>
 #include <string>
 
+#include "acesim/analytic.hpp"
+
 namespace acesim {
 
-Reservation::Reservation(bool enabled, const JobTable& specs, std::uint32_t nodes,
-                         std::uint32_t gpus_per_node, const std::vector<JobPlan>& plans)
-    : enabled_(enabled), plans_(plans), specs_(specs), gpn_(gpus_per_node) {
+Reservation::Reservation(bool enabled, const SimulationInput& in, std::uint32_t nodes, const Plans& plans)
+    : enabled_(enabled),
+      all_plans_(plans),
+      plans_(plans.jobs),
+      specs_(in.jobs),
+      time_limits_(in.time_limits),
+      gpn_(in.gpus_per_node) {
     if (!enabled) return;
-    of_.resize(specs.size());
-    ends_.resize(specs.size());
-    late_ok_.assign(gpus_per_node, 0);
-    classes_.resize(gpus_per_node + nodes);
+    of_.resize(specs_.size());
+    ends_.resize(specs_.size());
+    late_ok_.assign(gpn_, 0);
+    classes_.resize(gpn_ + nodes);
     freed_.assign(nodes, 0);
     flags_.assign(nodes, 0);
+}
+
+double Reservation::run_estimate(std::uint32_t j, const Lifecycle& life) const {
+    // The time limit when there is one; else mean init + load, the work left
+    // since the last checkpoint, and a mean write for each checkpoint still
+    // ahead (the final one included).
+    if (j < time_limits_.size() && std::isfinite(time_limits_[j])) return time_limits_[j];
+    const JobProfile& profile = all_plans_.of(j);
+    const double left = specs_[j].work - life.committed;
+    return profile.restart + left + segment_count(left, life.interval) * profile.save_mean;
 }
 
 void Reservation::not_queued(std::uint32_t j) {

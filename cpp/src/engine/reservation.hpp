@@ -36,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "acesim/lifecycle.hpp"
 #include "acesim/simulator.hpp"
 #include "estimated_ends.hpp"
 #include "live_slots.hpp"
@@ -46,8 +47,8 @@ namespace acesim {
 
 class Reservation {
 public:
-    Reservation(bool enabled, const JobTable& specs, std::uint32_t nodes, std::uint32_t gpus_per_node,
-                const std::vector<JobPlan>& plans);
+    /// `nodes`: the fleet's (0 without one).
+    Reservation(bool enabled, const SimulationInput& in, std::uint32_t nodes, const Plans& plans);
 
     bool enabled() const { return enabled_; }
 
@@ -57,6 +58,14 @@ public:
     /// Job j holds no node.
     void clear_end(std::uint32_t j);
     bool has_end(std::uint32_t j) const { return ends_.has(j); }
+    /// Job j gives back every node it holds to the pool: it has no estimated end.
+    void release_nodes(std::uint32_t j, NodePool& pool) {
+        pool.release_all(j);
+        if (enabled_) clear_end(j);
+    }
+    /// The estimated length of a run of job j started now, at its
+    /// lifecycle's progress and interval (the EASY estimate).
+    [[gnu::noinline]] double run_estimate(std::uint32_t j, const Lifecycle& life) const;
 
     // --- the queue's estimates ------------------------------------------------
     /// Job j joins the queue; a run of it started then is estimated to last
@@ -149,8 +158,10 @@ private:
     bool fits(std::uint32_t c, const NodePool& pool) const;
 
     bool enabled_;
+    const Plans& all_plans_;
     const std::vector<JobPlan>& plans_;
     const JobTable& specs_;
+    const std::vector<double>& time_limits_;
     std::uint32_t gpn_;
 
     EstimatedEnds ends_;
