@@ -133,12 +133,29 @@ def replace_file(path: str | os.PathLike[str], data: bytes | str | Callable[[Any
     the temporary file is removed and ``path`` is as it was. Returns
     ``path``."""
     target = Path(path)
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    tmp = _temporary(target)
     fd = _create(tmp)
     try:
         with contextlib.suppress(OSError):  # the file it replaces keeps its permissions
             os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
         _fill(fd, data)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _put_in_place(tmp, target)
+    return target
+
+
+def _temporary(target: Path) -> Path:
+    """A fresh temporary name beside ``target`` (hidden, save-unique)."""
+    return target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+
+
+def _put_in_place(tmp: Path, target: Path) -> None:
+    """``tmp`` renamed onto ``target`` (one step of the kill switch), the
+    temporary removed if that fails, then the folder fsynced."""
+    try:
         if _step():
             _die()
         os.replace(tmp, target)
@@ -147,7 +164,6 @@ def replace_file(path: str | os.PathLike[str], data: bytes | str | Callable[[Any
             os.unlink(tmp)
         raise
     fsync_dir(target.parent)
-    return target
 
 
 def write_new(path: str | os.PathLike[str], data: bytes) -> tuple[int, str]:
@@ -167,7 +183,7 @@ def write_new(path: str | os.PathLike[str], data: bytes) -> tuple[int, str]:
 def link_or_copy(source: Path, target: Path) -> None:
     """``target`` replaced (atomically) by a hard link to ``source``, or by a
     copy of it where links are not supported."""
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    tmp = _temporary(target)
     if _step():
         _die()
     try:
@@ -175,15 +191,7 @@ def link_or_copy(source: Path, target: Path) -> None:
     except OSError:
         replace_file(target, source.read_bytes())
         return
-    try:
-        if _step():
-            _die()
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(target.parent)
+    _put_in_place(tmp, target)
 
 
 def remove(path: str | os.PathLike[str]) -> None:
