@@ -3,6 +3,7 @@ print the measured speed-ups at the end of the run."""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -12,6 +13,17 @@ from typing import Any
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
+
+#: ``ACESIM_BENCH_QUICK=1``: the benches that honour it run reduced
+#: scenarios (fewer replicas, shorter or smaller runs) for a quick look; the
+#: figures they print are then not the reference figures.
+QUICK = os.environ.get("ACESIM_BENCH_QUICK", "") not in ("", "0")
+
+
+def scaled(full: int, quick: int) -> int:
+    """``full`` normally, ``quick`` under ``ACESIM_BENCH_QUICK=1``."""
+    return quick if QUICK else full
+
 
 #: Lines the benchmarks want shown in the terminal summary (even under -q).
 REPORT: list[str] = []
