@@ -4,11 +4,15 @@ print the measured speed-ups at the end of the run."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 if str(TESTS) not in sys.path:
@@ -55,6 +59,36 @@ def against_simpy(
     if must_be_faster:
         assert ratio > 1.0
     return acesim_per_replica, ratio
+
+
+@pytest.fixture(scope="session")
+def bare_heap(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bare binary-heap loop (bench/native/bare_heap.cpp), compiled with
+    the system C++ compiler at -O2; the bench is skipped without one."""
+    compiler = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    if compiler is None:
+        pytest.skip("no C++ compiler to build the bare heap loop")
+    exe = tmp_path_factory.mktemp("bare") / "bare_heap"
+    source = Path(__file__).parent / "native" / "bare_heap.cpp"
+    subprocess.run([compiler, "-O2", "-std=c++17", str(source), "-o", str(exe)], check=True)
+    return exe
+
+
+def bare_heap_seconds(exe: Path, entries: int, events: int) -> float:
+    """The bare loop's best time of three for ``events`` events on ``entries``
+    live heap entries."""
+    best = float("inf")
+    for seed in (1, 2, 3):
+        out = subprocess.run(
+            [str(exe), str(entries), str(events), str(seed)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        n, seconds, _ = out.stdout.split()
+        assert int(n) == events
+        best = min(best, float(seconds))
+    return best
 
 
 def report(line: str) -> None:
