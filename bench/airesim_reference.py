@@ -147,7 +147,9 @@ STANDARD = Scenario()
 #: (exponential, 0.01 a day a server), one repair stage of Exp(mean 48 h)
 #: that always fixes, 28 days of compute. With the standbys used up and
 #: fewer than 128 servers out of repair, the job waits, as AIReSim's does,
-#: until the whole working pool (132) is back.
+#: until the whole working pool (132) is back (AIReSim's docs/ARCHITECTURE.md:
+#: its stall loop waits on repairs until the working pool holds
+#: ``total_servers_needed``, the job's servers and its standbys).
 ONE_JOB = Scenario(
     job_servers=128,
     warm_standbys=4,
