@@ -89,7 +89,15 @@ import numpy as np
 import numpy.typing as npt
 import simpy
 
-__all__ = ["DTYPE", "FIELDS", "STANDARD", "Scenario", "run_replications", "simulate_replication"]
+__all__ = [
+    "DTYPE",
+    "FIELDS",
+    "ONE_JOB",
+    "STANDARD",
+    "Scenario",
+    "run_replications",
+    "simulate_replication",
+]
 
 MINUTE = 60.0
 HOUR = 3600.0
@@ -132,6 +140,27 @@ class Scenario:
 
 #: AIReSim's defaults (``Params()``, ``config.yaml``).
 STANDARD = Scenario()
+
+#: A one-job scenario in AIReSim's terms (``bench/test_bench_airesim_one_job.py``):
+#: 128 servers and 4 warm standbys on a working pool of exactly those 132
+#: servers, no spare pool, no bad servers, AIReSim's random failure rate
+#: (exponential, 0.01 a day a server), one repair stage of Exp(mean 48 h)
+#: that always fixes, 28 days of compute. With the standbys used up and
+#: fewer than 128 servers out of repair, the job waits, as AIReSim's does,
+#: until the whole working pool (132) is back (AIReSim's docs/ARCHITECTURE.md:
+#: its stall loop waits on repairs until the working pool holds
+#: ``total_servers_needed``, the job's servers and its standbys).
+ONE_JOB = Scenario(
+    job_servers=128,
+    warm_standbys=4,
+    working_pool=132,
+    spare_pool=0,
+    work=28 * DAY,
+    bad_fraction=0.0,
+    auto_repair_mean=48 * HOUR,
+    escalate=0.0,
+    auto_repair_fail=0.0,
+)
 
 #: The fields of a replication's row, in order (the dtype of :func:`run_replications`).
 FIELDS: tuple[str, ...] = (

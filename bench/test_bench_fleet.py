@@ -3,10 +3,14 @@ scaled to the fleet (about 1.7M jobs), node failures at Meta RSC-1's rate
 (6.5 per 1000 node-days), full per-job accounting; and the same month at
 1,048,576 GPUs (131,072 nodes, about 13.8M jobs).
 
-Time comes from pytest-benchmark; peak memory from a fresh process (its
+Time comes from pytest-benchmark, side by side with the bare binary-heap
+loop (bench/native/bare_heap.cpp, as many live entries as nodes) for the
+same count of logical events; peak memory from a fresh process (its
 maximum resident set size, results included), which also times the 1M-GPU
 month. Both are printed in the terminal summary and stored in
-``benchmark.extra_info``.
+``benchmark.extra_info``. Targets (issue 28): the 131K-GPU month at most
+0.7x the bare loop's time and 500 MB; the 1M-GPU month at most 12 s and
+4 GB. ``ACESIM_BENCH_QUICK=1`` simulates 3 days instead of 30.
 """
 
 from __future__ import annotations
@@ -21,14 +25,14 @@ from typing import Any
 import acesim as ace
 import numpy as np
 import pytest
-from conftest import report
+from conftest import bare_heap_seconds, report, scaled, timed
 
 NODES = 16_384
 SPARES = 64
 MILLION_NODES = 131_072  # 1,048,576 GPUs
 MILLION_SPARES = 512
 GPUS_PER_NODE = 8
-DAYS = 30
+DAYS = scaled(30, 3)
 RSC1_FAILURES_PER_NODE_DAY = 6.5e-3
 
 
@@ -70,7 +74,8 @@ def check(res: ace.SimulationResult, jobs: ace.JobArray, nodes: int = NODES) -> 
     np.testing.assert_allclose(j["productive"][done], jobs.work[done], rtol=1e-9)
     fleet_row = res.fleet[0]
     assert 0.8 < fleet_row["ettr"] < 1.0
-    assert fleet_row["jobs_completed"] > 0.99 * len(jobs)
+    # Jobs still running at the horizon: under 1% of a month's, more of 3 days'.
+    assert fleet_row["jobs_completed"] > (0.99 if DAYS >= 30 else 0.95) * len(jobs)
     # Node failures at the RSC-1 rate: nodes * rate * DAYS events, Poisson.
     expected = nodes * RSC1_FAILURES_PER_NODE_DAY * DAYS
     assert abs(fleet_row["node_failures"] - expected) < 5 * np.sqrt(expected)
@@ -113,52 +118,56 @@ def fresh_run(nodes: int, spares: int) -> dict[str, Any]:
     return result
 
 
-def test_fleet_month(benchmark: Any, workload: ace.JobArray) -> None:
-    res = benchmark.pedantic(
-        ace.simulate,
-        args=(workload,),
-        kwargs=dict(fleet=fleet(), horizon=DAYS * ace.DAY, seed=1, threads=1),
-        rounds=2,
-        iterations=1,
+def test_fleet_month(benchmark: Any, workload: ace.JobArray, bare_heap: Path) -> None:
+    log: list[float] = []
+    month = timed(
+        lambda: ace.simulate(workload, fleet=fleet(), horizon=DAYS * ace.DAY, seed=1, threads=1),
+        log,
     )
+    res = benchmark.pedantic(month, rounds=2, iterations=1)
     check(res, workload)
     events = int(res.fleet["events"][0])
     heap = int(res.fleet["heap_events"][0])
-    seconds = benchmark.stats.stats.min
+    seconds = min(log)
+    bare = bare_heap_seconds(bare_heap, NODES, events)
+    ratio = seconds / bare
     peak = fresh_run(NODES, SPARES)["peak_mb"]
     benchmark.extra_info.update(
         jobs=len(workload),
         events=events,
         heap_events=heap,
         events_per_second=events / seconds,
+        bare_heap_seconds=bare,
+        ratio_over_bare_heap=ratio,
         peak_rss_mb=peak,
     )
     report(
         f"fleet month: {NODES} nodes x {GPUS_PER_NODE} GPUs, {DAYS} days, {len(workload):,} jobs, "
         f"{events:,} events ({heap:,} through the heap): {seconds:.2f} s per replica "
-        f"({events / seconds / 1e6:.2f} M events/s), "
-        f"peak RSS {peak:.0f} MB in a fresh process (targets: 1.2 s, 500 MB)"
+        f"({events / seconds / 1e6:.2f} M events/s) vs the bare heap loop {bare:.2f} s for the "
+        f"same events: ratio {ratio:.2f}x (target <= 0.7x); "
+        f"peak RSS {peak:.0f} MB in a fresh process (target <= 500 MB)"
     )
 
 
 def test_fleet_month_greedy_backfill(benchmark: Any, workload: ace.JobArray) -> None:
     """The same month under greedy backfill (the default is EASY): the cost
     of the reservation, side by side."""
-    res = benchmark.pedantic(
-        ace.simulate,
-        args=(workload,),
-        kwargs=dict(
+    log: list[float] = []
+    month = timed(
+        lambda: ace.simulate(
+            workload,
             fleet=fleet(),
             policy=ace.Policy(backfill="greedy"),
             horizon=DAYS * ace.DAY,
             seed=1,
             threads=1,
         ),
-        rounds=2,
-        iterations=1,
+        log,
     )
+    res = benchmark.pedantic(month, rounds=2, iterations=1)
     check(res, workload)
-    seconds = benchmark.stats.stats.min
+    seconds = min(log)
     report(f"fleet month, greedy backfill: {seconds:.2f} s per replica")
 
 
@@ -168,12 +177,12 @@ def test_fleet_month_million_gpus(benchmark: Any) -> None:
     as the 131K-GPU month: the simulate call's time and the process's peak
     memory, results included (targets: 12 s and 4 GB)."""
     r = fresh_run(MILLION_NODES, MILLION_SPARES)
-    assert r["jobs"] > 13_000_000
+    assert r["jobs"] > 13_000_000 * DAYS / 30
     benchmark.extra_info.update(r)
     benchmark.pedantic(lambda: None, rounds=1)
     report(
         f"fleet month at 1,048,576 GPUs: {MILLION_NODES} nodes, {r['jobs']:,} jobs, "
         f"{r['events']:,} events ({r['heap_events']:,} through the heap): "
         f"{r['seconds']:.1f} s, peak RSS {r['peak_mb']:.0f} MB in a fresh process "
-        f"(targets: 12 s, 4 GB)"
+        f"(targets: <= 12 s, <= 4 GB)"
     )
