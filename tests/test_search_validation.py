@@ -81,12 +81,16 @@ class Outcome:
     rinott: int
 
     def text(self, name: str) -> str:
-        ratio = self.replicas / self.rinott if self.rinott else math.nan
-        return (
+        text = (
             f"{name}: correct on {self.correct}/{self.seeds} seeds; replicas spent "
-            f"{self.replicas / self.seeds:,.0f} per seed, Rinott's two-stage procedure "
-            f"{self.rinott / self.seeds:,.0f} ({ratio:.2f}x)"
+            f"{self.replicas / self.seeds:,.0f} per seed"
         )
+        if self.rinott:
+            text += (
+                f", Rinott's two-stage procedure {self.rinott / self.seeds:,.0f} "
+                f"({self.replicas / self.rinott:.2f}x)"
+            )
+        return text
 
 
 @functools.cache
