@@ -222,10 +222,10 @@ class TuneResult:
         ax = fig.add_subplot()
         t = self.table
         x = np.arange(t.shape[0])
-        kept = t["eliminated"] < 0
+        dropped = (t["eliminated"] >= 0) | (t["feasible"] == 0)
         for mask, colour, label in (
-            (~kept, "#9A9A9A", "eliminated"),
-            (kept & ~t["chosen"], "#2F6DB5", "kept to the end"),
+            (dropped, "#9A9A9A", "eliminated or infeasible"),
+            (~dropped & ~t["chosen"], "#2F6DB5", "not eliminated"),
             (t["chosen"], "#C4302B", "chosen"),
         ):
             if mask.any():
@@ -247,11 +247,11 @@ class TuneResult:
         ax.set_xticks(x, [_label(v) for v in self.values], rotation=30, ha="right", fontsize=8)
         unit = f" ({self.objective.unit})" if self.objective.unit else ""
         ax.set_ylabel(f"{self.objective.name}{unit}")
-        ax.set_title(self.statement_short(), fontsize=9)
+        ax.set_title(self._short(), fontsize=9)
         ax.legend(fontsize=8)
         return fig
 
-    def statement_short(self) -> str:
+    def _short(self) -> str:
         if self.best is None:
             return "no candidate is feasible"
         return f"chosen: {_label(self.best)}"
