@@ -727,7 +727,7 @@ def tune(
     k = len(candidates)
 
     def sample(which: list[int], first: int, count: int) -> npt.NDArray[np.float64]:
-        return np.array(
+        out = np.array(
             [
                 evaluate(
                     candidates[c],
@@ -740,6 +740,15 @@ def tune(
                 for c in which
             ]
         )
+        bad = ~np.isfinite(out)
+        if bad.any():
+            row, col = (int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(
+                f"{target.name} is not defined on replica {first + col} of candidate "
+                f"{_label(combos[which[row]])} (a job that never ran before the horizon?): "
+                "choose an objective every replica has"
+            )
+        return out
 
     bar = _Progress(k * n0, desc="tune", unit="replica") if progress else None
     runs: list[_Run] = []
