@@ -171,6 +171,25 @@ def test_save_and_load(tmp_path: object) -> None:
         assert back.estimate == r.estimate
 
 
+def test_load_refuses_other_files(tmp_path: object) -> None:
+    from acesim.results_io import ResultFileError
+
+    res = ace.simulate(ace.Job(8, work=3600.0, checkpoint_interval=600.0), replicas=2)
+    path = tmp_path / "r.npz"  # type: ignore[operator]
+    res.save(path)
+    with pytest.raises(ResultFileError, match="not 'acesim-tune'"):
+        load_tune(path)
+    r = ace.tune(scenario(), {PATH: ["1h", "2h"]})
+    bad = tmp_path / "t.json"  # type: ignore[operator]
+    r.save(bad)
+    text = bad.read_text().replace('"gpu_hour": 0.0', '"gpu_hour": 0.0, "bribe": 1.0')
+    text = text.replace('"cost": null', '"cost": {"bribe": 1.0}')
+    bad.write_text(text)
+    with pytest.raises(ResultFileError, match="unreadable tune metadata"):
+        load_tune(bad)
+    assert "table" not in repr(r)
+
+
 def test_loaded_base_with_code_needs_trust(tmp_path: object) -> None:
     r = ace.tune(scenario(), {PATH: ["1h", "2h"]})
     path = tmp_path / "t.json"  # type: ignore[operator]

@@ -171,7 +171,7 @@ class TuneResult:
 
     best: dict[str, Any] | None
     estimate: Estimate | None
-    table: npt.NDArray[Any]
+    table: npt.NDArray[Any] = field(repr=False)
     statement: str
     objective: Objective
     paths: tuple[str, ...]
