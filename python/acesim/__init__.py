@@ -7,7 +7,7 @@ Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
 
 from __future__ import annotations
 
-from . import _core, exports, fit, history, plot, provenance, report, workloads
+from . import _core, exports, fit, history, plot, provenance, report, search, workloads
 from . import _pickle as _pickle  # registers the pickle reducers
 from ._beside import _load_beside as _load_beside  # pickles name these as acesim.*
 from ._pickle import _rebuild_by_keywords as _rebuild_by_keywords
@@ -50,11 +50,13 @@ from .errors import NoProgressError, ReentrantCallError, TooFewReplicasError, Un
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
 from .fleet_model import Event, FleetModel
 from .job import CheckpointTier, IntervalRule, Job, JobArray
+from .objectives import Cost
 from .optimize import OptimalInterval, optimal_interval
 from .policy import FailureView, PlacementView, Policy, Preemption, Quarantine, Replacement
 from .regimes import gang
 from .repair import Repair, RepairStage
 from .scenario import Scenario, ScenarioError, dump_scenario, load_scenario
+from .search import TuneResult, tune
 from .simulation import (
     PURPOSES,
     STREAM_VERSION,
@@ -102,6 +104,7 @@ __all__ = [
     "Comparison",
     "CompiledPolicy",
     "Constant",
+    "Cost",
     "Difference",
     "Distribution",
     "Empirical",
@@ -140,6 +143,7 @@ __all__ = [
     "SingleReplicaWarning",
     "SweepResult",
     "TooFewReplicasError",
+    "TuneResult",
     "TwoLevelIntervals",
     "UntrustedNameError",
     "Weibull",
@@ -171,8 +175,10 @@ __all__ = [
     "plot",
     "provenance",
     "report",
+    "search",
     "simulate",
     "sweep",
+    "tune",
     "two_level_optimal_intervals",
     "workloads",
     "young_interval",
