@@ -533,3 +533,54 @@ def test_can_start_answers_without_changing_anything() -> None:
     asked, plain = run(True), run(False)
     assert asked.jobs.tobytes() == plain.jobs.tobytes()
     assert float(asked.jobs["recovery_wait"][0]) == 110.0 - 10.0
+
+
+# --------------------------------------------------------------------------
+# Never: failures switched off, in every entry point
+# --------------------------------------------------------------------------
+
+#: A two-node job of 4 h, a checkpoint each hour (save 60 s), load 60 s, no
+#: init, with nothing failing: load 0-60, then four hours of compute each
+#: followed by a 60 s write: 60 + 4 x 3,600 + 4 x 60 = 14,700 s.
+UNFAILED_WALL = 60.0 + 4 * HOUR + 4 * 60.0
+
+
+def test_never_switches_failures_off_in_simulate() -> None:
+    never = ace.Never()
+    runs = {
+        "job-level": ace.simulate([job(2)], failures=never, replicas=5),
+        "node-level": ace.simulate(
+            [job(2)], fleet=ace.Fleet(4, node_failures=never, lemon_fraction=0.5), replicas=5
+        ),
+        "both": ace.simulate(
+            [job(2)], failures=never, fleet=ace.Fleet(4, node_failures=never), replicas=5
+        ),
+        "per-job": ace.simulate([job(2), job(1)], failures=[never, never], replicas=5),
+        "fresh": ace.simulate(
+            [job(2)], fleet=ace.Fleet(4, node_failures=never, node_start="fresh"), replicas=5
+        ),
+    }
+    for name, res in runs.items():
+        assert (res.jobs["failures"] == 0).all(), name
+        assert (res.jobs["wall"][res.jobs["job"] == 0] == UNFAILED_WALL).all(), name
+        assert len(res.trace) == 0, name
+        # The analytic columns of a job without failures.
+        for column in ("mtbf", "young_interval", "daly_interval"):
+            assert (res.jobs[column] == math.inf).all(), (name, column)
+
+
+def test_node_failures_none_keeps_its_meaning() -> None:
+    """``Fleet(node_failures=None)``: no node-level law, so simulate draws
+    job-level failures from the scale-aware default."""
+    res = ace.simulate([job(2)], fleet=ace.Fleet(4, node_failures=None))
+    assert res.jobs["mtbf"][0] == ace.mttf(ace.meta_scale_model(), 16)
+
+
+def test_never_in_the_fleet_model() -> None:
+    model = ace.FleetModel(ace.Fleet(3, node_failures=ace.Never()), failures=ace.Never())
+    a = model.submit(job(2))
+    model.start(a, [0, 1])
+    events = model.advance(math.inf)
+    assert [(e.time, e.kind, e.job) for e in events] == [(UNFAILED_WALL, "job_done", a)]
+    assert model.peek() == math.inf
+    assert model.result().jobs["failures"][0] == 0

@@ -3303,6 +3303,56 @@ def _front_door() -> None:
         lambda c: ace.FleetModel(small_fleet).submit(countless), expect)  # fmt: skip
 
 
+# ======================================================================= embedding: Never, state
+
+
+def _embedding() -> None:
+    never = ace.Never()
+    create = {"type": "create", "fleet": {"nodes": 4}}
+    for label, requests, expect in [
+        ("never-with-a-field", [{"type": "create", "fleet": {"nodes": 4, "node_failures": {
+            "law": "never", "mean": 5}}}], raises(ProtocolReply, "'fleet.node_failures.mean'")),
+        ("never-as-repair", [{"type": "create", "fleet": {"nodes": 4, "repair": {
+            "law": "never"}}}], raises(ProtocolReply, "'fleet.repair'")),
+        ("never-as-detect", [{**create, "causes": [{"name": "x", "share": 1, "detect": {
+            "law": "never"}}]}], raises(ProtocolReply, "'causes[0].detect'")),
+        ("never-in-a-mixture", [{**create, "failures": {"law": "mixture", "components": [
+            {"weight": 1, "law": {"law": "never"}}]}}],
+         raises(ProtocolReply, "'failures.components[0]'")),
+        ("never-fleet", [{"type": "create", "fleet": {"nodes": 4, "node_failures": {
+            "law": "never"}}}], accepted(check(lambda r: r[-1]["result"]["model"] == 1))),
+    ]:  # fmt: skip
+        add(f"serve-{label}", lambda c, r=requests: serve(*r), expect)
+
+    for label, build, expect in [
+        ("Never-args", lambda: ace.Never(1.0), raises(TypeError, "argument")),
+        ("Never-sample-n-negative", lambda: never.sample(-1), raises(ValueError, "n")),
+        ("Never-sample-device", lambda: never.sample(2, device="tpu"),
+         raises(ValueError, "device")),
+        ("Never-mean-gpus-zero", lambda: never.mean(gpus=0), raises(ValueError, "gpus")),
+        ("Never-save", lambda: ace.Job(8, 3600.0, 600.0, save=never), raises(TypeError, "save")),
+        ("Never-load", lambda: ace.Job(8, 3600.0, 600.0, load=never), raises(TypeError, "load")),
+        ("Never-persist", lambda: ace.Job(8, 3600.0, 600.0, persist=never),
+         raises(TypeError, "persist")),
+        ("Never-repair", lambda: ace.Fleet(4, repair=never), raises(TypeError, "repair")),
+        ("Never-repair-stage", lambda: ace.RepairStage(never, fix=1.0),
+         raises(TypeError, "duration")),
+        ("Never-cold-spare-delay", lambda: ace.Fleet(4, cold_spares=1, cold_spare_delay=never),
+         raises(TypeError, "cold_spare_delay")),
+        ("Never-replacement-delay", lambda: ace.Policy(replacement_delay=never),
+         raises(TypeError, "replacement_delay")),
+        ("Never-detect", lambda: ace.Cause("x", 1.0, detect=never), raises(TypeError, "detect")),
+        ("Never-mixture", lambda: ace.Mixture([(1.0, never)]), raises(TypeError, "components[0]")),
+        ("Never-scale-aware", lambda: ace.ScaleAware(never, 8), raises(TypeError, "base")),
+        ("Never-failures", lambda: sim(failures=never),
+         accepted(check(lambda r: (r.jobs["failures"] == 0).all()))),
+        ("Never-node-failures", lambda: ace.simulate(
+            [job()], fleet=ace.Fleet(4, node_failures=never), replicas=2),
+         accepted(check(lambda r: (r.jobs["failures"] == 0).all()))),
+    ]:  # fmt: skip
+        add(f"embedding-{label}", lambda c, b=build: b(), expect)
+
+
 # =========================================================================== registry
 
 _GROUPS = [
@@ -3332,6 +3382,7 @@ _GROUPS = [
     _intervals,
     _core_specs,
     _front_door,
+    _embedding,
 ]
 for _group in _GROUPS:
     _group()

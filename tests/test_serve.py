@@ -1073,3 +1073,23 @@ def test_a_node_trace_and_the_llama3_causes(server: Client) -> None:
     rows = server.ok("result", model=m, tables=["trace"])["trace"]
     assert_same_table(rows, model.result().trace)
     server.ok("close", model=m)
+
+
+def test_never_switches_failures_off_over_the_protocol(server: Client) -> None:
+    """``{"law": "never"}`` as the node-level and the job-level law: the
+    job runs its hand-worked course (load 60 s, 8 x (3,600 s + a 60 s
+    write)) and nothing else happens."""
+    m = server.ok(
+        "create",
+        fleet={"nodes": 3, "node_failures": {"law": "never"}},
+        failures={"law": "never"},
+    )["model"]
+    j = server.ok("submit", model=m, job=small_job(save=60, load=60))["job"]
+    server.ok("start", model=m, job=j, nodes=[0, 1])
+    events = server.ok("advance", model=m, until="Infinity")["events"]
+    assert [(e["time"], e["kind"]) for e in events] == [(60.0 + 8 * 3660.0, "job_done")]
+    assert server.ok("peek", model=m)["time"] == "Infinity"
+    refused = server.call("submit", model=m, job=small_job(save={"law": "never"}))
+    assert refused["ok"] is False
+    assert refused["error"]["field"] == "job.save"
+    server.ok("close", model=m)

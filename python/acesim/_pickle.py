@@ -42,6 +42,7 @@ from .distributions import (
     Gamma,
     LogNormal,
     Mixture,
+    Never,
     Replay,
     ScaleAware,
     Weibull,
@@ -66,6 +67,7 @@ VALUE_CLASSES: dict[str, type] = {
     "acesim.LogNormal": LogNormal,
     "acesim.Gamma": Gamma,
     "acesim.Mixture": Mixture,
+    "acesim.Never": Never,
     "acesim.Empirical": Empirical,
     "acesim.BlockBootstrap": BlockBootstrap,
     "acesim.Replay": Replay,
@@ -115,6 +117,7 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
     LogNormal: ("mu", "sigma"),
     Gamma: ("shape", "scale"),
     Mixture: ("components",),
+    Never: (),
     Empirical: ("samples",),
     BlockBootstrap: ("sequence", "block"),
     Replay: ("times",),
@@ -195,6 +198,10 @@ def _gamma(d: Gamma) -> Reduced:
 
 def _mixture(d: Mixture) -> Reduced:
     return _call(Mixture, [(w, c) for w, c in d.components])
+
+
+def _never(d: Never) -> Reduced:
+    return _call(Never)
 
 
 def _empirical(d: Empirical) -> Reduced:
@@ -371,6 +378,7 @@ copyreg.pickle(Weibull, _weibull)
 copyreg.pickle(LogNormal, _lognormal)
 copyreg.pickle(Gamma, _gamma)
 copyreg.pickle(Mixture, _mixture)
+copyreg.pickle(Never, _never)
 copyreg.pickle(Empirical, _empirical)
 copyreg.pickle(BlockBootstrap, _block_bootstrap)
 copyreg.pickle(Replay, _replay)

@@ -50,6 +50,7 @@ from .distributions import (
     Gamma,
     LogNormal,
     Mixture,
+    Never,
     Replay,
     ScaleAware,
     Weibull,
@@ -373,6 +374,7 @@ LAWS: dict[str, tuple[Callable[..., Distribution], dict[str, Reader], tuple[str,
         {"failures_per_node_day": _number, "gpus_per_node": _integer},
         ("failures_per_node_day",),
     ),
+    "never": (Never, {}, ()),
 }
 
 
