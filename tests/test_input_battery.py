@@ -3308,6 +3308,10 @@ def _front_door() -> None:
 
 def _embedding() -> None:
     never = ace.Never()
+
+    def fm() -> Any:
+        return ace.FleetModel(ace.Fleet(4, spares=1, node_failures=never))
+
     create = {"type": "create", "fleet": {"nodes": 4}}
     for label, requests, expect in [
         ("never-with-a-field", [{"type": "create", "fleet": {"nodes": 4, "node_failures": {
@@ -3319,6 +3323,14 @@ def _embedding() -> None:
         ("never-in-a-mixture", [{**create, "failures": {"law": "mixture", "components": [
             {"weight": 1, "law": {"law": "never"}}]}}],
          raises(ProtocolReply, "'failures.components[0]'")),
+        ("advance-whole-instant-string", [create, {"type": "advance", "model": 1, "until": 60,
+                                                   "whole_instant": "no"}],
+         raises(ProtocolReply, "'whole_instant'")),
+        ("node_states-extra-field", [create, {"type": "node_states", "model": 1, "job": 0}],
+         raises(ProtocolReply, "'job'")),
+        ("queued-no-model", [create, {"type": "queued"}], raises(ProtocolReply, "'model'")),
+        ("running-unknown-model", [create, {"type": "running", "model": 7}],
+         raises(ProtocolReply, "'model'")),
         ("never-fleet", [{"type": "create", "fleet": {"nodes": 4, "node_failures": {
             "law": "never"}}}], accepted(check(lambda r: r[-1]["result"]["model"] == 1))),
     ]:  # fmt: skip
@@ -3346,6 +3358,19 @@ def _embedding() -> None:
         ("Never-scale-aware", lambda: ace.ScaleAware(never, 8), raises(TypeError, "base")),
         ("Never-failures", lambda: sim(failures=never),
          accepted(check(lambda r: (r.jobs["failures"] == 0).all()))),
+        ("nodes_needed-unknown", lambda: fm().nodes_needed(0), raises(ValueError, "job")),
+        ("nodes_needed-string", lambda: (lambda m: (m.submit(job()), m.nodes_needed("0")))(fm()),
+         raises(TypeError, "job")),
+        ("nodes_needed-out-of-range", lambda: (lambda m: (m.submit(job()), m.nodes_needed(3)))(
+            fm()), raises(ValueError, "job")),
+        ("advance-whole_instant-string", lambda: fm().advance(10.0, whole_instant="yes"),
+         raises(TypeError, "whole_instant")),
+        ("advance-whole_instant-positional", lambda: fm().advance(10.0, False),
+         raises(TypeError, "positional")),
+        ("node_states-empty-fleet-model", lambda: fm().node_states(),
+         accepted(check(lambda s: list(s) == [0, 0, 0, 4]))),
+        ("lists-empty", lambda: (lambda m: (m.running(), m.waiting(), m.queued(), m.down_nodes()))(
+            fm()), accepted(check(lambda r: r == ([], [], [], [])))),
         ("Never-node-failures", lambda: ace.simulate(
             [job()], fleet=ace.Fleet(4, node_failures=never), replicas=2),
          accepted(check(lambda r: (r.jobs["failures"] == 0).all()))),

@@ -278,6 +278,15 @@ def test_every_request_type() -> None:
             assert events["now"] == model.now
             if any(e["kind"] == "job_failed" for e in events["events"]):
                 break
+        # Node 0 is under repair, job 0 waits on its survivor, node 1.
+        assert ok("node_states", model=m)["states"] == ["down", "busy", "free", "free"]
+        assert [ace.NodeState(s).name.lower() for s in model.node_states()] == [
+            "down", "busy", "free", "free"
+        ]  # fmt: skip
+        assert ok("down_nodes", model=m)["nodes"] == model.down_nodes() == [0]
+        assert ok("waiting", model=m)["jobs"] == model.waiting() == [0]
+        assert ok("running", model=m)["jobs"] == model.running() == []
+        assert ok("queued", model=m)["jobs"] == model.queued() == []
         ok("stop", model=m, job=0)  # back to the queue, its survivor released
         model.stop(0)
         assert ok("nodes_of", model=m, job=0)["nodes"] == [] == model.nodes_of(0)
@@ -834,6 +843,7 @@ def test_every_law_family_reads_as_its_python_law() -> None:
             ace.meta_scale_model(5 * HOUR, 0.9),
         ),
         ({"law": "node_rate", "failures_per_node_day": 6.5e-3}, ace.node_rate_model(6.5e-3)),
+        ({"law": "never"}, ace.Never()),
         (
             {
                 "law": "scale_aware",

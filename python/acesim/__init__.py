@@ -49,7 +49,7 @@ from .distributions import (
 )
 from .errors import NoProgressError, ReentrantCallError, TooFewReplicasError, UntrustedNameError
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
-from .fleet_model import Event, FleetModel
+from .fleet_model import Event, FleetModel, NodeState
 from .job import CheckpointTier, IntervalRule, Job, JobArray
 from .optimize import OptimalInterval, optimal_interval
 from .policy import FailureView, PlacementView, Policy, Preemption, Quarantine, Replacement
@@ -124,6 +124,7 @@ __all__ = [
     "Never",
     "NoProgressError",
     "NodeEventKind",
+    "NodeState",
     "NodeTrace",
     "OptimalInterval",
     "PlacementView",

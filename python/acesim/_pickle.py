@@ -48,6 +48,7 @@ from .distributions import (
     Weibull,
 )
 from .fleet import Cause, Fleet, NodeTrace
+from .fleet_model import NodeState
 from .job import RULE_CODES, CheckpointTier, Job, JobArray
 from .policy import Policy, Preemption, Quarantine, Replacement
 from .repair import Repair, RepairStage
@@ -92,6 +93,7 @@ ENUMS: dict[str, type[enum.Enum]] = {
     "acesim.FailureSource": FailureSource,
     "acesim.JobStatus": JobStatus,
     "acesim.NodeEventKind": NodeEventKind,
+    "acesim.NodeState": NodeState,
 }
 
 #: Where each class of the tables is defined (its ``__module__`` before it

@@ -13,12 +13,14 @@ gives the rows :func:`acesim.simulate` gives.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._core_input import core_model
@@ -39,7 +41,7 @@ from .simulation import (
     _tier_spec,
 )
 
-__all__ = ["EVENT_KINDS", "Event", "FleetModel"]
+__all__ = ["EVENT_KINDS", "Event", "FleetModel", "NodeState"]
 
 EventKindName = Literal["node_down", "node_up", "job_failed", "job_done", "checkpoint"]
 
@@ -69,6 +71,24 @@ EVENT_KINDS: tuple[EventKindName, ...] = (
 )
 
 
+class NodeState(enum.IntEnum):
+    """What a node is now, as :meth:`FleetModel.node_states` reports it (the
+    core's codes)."""
+
+    #: In service, holding no job, outside the hot-spare pool.
+    FREE = 0
+    #: In service, holding a job (all of its GPUs or some).
+    BUSY = 1
+    #: Out of service: under repair (its fault detected or not) or in maintenance.
+    DOWN = 2
+    #: Out of service: quarantined (it returns when the quarantine ends).
+    QUARANTINED = 3
+    #: In service and free, in the fleet's hot-spare pool (:meth:`FleetModel.spare_nodes`).
+    SPARE = 4
+    #: Quarantined for good (``Quarantine(duration=math.inf)``): it never returns.
+    RETIRED = 5
+
+
 @dataclass(frozen=True)
 class Event:
     """Something the model reports to the scheduler.
@@ -80,14 +100,17 @@ class Event:
     being when it struck; ``nodes`` are the nodes the job lost, and it still
     holds its other nodes, see :meth:`FleetModel.nodes_of`; a planned
     maintenance stop is reported the same way, with ``cause`` ``None``),
-    ``"job_done"``, and ``"checkpoint"`` (when the model was asked for
+    ``"job_done"`` (``nodes``: the nodes it held when it finished, released
+    now), and ``"checkpoint"`` (when the model was asked for
     them: a checkpoint is kept, ``durable`` (a synchronous write's end, an
     asynchronous persist's end) or a tier's (``durable`` False), at
     ``progress``; an asynchronous snapshot is reported when its persist
     ends). ``cause`` indexes the model's causes (``None``: none). For
     ``job_failed``, ``progress`` is the progress the job rolled back to.
-    Several events at one time come one :meth:`FleetModel.advance` call at
-    a time: ``peek() == now`` says more are due now.
+    ``held`` (``job_done`` and ``job_failed``): every node the job held at
+    that moment, in its order (for ``job_failed`` the lost ones included:
+    its survivors are ``held`` less ``nodes``); ``()`` for the other kinds.
+    Every event of one instant comes in one :meth:`FleetModel.advance` call.
     """
 
     time: float
@@ -98,6 +121,7 @@ class Event:
     fault_time: float | None = None
     progress: float | None = None
     durable: bool | None = None
+    held: tuple[int, ...] = ()
 
 
 class FleetModel:
@@ -343,17 +367,32 @@ class FleetModel:
         self._core.resize(jid, ids)
         self._log.append(("resize", (jid, tuple(ids))))
 
-    def advance(self, until: float) -> list[Event]:
+    def advance(self, until: float, *, whole_instant: bool = True) -> list[Event]:
         """Runs the model to ``until`` (events at ``until`` included) or to
-        the next event that needs a decision, whichever is first, and returns
-        what it reports (several events at one time come one call at a time;
-        an empty list means the clock reached ``until``, or the horizon; with
-        ``until`` infinite and nothing left to happen, the clock stays)."""
+        the next instant at which something needs a decision, whichever is
+        first, and returns what it reports: every event of that instant, in
+        one list, in the engine's order (a node's failure before the job
+        failure it causes; events of one time in the order they were
+        scheduled), so a scheduler that decides once after each call
+        decides on everything that happened then. An empty list means the
+        clock reached ``until``, or the horizon; with ``until`` infinite and
+        nothing left to happen, the clock stays. After a call that reported
+        something, ``peek() > now`` unless a decision since scheduled
+        something for now.
+
+        ``whole_instant=False`` stops right after the first event that
+        reports something (with what it reported; ``peek() == now`` then
+        says more are due now): for a driver that decides between events of
+        one instant, as the built-in scheduler does (replaying its decisions
+        needs it)."""
         t = real("until", until)
         t = math.inf if t == math.inf else seconds("until", t)
+        if not isinstance(whole_instant, bool | np.bool_):
+            raise TypeError(f"whole_instant must be a bool, got {type(whole_instant).__name__}")
+        whole = bool(whole_instant)
         with _naming_stalled_jobs([job.name for job in self._jobs]):
-            raw = self._core.advance(t)
-        self._log.append(("advance", (t,)))
+            raw = self._core.advance(t, whole)
+        self._log.append(("advance", (t, whole)))
         out = []
         for e in raw:
             name = EVENT_KINDS[e.kind]
@@ -367,6 +406,7 @@ class FleetModel:
                     fault_time=float(e.fault_time) if name == "job_failed" else None,
                     progress=float(e.progress) if name in ("job_failed", "checkpoint") else None,
                     durable=bool(e.durable) if name == "checkpoint" else None,
+                    held=tuple(int(n) for n in e.held),
                 )
             )
         return out
@@ -398,8 +438,44 @@ class FleetModel:
         return JOB_STATES[self._core.state(self._job_id("job", job))]
 
     def nodes_of(self, job: int) -> list[int]:
-        """The nodes ``job`` holds, in its order."""
+        """The nodes ``job`` holds, in its order; once it is done, the nodes
+        it held when it finished (its last placement; it holds none)."""
         return [int(n) for n in self._core.nodes_of(self._job_id("job", job))]
+
+    def nodes_needed(self, job: int) -> int:
+        """How many nodes ``job`` runs on: its GPUs over the fleet's
+        ``gpus_per_node``, rounded up (a job smaller than a node takes one);
+        an elastic job's full width."""
+        return int(self._core.job_nodes(self._job_id("job", job)))
+
+    def node_states(self) -> npt.NDArray[np.uint8]:
+        """What each node is now, indexed by node id: an array of
+        :class:`NodeState` codes (``uint8``; compare with the enum,
+        ``states == ace.NodeState.DOWN``). One pass over the fleet."""
+        return np.asarray(self._core.node_states(), dtype=np.uint8)
+
+    def down_nodes(self) -> list[int]:
+        """The nodes out of service now, ascending: under repair, in
+        maintenance, quarantined or retired (:meth:`node_states` says
+        which). Costs what it returns, not the fleet's size."""
+        return [int(n) for n in self._core.down_nodes()]
+
+    def running(self) -> list[int]:
+        """The jobs running now, ascending: started and holding their nodes
+        (``"starting"``, ``"computing"``, ``"writing"``, ``"failing"``,
+        ``"reconfiguring"``). Jobs waiting after a failure are
+        :meth:`waiting`'s. Costs the started jobs not done."""
+        return [int(j) for j in self._core.running()]
+
+    def waiting(self) -> list[int]:
+        """The jobs waiting after a failure for :meth:`start`,
+        :meth:`requeue` or :meth:`stop`, ascending."""
+        return [int(j) for j in self._core.waiting()]
+
+    def queued(self) -> list[int]:
+        """The queued jobs in queue order: priority (high first), then
+        submission, then id. Costs what it returns."""
+        return [int(j) for j in self._core.queued()]
 
     @property
     def jobs(self) -> list[Job]:
@@ -420,7 +496,7 @@ class FleetModel:
             elif name == "resize":
                 fork.resize(args[0], list(args[1]))
             else:
-                fork.advance(args[0])
+                fork.advance(args[0], whole_instant=args[1])
         return fork
 
     def result(self) -> SimulationResult:

@@ -56,7 +56,7 @@ from .distributions import (
     Weibull,
 )
 from .fleet import LLAMA3_CAUSES, Cause, Fleet, NodeTrace
-from .fleet_model import EVENT_KINDS, Event, FleetModel
+from .fleet_model import EVENT_KINDS, Event, FleetModel, NodeState
 from .job import INTERVAL_RULES, CheckpointTier, Job, interval_rule
 from .policy import Policy, Quarantine
 from .repair import Repair, RepairStage
@@ -97,6 +97,11 @@ REQUESTS: tuple[str, ...] = (
     "free_nodes",
     "nodes_of",
     "state",
+    "node_states",
+    "down_nodes",
+    "running",
+    "waiting",
+    "queued",
     "copy",
     "result",
     "close",
@@ -655,6 +660,7 @@ def _event(e: Event) -> dict[str, Any]:
         "fault_time": e.fault_time,
         "progress": e.progress,
         "durable": e.durable,
+        "held": list(e.held),
     }
 
 
@@ -858,7 +864,7 @@ class Server:
         except (ValueError, TypeError) as exc:
             message = re.sub(r"^(?:submit: )?jobs\[\d+\]\.", "", str(exc))
             raise _named(type(exc)(message), "job", tuple(JOB_FIELDS)) from None
-        return {"job": jid}
+        return {"job": jid, "nodes_needed": model.nodes_needed(jid)}
 
     def _start(self, f: _Fields) -> dict[str, Any]:
         _, model = self._model(f)
@@ -906,9 +912,10 @@ class Server:
     def _advance(self, f: _Fields) -> dict[str, Any]:
         _, model = self._model(f)
         until = f.required("until", _infinite_duration)
+        whole_instant = f.optional("whole_instant", _boolean, True)
         f.finish()
         try:
-            events = model.advance(until)
+            events = model.advance(until, whole_instant=whole_instant)
         except (ValueError, TypeError) as exc:
             raise _model_error(exc, "advance", ("until",), "until") from None
         return {"events": [_event(e) for e in events], "now": _num(model.now)}
@@ -937,6 +944,31 @@ class Server:
         except (ValueError, TypeError) as exc:
             raise _model_error(exc, "nodes_of", ("job",), "job") from None
         return {"nodes": nodes}
+
+    def _node_states(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        f.finish()
+        return {"states": [NodeState(int(s)).name.lower() for s in model.node_states()]}
+
+    def _down_nodes(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        f.finish()
+        return {"nodes": model.down_nodes()}
+
+    def _running(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        f.finish()
+        return {"jobs": model.running()}
+
+    def _waiting(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        f.finish()
+        return {"jobs": model.waiting()}
+
+    def _queued(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        f.finish()
+        return {"jobs": model.queued()}
 
     def _copy(self, f: _Fields) -> dict[str, Any]:
         _, model = self._model(f)
