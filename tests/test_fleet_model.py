@@ -776,3 +776,83 @@ def test_a_retired_node_and_a_partial_node() -> None:
     S = ace.NodeState
     assert [S(s) for s in model.node_states()] == [S.BUSY, S.RETIRED, S.FREE]
     assert model.down_nodes() == [1]
+
+
+# --------------------------------------------------------------------------
+# Arrivals and requeue
+# --------------------------------------------------------------------------
+
+
+def test_add_jobs_submits_each_job_at_its_submit_time() -> None:
+    """Four one-node jobs of 1 h (load 60 s, a 60 s save: 3,720 s a run)
+    arrive at 0, 3,600 and twice at 7,200 s on four nodes; node 0 fails at
+    7,200 s too. Each arrival is a job_submitted event at its time (the two
+    at 7,200 in the order given, after node 0's failure, in one batch); the
+    scheduler starts each on the lowest free node. Ends: 3,720, 7,320 (on
+    node 1: node 0 is busy until 3,720), and 10,920 for both late jobs (on
+    nodes 2 and 3: 0 is down, 1 busy). Rows: submit at the arrival, no
+    queue wait."""
+    trace = ace.NodeTrace.from_times({0: [7200.0]}, nodes=4)
+    model = ace.FleetModel(ace.Fleet(4, repair=C(HOUR), node_failures=trace))
+    model.add_jobs([job(1, work=HOUR, submit=s) for s in (0.0, 3600.0, 7200.0, 7200.0)])
+    assert model.peek() == 0.0 and model.jobs == []
+    log = []
+    while model.peek() < math.inf:
+        events = model.advance(math.inf)
+        log.append([(e.time, e.kind, e.job) for e in events])
+        for e in events:
+            if e.kind == "job_submitted":
+                model.start(e.job, model.free_nodes()[:1])
+    assert log == [
+        [(0.0, "job_submitted", 0)],
+        [(3600.0, "job_submitted", 1)],
+        [(3720.0, "job_done", 0)],
+        [(7200.0, "node_down", None), (7200.0, "job_submitted", 2), (7200.0, "job_submitted", 3)],
+        [(7320.0, "job_done", 1)],
+        [(10800.0, "node_up", None)],
+        [(10920.0, "job_done", 2), (10920.0, "job_done", 3)],
+    ]
+    rows = model.result().jobs
+    assert list(rows["submit"]) == [0.0, 3600.0, 7200.0, 7200.0]
+    assert list(rows["queue_wait"]) == [0.0] * 4
+    assert [model.nodes_of(j) for j in range(4)] == [[0], [1], [2], [3]]
+    # A copy replays the arrivals.
+    assert len(model.copy().jobs) == 4
+
+
+def test_add_jobs_beside_submit_and_a_past_time() -> None:
+    """A job whose submit time has passed arrives now (at the next advance);
+    ids follow the order of submission, submit's included; a job arriving
+    after the horizon never arrives."""
+    model = ace.FleetModel(ace.Fleet(2), horizon=5000.0)
+    model.advance(1000.0)
+    model.add_jobs([job(1, submit=500.0), job(1, submit=9000.0)])
+    direct = model.submit(job(1))
+    assert direct == 0
+    events = model.advance(2000.0)
+    assert [(e.time, e.kind, e.job) for e in events] == [(1000.0, "job_submitted", 1)]
+    assert model.peek() == math.inf  # the other arrives after the horizon
+    assert model.result().jobs["submit"][1] == 1000.0
+
+
+def test_requeue_gives_a_failed_jobs_nodes_back() -> None:
+    """Node 0 fails at 5,000 s under a two-node job on [0, 1]: requeue
+    releases node 1 and queues the job (no preemption, its wait counted as
+    recovery_wait from 5,000 to its restart at 6,000 on [2, 3]: 1,000 s).
+    requeue refuses a job that is not waiting after a failure."""
+    fleet = trace_fleet(4, {0: [5000.0]}, repair=HOUR)
+    model = ace.FleetModel(fleet, check_invariants=True)
+    j = model.submit(job(2))
+    with pytest.raises(ValueError, match="job 0 is queued; only a job waiting"):
+        model.requeue(j)
+    model.start(j, [0, 1])
+    with pytest.raises(ValueError, match="stop preempts"):
+        model.requeue(j)
+    model.advance(1e9)
+    model.requeue(j)
+    assert (model.state(j), model.nodes_of(j), model.queued()) == ("queued", [], [j])
+    assert model.free_nodes() == [1, 2, 3]
+    model.advance(6000.0)
+    model.start(j, [2, 3])
+    r = model.result().jobs[0]
+    assert (r["recovery_wait"], r["preemptions"], r["wasted"]) == (1000.0, 0, 1280.0)

@@ -15,6 +15,7 @@ named errors, plausible results and everything else.
 from __future__ import annotations
 
 import collections
+import contextlib
 import ctypes
 import math
 import pickle
@@ -3312,6 +3313,10 @@ def _embedding() -> None:
     def fm() -> Any:
         return ace.FleetModel(ace.Fleet(4, spares=1, node_failures=never))
 
+    def _swallow(call: Any) -> None:
+        with contextlib.suppress(TypeError, ValueError):
+            call()
+
     create = {"type": "create", "fleet": {"nodes": 4}}
     for label, requests, expect in [
         ("never-with-a-field", [{"type": "create", "fleet": {"nodes": 4, "node_failures": {
@@ -3329,6 +3334,20 @@ def _embedding() -> None:
         ("node_states-extra-field", [create, {"type": "node_states", "model": 1, "job": 0}],
          raises(ProtocolReply, "'job'")),
         ("queued-no-model", [create, {"type": "queued"}], raises(ProtocolReply, "'model'")),
+        ("add_jobs-not-array", [create, {"type": "add_jobs", "model": 1, "jobs": {"gpus": 8}}],
+         raises(ProtocolReply, "'jobs'")),
+        ("add_jobs-time-limit", [create, {"type": "add_jobs", "model": 1, "jobs": [
+            {"gpus": 8, "work": "1h", "checkpoint_interval": "1h", "time_limit": "1d"}]}],
+         raises(ProtocolReply, "'jobs[0].time_limit'")),
+        ("add_jobs-submit-negative", [create, {"type": "add_jobs", "model": 1, "jobs": [
+            {"gpus": 8, "work": "1h", "checkpoint_interval": "1h", "submit": -5}]}],
+         raises(ProtocolReply, "'jobs[0].submit'")),
+        ("add_jobs-too-wide", [create, {"type": "add_jobs", "model": 1, "jobs": [
+            {"gpus": 800, "work": "1h", "checkpoint_interval": "1h"}]}],
+         raises(ProtocolReply, "'jobs[0].gpus'")),
+        ("requeue-queued", [create, {"type": "submit", "model": 1, "job": {
+            "gpus": 8, "work": "1h", "checkpoint_interval": "1h"}},
+            {"type": "requeue", "model": 1, "job": 0}], raises(ProtocolReply, "'job'")),
         ("running-unknown-model", [create, {"type": "running", "model": 7}],
          raises(ProtocolReply, "'model'")),
         ("never-fleet", [{"type": "create", "fleet": {"nodes": 4, "node_failures": {
@@ -3371,6 +3390,22 @@ def _embedding() -> None:
          accepted(check(lambda s: list(s) == [0, 0, 0, 4]))),
         ("lists-empty", lambda: (lambda m: (m.running(), m.waiting(), m.queued(), m.down_nodes()))(
             fm()), accepted(check(lambda r: r == ([], [], [], [])))),
+        ("add_jobs-a-job", lambda: fm().add_jobs(job()), raises(TypeError, "jobs")),
+        ("add_jobs-string", lambda: fm().add_jobs("job"), raises(TypeError, "jobs")),
+        ("add_jobs-not-a-job", lambda: fm().add_jobs([job(), 5]), raises(TypeError, "jobs[1]")),
+        ("add_jobs-time-limit", lambda: fm().add_jobs([job(time_limit=10.0)]),
+         raises(ValueError, "jobs[0].time_limit")),
+        ("add_jobs-too-wide", lambda: fm().add_jobs([job(), job(gpus=64)]),
+         raises(ValueError, "jobs[1].gpus")),
+        ("add_jobs-refused-adds-nothing", lambda: (lambda m: (
+            _swallow(lambda: m.add_jobs([job(), 5])), m.peek())[1])(fm()), accepted(equals(INF))),
+        ("add_jobs-empty", lambda: (lambda m: (m.add_jobs([]), m.advance(INF))[1])(fm()),
+         accepted(check(lambda ev: ev == []))),
+        ("requeue-queued", lambda: (lambda m: m.requeue(m.submit(job())))(fm()),
+         raises(ValueError, "job")),
+        ("requeue-unknown", lambda: fm().requeue(3), raises(ValueError, "job")),
+        ("requeue-bool", lambda: (lambda m: (m.submit(job()), m.requeue(True)))(fm()),
+         raises(TypeError, "job")),
         ("Never-node-failures", lambda: ace.simulate(
             [job()], fleet=ace.Fleet(4, node_failures=never), replicas=2),
          accepted(check(lambda r: (r.jobs["failures"] == 0).all()))),

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -43,7 +44,9 @@ from .simulation import (
 
 __all__ = ["EVENT_KINDS", "Event", "FleetModel", "NodeState"]
 
-EventKindName = Literal["node_down", "node_up", "job_failed", "job_done", "checkpoint"]
+EventKindName = Literal[
+    "node_down", "node_up", "job_failed", "job_done", "checkpoint", "job_submitted"
+]
 
 JobStateName = Literal[
     "queued", "starting", "computing", "writing", "failing", "waiting", "done", "reconfiguring"
@@ -61,13 +64,16 @@ JOB_STATES: tuple[JobStateName, ...] = (
     "reconfiguring",
 )
 
-#: What :meth:`FleetModel.advance` reports, in the core's order.
+#: What :meth:`FleetModel.advance` reports, in the core's order (the last,
+#: ``job_submitted``, is the model's own: a job of :meth:`FleetModel.add_jobs`
+#: arrived).
 EVENT_KINDS: tuple[EventKindName, ...] = (
     "node_down",
     "node_up",
     "job_failed",
     "job_done",
     "checkpoint",
+    "job_submitted",
 )
 
 
@@ -105,7 +111,9 @@ class Event:
     them: a checkpoint is kept, ``durable`` (a synchronous write's end, an
     asynchronous persist's end) or a tier's (``durable`` False), at
     ``progress``; an asynchronous snapshot is reported when its persist
-    ends). ``cause`` indexes the model's causes (``None``: none). For
+    ends), and ``"job_submitted"`` (a job given to
+    :meth:`FleetModel.add_jobs` arrived and is queued; ``job`` is the id it
+    got). ``cause`` indexes the model's causes (``None``: none). For
     ``job_failed``, ``progress`` is the progress the job rolled back to.
     ``held`` (``job_done`` and ``job_failed``): every node the job held at
     that moment, in its order (for ``job_failed`` the lost ones included:
@@ -257,6 +265,9 @@ class FleetModel:
         self._fleet = fleet
         self._jobs: list[Job] = []
         self._log: list[tuple[str, tuple[Any, ...]]] = []
+        # add_jobs's jobs not submitted yet: (arrival, order given, job).
+        self._arrivals: list[tuple[float, int, Job]] = []
+        self._given = 0
 
     # --- the scheduler's side ---------------------------------------------------
 
@@ -318,6 +329,53 @@ class FleetModel:
         self._log.append(("submit", (job,)))
         return jid
 
+    def add_jobs(self, jobs: Iterable[Job]) -> None:
+        """Submits each of ``jobs`` at its ``Job.submit`` time (now for a
+        time already past): :meth:`advance` stops at that instant and
+        reports a ``"job_submitted"`` event for it (after the instant's other
+        events), its ``job`` the id the job got then (ids are given in
+        submission order, :meth:`submit`'s included; jobs arriving at one
+        time in the order given). Jobs arriving after the horizon never
+        arrive. Every job is checked now, as :meth:`submit` checks it;
+        nothing is added when one is refused."""
+        if isinstance(jobs, Job) or not isinstance(jobs, Iterable):
+            raise TypeError(f"jobs must be a sequence of Job, got {type(jobs).__name__}")
+        given = list(jobs)
+        capacity = self._fleet.nodes * self._fleet.gpus_per_node
+        for k, job in enumerate(given):
+            if not isinstance(job, Job):
+                raise TypeError(f"jobs[{k}] must be a Job, got {type(job).__name__}")
+            if job.time_limit is not None:
+                raise ValueError(
+                    f"jobs[{k}].time_limit: a run's limit is the outside scheduler's to enforce "
+                    "(stop the job)"
+                )
+            if job.gpus > capacity:
+                raise ValueError(
+                    f"jobs[{k}].gpus: {job.gpus} GPUs do not fit in the fleet ({capacity} GPUs)"
+                )
+        now = self.now
+        for job in given:
+            heapq.heappush(self._arrivals, (max(float(job.submit), now), self._given, job))
+            self._given += 1
+        self._log.append(("add_jobs", (tuple(given),)))
+
+    def _next_arrival(self) -> float:
+        """When the next job of :meth:`add_jobs` arrives (inf: none before the horizon)."""
+        if not self._arrivals or self._arrivals[0][0] > self._args["horizon"]:
+            return math.inf
+        return self._arrivals[0][0]
+
+    def _arrive(self, t: float) -> list[Event]:
+        """Submits the jobs arriving at ``t`` (the clock), as events."""
+        out = []
+        while self._arrivals and self._arrivals[0][0] <= t:
+            _, _, job = heapq.heappop(self._arrivals)
+            jid = self.submit(job)
+            self._log.pop()  # (add_jobs is logged; a copy submits it again as it advances)
+            out.append(Event(time=t, kind="job_submitted", job=jid, nodes=(), cause=None))
+        return out
+
     def start(self, job: int, nodes: Sequence[int]) -> None:
         """Starts ``job`` (queued, or waiting after a failure) on ``nodes``,
         in that order (a job-level failure blames a node by its place in the
@@ -352,6 +410,21 @@ class FleetModel:
         by = -1 if for_job is None else self._job_id("for_job", for_job)
         self._core.stop(jid, by)
         self._log.append(("stop", (jid, by)))
+
+    def requeue(self, job: int) -> None:
+        """Sends ``job``, waiting after a failure, back to the queue: the
+        nodes it kept are released (nothing more is lost; its wait so far
+        counts as ``recovery_wait``). Only a job waiting after a failure can
+        be requeued; :meth:`stop` preempts a running one."""
+        jid = self._job_id("job", job)
+        state = self.state(jid)
+        if state != "waiting":
+            raise ValueError(
+                f"job: job {jid} is {state}; only a job waiting after a failure can be requeued "
+                "(stop preempts a running job)"
+            )
+        self._core.stop(jid, -1)
+        self._log.append(("stop", (jid, -1)))
 
     def resize(self, job: int, nodes: Sequence[int]) -> None:
         """Runs elastic ``job`` (``Job(min_gpus=...)``) on ``nodes``: as many
@@ -390,8 +463,9 @@ class FleetModel:
         if not isinstance(whole_instant, bool | np.bool_):
             raise TypeError(f"whole_instant must be a bool, got {type(whole_instant).__name__}")
         whole = bool(whole_instant)
+        arrival = self._next_arrival()
         with _naming_stalled_jobs([job.name for job in self._jobs]):
-            raw = self._core.advance(t, whole)
+            raw = self._core.advance(min(t, arrival), whole)
         self._log.append(("advance", (t, whole)))
         out = []
         for e in raw:
@@ -409,11 +483,16 @@ class FleetModel:
                     held=tuple(int(n) for n in e.held),
                 )
             )
+        # Arrivals of this instant, once the model has nothing else due then.
+        now = self.now
+        if arrival <= t and arrival == now and float(self._core.peek()) > now:
+            out += self._arrive(now)
         return out
 
     def peek(self) -> float:
-        """The time of the next event (``math.inf``: none before the horizon)."""
-        t = float(self._core.peek())
+        """The time of the next event, an arrival of :meth:`add_jobs`
+        included (``math.inf``: none before the horizon)."""
+        t = min(float(self._core.peek()), self._next_arrival())
         return math.inf if t > self._args["horizon"] else t
 
     def free_nodes(self) -> list[int]:
@@ -489,6 +568,8 @@ class FleetModel:
         for name, args in self._log:
             if name == "submit":
                 fork.submit(*args)
+            elif name == "add_jobs":
+                fork.add_jobs(args[0])
             elif name == "start":
                 fork.start(args[0], list(args[1]))
             elif name == "stop":

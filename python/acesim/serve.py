@@ -88,8 +88,10 @@ REQUESTS: tuple[str, ...] = (
     "schema",
     "create",
     "submit",
+    "add_jobs",
     "start",
     "stop",
+    "requeue",
     "resize",
     "advance",
     "peek",
@@ -636,6 +638,18 @@ def _job(value: Any, path: str) -> Job:
     return job
 
 
+#: add_jobs's job: a job's fields and the time it arrives.
+ARRIVING_JOB_FIELDS: dict[str, Reader] = {**JOB_FIELDS, "submit": _duration}
+
+
+def _arriving_job(value: Any, path: str) -> Job:
+    f = _Fields(value, path, {"time_limit": JOB_REFUSED["time_limit"]})
+    kwargs = f.take(ARRIVING_JOB_FIELDS, ("gpus", "work", "checkpoint_interval"))
+    f.finish()
+    job: Job = _build(path, tuple(ARRIVING_JOB_FIELDS), Job, **kwargs)
+    return job
+
+
 # --------------------------------------------------------------------------
 # Replies
 # --------------------------------------------------------------------------
@@ -865,6 +879,26 @@ class Server:
             message = re.sub(r"^(?:submit: )?jobs\[\d+\]\.", "", str(exc))
             raise _named(type(exc)(message), "job", tuple(JOB_FIELDS)) from None
         return {"job": jid, "nodes_needed": model.nodes_needed(jid)}
+
+    def _add_jobs(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        jobs = f.required("jobs", _array(_arriving_job))
+        f.finish()
+        try:
+            model.add_jobs(jobs)
+        except (ValueError, TypeError) as exc:
+            raise _named(exc, "", ("jobs",), fallback="jobs") from None
+        return {}
+
+    def _requeue(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        job = f.required("job", _integer)
+        f.finish()
+        try:
+            model.requeue(job)
+        except (ValueError, TypeError) as exc:
+            raise _model_error(exc, "requeue", ("job",), "job") from None
+        return {}
 
     def _start(self, f: _Fields) -> dict[str, Any]:
         _, model = self._model(f)
