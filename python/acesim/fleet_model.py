@@ -484,9 +484,8 @@ class FleetModel:
                 )
             )
         # Arrivals of this instant, once the model has nothing else due then.
-        now = self.now
-        if arrival <= t and arrival == now and float(self._core.peek()) > now:
-            out += self._arrive(now)
+        if arrival <= t and arrival == self.now and float(self._core.peek()) > arrival:
+            out += self._arrive(arrival)
         return out
 
     def peek(self) -> float:
