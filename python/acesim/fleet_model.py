@@ -157,14 +157,22 @@ class FleetModel:
 
     The scheduler's side:
 
-    - :meth:`submit` a :class:`acesim.Job` now (returns its id; it is queued);
+    - :meth:`submit` a :class:`acesim.Job` now (returns its id; it is
+      queued), or :meth:`add_jobs` to have each submitted at its
+      ``Job.submit`` (a ``"job_submitted"`` event then);
     - :meth:`start` a queued job, or one waiting after a failure, on the
       nodes it chooses (all of them: survivors left out are released);
     - :meth:`stop` a running job (accounted as a preemption, its churn
-      charged to ``for_job``) or send a failed one back to the queue;
+      charged to ``for_job``), or :meth:`requeue` a failed one (back to the
+      queue, its nodes released);
     - :meth:`resize` an elastic job (shrink it, or give its nodes back);
-    - :meth:`advance` the clock to a time, or to the next event that needs a
-      decision, whichever is first; :meth:`peek` at the next event's time.
+    - :meth:`advance` the clock to a time, or to the next instant at which
+      something needs a decision, whichever is first (every event of that
+      instant in one list); :meth:`peek` at the next event's time;
+    - read the state: :meth:`node_states` (an array of :class:`NodeState`),
+      :meth:`free_nodes`, :meth:`spare_nodes`, :meth:`down_nodes`,
+      :meth:`running`, :meth:`waiting`, :meth:`queued`, :meth:`state`,
+      :meth:`nodes_of`, :meth:`nodes_needed`.
 
     Errors, not silent fixes: a start on a busy, failed or quarantined node,
     a start of a running job, time going backwards, a job that does not fit.
@@ -176,7 +184,7 @@ class FleetModel:
     >>> job = model.submit(ace.Job(16, work=8 * 3600.0, checkpoint_interval=3600.0))
     >>> model.start(job, [0, 1])
     >>> [e.kind for e in model.advance(10_000.0)]
-    ['node_down']
+    ['node_down', 'job_failed']
     """
 
     def __init__(
