@@ -14,6 +14,10 @@ a preemption every 25 steps, advance by an hour or to the next event).
 - FleetModel: the loop on ``ace.FleetModel`` in this process; the time in
   its ``advance`` calls per engine event (the fleet row's ``events``, as
   ``simulate`` counts them) and per reported event.
+- FleetModel with state queries: the same loop reading ``node_states()``,
+  ``down_nodes()``, ``running()``, ``waiting()`` and ``queued()`` after
+  every ``advance``: its ``advance`` time per engine event (the queries must
+  not make ``advance`` slower) and the queries' own time per step.
 - Protocol: the same loop through ``acesim serve --stdio`` in a
   subprocess; the round trip per request (written, answered, read with a
   blocking read and parsed), and the server's own share of it (the same
@@ -94,9 +98,28 @@ def same_tables(a: ace.SimulationResult, b: dict[str, Any]) -> None:
             assert values.tobytes() == table[field].tobytes(), (name, field)
 
 
+class Querying(Direct):
+    """Direct, reading the state a scheduler reads after every advance
+    (outside the advance time); ``query_seconds`` adds that up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query_seconds = 0.0
+
+    def advance(self, until: float) -> Any:
+        events = super().advance(until)
+        t0 = time.perf_counter()
+        m = self.model
+        m.node_states(), m.down_nodes(), m.running(), m.waiting(), m.queued()
+        self.query_seconds += time.perf_counter() - t0
+        return events
+
+
 def test_embedding_step_overhead(benchmark: Any) -> None:
     logs: dict[str, list[float]] = {
         "fleet_model": [],
+        "fleet_model_queried": [],
+        "queries": [],
         "fleet_model_reported": [],
         "protocol": [],
         "server": [],
@@ -114,6 +137,11 @@ def test_embedding_step_overhead(benchmark: Any) -> None:
         reported = sum(len(step) for step in direct_log)
         logs["fleet_model"].append(direct.advance_seconds / engine_events)
         logs["fleet_model_reported"].append(direct.advance_seconds / reported)
+
+        queried = Querying()
+        assert run_scheduler(queried, STEPS) == direct_log
+        logs["fleet_model_queried"].append(queried.advance_seconds / engine_events)
+        logs["queries"].append(queried.query_seconds / STEPS)
 
         client = Client(threaded=False, record=True)
         try:
@@ -176,10 +204,14 @@ def test_embedding_step_overhead(benchmark: Any) -> None:
     per_request = min(logs["protocol"])
     server_side = min(logs["server"])
     per_reported = min(logs["fleet_model_reported"])
+    advance_queried = min(logs["fleet_model_queried"])
+    queries = min(logs["queries"])
     info = {
         "simulate_us_per_event": sim_event * 1e6,
         "fleet_model_advance_us_per_event": advance_event * 1e6,
         "fleet_model_advance_us_per_reported_event": per_reported * 1e6,
+        "fleet_model_advance_with_queries_us_per_event": advance_queried * 1e6,
+        "state_queries_us_per_step": queries * 1e6,
         "fleet_model_loop_us_per_step": last["loop_seconds"] / STEPS * 1e6,
         "protocol_us_per_request": per_request * 1e6,
         "server_us_per_request": server_side * 1e6,
@@ -200,7 +232,9 @@ def test_embedding_step_overhead(benchmark: Any) -> None:
         f"{sim_event * 1e6:.3f} us/event ({last['sim_events']} events, {REPLICAS} replicas); "
         f"FleetModel.advance {advance_event * 1e6:.3f} us per engine event "
         f"({advance_event / sim_event:.1f}x simulate; {per_reported * 1e6:.2f} us per reported "
-        f"event, {last['engine_events']} engine / {last['reported']} reported events); "
+        f"event, {last['engine_events']} engine / {last['reported']} reported events; "
+        f"{advance_queried * 1e6:.3f} us per engine event with the five state queries read "
+        f"after every advance, which cost {queries * 1e6:.1f} us a step); "
         f"protocol {per_request * 1e6:.1f} us per request round trip "
         f"({per_request / sim_event:.0f}x simulate's event; {last['requests']} requests), "
         f"of which the server's own work {server_side * 1e6:.1f} us"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from pathlib import Path
 
 import acesim as ace
@@ -532,3 +533,36 @@ def test_cuda_unavailable_raises_cleanly():
     """Without a usable device, device='cuda' is an error, not a crash."""
     with pytest.raises((RuntimeError, ValueError)):
         ace.Exponential(1.0).sample(10, device="cuda")
+
+
+# --------------------------------------------------------------------------
+# Never: a failure law that never fires
+# --------------------------------------------------------------------------
+
+
+def test_never_is_a_law_without_draws() -> None:
+    never = ace.Never()
+    assert never == ace.Never() and hash(never) == hash(ace.Never())
+    assert never.mean() == never.mean(gpus=1024) == math.inf
+    assert never.forward_recurrence_mean() == math.inf
+    assert np.array_equal(never.sample(4, seed=3), np.full(4, math.inf))
+    assert never.cdf(1e12) == 0.0 and never.sf(1e12) == 1.0
+    assert never.ppf(0.5) == never.ppf(0.0) == math.inf
+    with pytest.raises(TypeError, match="density"):
+        never.pdf(1.0)
+    # Units that never fail never fail together.
+    assert ace.gang(never, 1024) == never
+
+
+def test_never_is_refused_where_a_duration_is_meant() -> None:
+    never = ace.Never()
+    for name, make in [
+        ("save", lambda: ace.Job(8, 3600.0, 600.0, save=never)),
+        ("init", lambda: ace.Job(8, 3600.0, 600.0, init=never)),
+        ("detect", lambda: ace.Cause("x", 1.0, detect=never)),
+        ("repair", lambda: ace.Fleet(4, repair=never)),
+        ("components[1]", lambda: ace.Mixture([(1.0, ace.Exponential(1.0)), (1.0, never)])),
+        ("base", lambda: ace.ScaleAware(never, 8)),
+    ]:
+        with pytest.raises(TypeError, match=re.escape(name) + ": Never"):
+            make()

@@ -15,6 +15,7 @@ named errors, plausible results and everything else.
 from __future__ import annotations
 
 import collections
+import contextlib
 import ctypes
 import math
 import pickle
@@ -3344,6 +3345,115 @@ def _front_door() -> None:
         lambda c: ace.FleetModel(small_fleet).submit(countless), expect)  # fmt: skip
 
 
+# ======================================================================= embedding: Never, state
+
+
+def _embedding() -> None:
+    never = ace.Never()
+
+    def fm() -> Any:
+        return ace.FleetModel(ace.Fleet(4, spares=1, node_failures=never))
+
+    def _swallow(call: Any) -> None:
+        with contextlib.suppress(TypeError, ValueError):
+            call()
+
+    create = {"type": "create", "fleet": {"nodes": 4}}
+    for label, requests, expect in [
+        ("never-with-a-field", [{"type": "create", "fleet": {"nodes": 4, "node_failures": {
+            "law": "never", "mean": 5}}}], raises(ProtocolReply, "'fleet.node_failures.mean'")),
+        ("never-as-repair", [{"type": "create", "fleet": {"nodes": 4, "repair": {
+            "law": "never"}}}], raises(ProtocolReply, "'fleet.repair'")),
+        ("never-as-detect", [{**create, "causes": [{"name": "x", "share": 1, "detect": {
+            "law": "never"}}]}], raises(ProtocolReply, "'causes[0].detect'")),
+        ("never-in-a-mixture", [{**create, "failures": {"law": "mixture", "components": [
+            {"weight": 1, "law": {"law": "never"}}]}}],
+         raises(ProtocolReply, "'failures.components[0]'")),
+        ("advance-whole-instant-string", [create, {"type": "advance", "model": 1, "until": 60,
+                                                   "whole_instant": "no"}],
+         raises(ProtocolReply, "'whole_instant'")),
+        ("node_states-extra-field", [create, {"type": "node_states", "model": 1, "job": 0}],
+         raises(ProtocolReply, "'job'")),
+        ("queued-no-model", [create, {"type": "queued"}], raises(ProtocolReply, "'model'")),
+        ("add_jobs-not-array", [create, {"type": "add_jobs", "model": 1, "jobs": {"gpus": 8}}],
+         raises(ProtocolReply, "'jobs'")),
+        ("add_jobs-time-limit", [create, {"type": "add_jobs", "model": 1, "jobs": [
+            {"gpus": 8, "work": "1h", "checkpoint_interval": "1h", "time_limit": "1d"}]}],
+         raises(ProtocolReply, "'jobs[0].time_limit'")),
+        ("add_jobs-submit-negative", [create, {"type": "add_jobs", "model": 1, "jobs": [
+            {"gpus": 8, "work": "1h", "checkpoint_interval": "1h", "submit": -5}]}],
+         raises(ProtocolReply, "'jobs[0].submit'")),
+        ("add_jobs-too-wide", [create, {"type": "add_jobs", "model": 1, "jobs": [
+            {"gpus": 800, "work": "1h", "checkpoint_interval": "1h"}]}],
+         raises(ProtocolReply, "'jobs[0].gpus'")),
+        ("requeue-queued", [create, {"type": "submit", "model": 1, "job": {
+            "gpus": 8, "work": "1h", "checkpoint_interval": "1h"}},
+            {"type": "requeue", "model": 1, "job": 0}], raises(ProtocolReply, "'job'")),
+        ("running-unknown-model", [create, {"type": "running", "model": 7}],
+         raises(ProtocolReply, "'model'")),
+        ("never-fleet", [{"type": "create", "fleet": {"nodes": 4, "node_failures": {
+            "law": "never"}}}], accepted(check(lambda r: r[-1]["result"]["model"] == 1))),
+    ]:  # fmt: skip
+        add(f"serve-{label}", lambda c, r=requests: serve(*r), expect)
+
+    for label, build, expect in [
+        ("Never-args", lambda: ace.Never(1.0), raises(TypeError, "argument")),
+        ("Never-sample-n-negative", lambda: never.sample(-1), raises(ValueError, "n")),
+        ("Never-sample-device", lambda: never.sample(2, device="tpu"),
+         raises(ValueError, "device")),
+        ("Never-mean-gpus-zero", lambda: never.mean(gpus=0), raises(ValueError, "gpus")),
+        ("Never-save", lambda: ace.Job(8, 3600.0, 600.0, save=never), raises(TypeError, "save")),
+        ("Never-load", lambda: ace.Job(8, 3600.0, 600.0, load=never), raises(TypeError, "load")),
+        ("Never-persist", lambda: ace.Job(8, 3600.0, 600.0, persist=never),
+         raises(TypeError, "persist")),
+        ("Never-repair", lambda: ace.Fleet(4, repair=never), raises(TypeError, "repair")),
+        ("Never-repair-stage", lambda: ace.RepairStage(never, fix=1.0),
+         raises(TypeError, "duration")),
+        ("Never-cold-spare-delay", lambda: ace.Fleet(4, cold_spares=1, cold_spare_delay=never),
+         raises(TypeError, "cold_spare_delay")),
+        ("Never-replacement-delay", lambda: ace.Policy(replacement_delay=never),
+         raises(TypeError, "replacement_delay")),
+        ("Never-detect", lambda: ace.Cause("x", 1.0, detect=never), raises(TypeError, "detect")),
+        ("Never-mixture", lambda: ace.Mixture([(1.0, never)]), raises(TypeError, "components[0]")),
+        ("Never-scale-aware", lambda: ace.ScaleAware(never, 8), raises(TypeError, "base")),
+        ("Never-failures", lambda: sim(failures=never),
+         accepted(check(lambda r: (r.jobs["failures"] == 0).all()))),
+        ("nodes_needed-unknown", lambda: fm().nodes_needed(0), raises(ValueError, "job")),
+        ("nodes_needed-string", lambda: (lambda m: (m.submit(job()), m.nodes_needed("0")))(fm()),
+         raises(TypeError, "job")),
+        ("nodes_needed-out-of-range", lambda: (lambda m: (m.submit(job()), m.nodes_needed(3)))(
+            fm()), raises(ValueError, "job")),
+        ("advance-whole_instant-string", lambda: fm().advance(10.0, whole_instant="yes"),
+         raises(TypeError, "whole_instant")),
+        ("advance-whole_instant-positional", lambda: fm().advance(10.0, False),
+         raises(TypeError, "positional")),
+        ("node_states-empty-fleet-model", lambda: fm().node_states(),
+         accepted(check(lambda s: list(s) == [0, 0, 0, 4]))),
+        ("lists-empty", lambda: (lambda m: (m.running(), m.waiting(), m.queued(), m.down_nodes()))(
+            fm()), accepted(check(lambda r: r == ([], [], [], [])))),
+        ("add_jobs-a-job", lambda: fm().add_jobs(job()), raises(TypeError, "jobs")),
+        ("add_jobs-string", lambda: fm().add_jobs("job"), raises(TypeError, "jobs")),
+        ("add_jobs-not-a-job", lambda: fm().add_jobs([job(), 5]), raises(TypeError, "jobs[1]")),
+        ("add_jobs-time-limit", lambda: fm().add_jobs([job(time_limit=10.0)]),
+         raises(ValueError, "jobs[0].time_limit")),
+        ("add_jobs-too-wide", lambda: fm().add_jobs([job(), job(gpus=64)]),
+         raises(ValueError, "jobs[1].gpus")),
+        ("add_jobs-refused-adds-nothing", lambda: (lambda m: (
+            _swallow(lambda: m.add_jobs([job(), 5])), m.peek())[1])(fm()), accepted(equals(INF))),
+        ("add_jobs-empty", lambda: (lambda m: (m.add_jobs([]), m.advance(INF))[1])(fm()),
+         accepted(check(lambda ev: ev == []))),
+        ("requeue-queued", lambda: (lambda m: m.requeue(m.submit(job())))(fm()),
+         raises(ValueError, "job")),
+        ("requeue-unknown", lambda: fm().requeue(3), raises(ValueError, "job")),
+        ("requeue-bool", lambda: (lambda m: (m.submit(job()), m.requeue(True)))(fm()),
+         raises(TypeError, "job")),
+        ("Never-node-failures", lambda: ace.simulate(
+            [job()], fleet=ace.Fleet(4, node_failures=never), replicas=2),
+         accepted(check(lambda r: (r.jobs["failures"] == 0).all()))),
+    ]:  # fmt: skip
+        add(f"embedding-{label}", lambda c, b=build: b(), expect)
+
+
 # =========================================================================== registry
 
 _GROUPS = [
@@ -3373,6 +3483,7 @@ _GROUPS = [
     _intervals,
     _core_specs,
     _front_door,
+    _embedding,
 ]
 for _group in _GROUPS:
     _group()

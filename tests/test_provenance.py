@@ -249,3 +249,14 @@ def test_a_batch_result_reproduces_from_its_provenance() -> None:
     assert isinstance(again, ace.BatchResult)
     assert again.jobs.tobytes() == res.jobs.tobytes()
     assert pickle.loads(pickle.dumps(res)).provenance == res.provenance
+
+
+def test_fleet_model_calls_record_arrivals_and_never() -> None:
+    model = ace.FleetModel(ace.Fleet(2, node_failures=ace.Never()), ace.Never(), seed=3)
+    model.add_jobs([ace.Job(8, HOUR, 600.0, submit=100.0), ace.Job(8, HOUR, 600.0, submit=200.0)])
+    model.advance(150.0)
+    prov = json.loads(json.dumps(model.result().provenance, allow_nan=False))
+    calls = rebuild(prov["calls"])
+    assert [name for name, _ in calls] == ["add_jobs", "advance"]
+    assert [job.submit for job in calls[0][1][0]] == [100.0, 200.0]
+    assert rebuild(prov["fleet_model"])["failures"] == ace.Never()

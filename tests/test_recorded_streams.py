@@ -159,6 +159,31 @@ def _requests_transcript() -> list[tuple[bytes, bytes]]:
         client.call("state", model=model, job=a)
         client.call("advance", model=model, until="30d")
         client.call("result", model=model, tables=["jobs", "fleet", "trace", "events"])
+        # Arrivals, a failure batch, the state queries and a requeue, on a
+        # fleet whose nodes 0 and 1 fail together at 2 h.
+        other = client.ok(
+            "create",
+            fleet={"nodes": 4, "spares": 1, "repair": "1h",
+                   "node_failures": {"times": {"0": [7200], "1": [7200]}}},
+            failures={"law": "never"},
+        )["model"]  # fmt: skip
+        client.call("add_jobs", model=other, jobs=[
+            {**job, "work": "3h", "submit": 0}, {**job, "gpus": 8, "work": "1h", "submit": "1h"},
+            {**job, "gpus": 8, "work": "1h", "submit": "2h"}])  # fmt: skip
+        client.call("advance", model=other, until="Infinity")
+        client.call("start", model=other, job=0, nodes=[0, 1])
+        client.call("queued", model=other)
+        client.call("advance", model=other, until="Infinity")
+        client.call("start", model=other, job=1, nodes=[2])
+        client.call("advance", model=other, until="Infinity")
+        client.call("node_states", model=other)
+        client.call("down_nodes", model=other)
+        client.call("waiting", model=other)
+        client.call("running", model=other)
+        client.call("requeue", model=other, job=0)
+        client.call("queued", model=other)
+        client.call("advance", model=other, until="Infinity", whole_instant=False)
+        client.call("result", model=other, tables=["jobs"])
         assert client.close() == (0, "")
     finally:
         client.kill()
@@ -239,6 +264,13 @@ def test_the_transcripts_cover_the_request_types() -> None:
         "hello",
         "create",
         "submit",
+        "add_jobs",
+        "requeue",
+        "node_states",
+        "down_nodes",
+        "running",
+        "waiting",
+        "queued",
         "start",
         "stop",
         "advance",

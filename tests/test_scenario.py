@@ -1397,3 +1397,61 @@ def test_an_inline_base_and_errors_in_the_sweep_file(tmp_path: Path) -> None:
         with pytest.raises(ace.ScenarioError) as info:
             load_sweep(path)
         assert info.value.key == key and message in info.value.reason, str(info.value)
+
+
+def test_never_switches_failures_off_in_a_scenario(tmp_path: Path) -> None:
+    """``{law = "never"}`` where a failure law is: the fleet's, the
+    scenario's and a job's; nothing fails (a 2 h job, a checkpoint each hour,
+    save 60 s, load 60 s, no init: 60 + 2 x 3,660 = 7,380 s)."""
+    text = """\
+    [run]
+    replicas = 3
+    [[jobs]]
+    gpus = 16
+    work = "2h"
+    checkpoint_interval = "1h"
+    init = 0
+    save = 60
+    load = 60
+    failures = {law = "never"}
+    [[jobs]]
+    gpus = 8
+    work = "2h"
+    checkpoint_interval = "1h"
+    init = 0
+    save = 60
+    load = 60
+    [failures]
+    law = "never"
+    [fleet]
+    nodes = 4
+    node_failures = {law = "never"}
+    """
+    never = ace.Never()
+    jobs = [ace.Job(g, 2 * 3600.0, 3600.0, init=0.0, save=60.0, load=60.0) for g in (16, 8)]
+    scenario = run_both(
+        tmp_path,
+        text,
+        {"jobs": jobs, "failures": [never, never], "replicas": 3,
+         "fleet": ace.Fleet(4, node_failures=never)},
+    )  # fmt: skip
+    res = scenario.run()
+    assert (res.jobs["failures"] == 0).all()
+    assert (res.jobs["wall"] == 60.0 + 2 * 3660.0).all()
+    assert scenario.to_dict()["fleet"]["node_failures"] == {"law": "never"}
+
+
+def test_never_is_no_duration_in_a_scenario(tmp_path: Path) -> None:
+    text = """\
+    [[jobs]]
+    gpus = 8
+    work = "2h"
+    checkpoint_interval = "1h"
+    save = {law = "never"}
+    """
+    with pytest.raises(ace.ScenarioError, match=r"jobs\[0\]\.save: .*Never\(\) is a failure law"):
+        ace.load_scenario(write(tmp_path, "s.toml", text))
+    with pytest.raises(ace.ScenarioError, match=r"unknown key"):
+        ace.load_scenario(
+            write(tmp_path, "t.toml", text.replace('{law = "never"}', '{law = "never", mean = 1}'))
+        )

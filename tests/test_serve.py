@@ -278,6 +278,15 @@ def test_every_request_type() -> None:
             assert events["now"] == model.now
             if any(e["kind"] == "job_failed" for e in events["events"]):
                 break
+        # Node 0 is under repair, job 0 waits on its survivor, node 1.
+        assert ok("node_states", model=m)["states"] == ["down", "busy", "free", "free"]
+        assert [ace.NodeState(s).name.lower() for s in model.node_states()] == [
+            "down", "busy", "free", "free"
+        ]  # fmt: skip
+        assert ok("down_nodes", model=m)["nodes"] == model.down_nodes() == [0]
+        assert ok("waiting", model=m)["jobs"] == model.waiting() == [0]
+        assert ok("running", model=m)["jobs"] == model.running() == []
+        assert ok("queued", model=m)["jobs"] == model.queued() == []
         ok("stop", model=m, job=0)  # back to the queue, its survivor released
         model.stop(0)
         assert ok("nodes_of", model=m, job=0)["nodes"] == [] == model.nodes_of(0)
@@ -319,6 +328,26 @@ def test_every_request_type() -> None:
         assert ok("hello")["models"] == [m, fork]
         assert ok("close", model=fork) == {}
         assert ok("hello")["models"] == [m]
+        # Arrivals and a requeue: node 0 fails at 5,000 s under job 0 (on
+        # [0, 1]); job 1 arrives at 1 h and waits in the queue.
+        arrivals = ok("create", fleet=small_fleet())["model"]
+        ok("add_jobs", model=arrivals, jobs=[small_job(), small_job(gpus=8, submit="1h")])
+        first = ok("advance", model=arrivals, until="Infinity")["events"]
+        assert [(e["time"], e["kind"], e["job"]) for e in first] == [(0.0, "job_submitted", 0)]
+        ok("start", model=arrivals, job=0, nodes=[0, 1])
+        second = ok("advance", model=arrivals, until="Infinity")["events"]
+        assert [(e["time"], e["kind"], e["job"]) for e in second] == [(3600.0, "job_submitted", 1)]
+        third = ok("advance", model=arrivals, until="Infinity")["events"]
+        assert [(e["kind"], e["held"]) for e in third] == [
+            ("node_down", []),
+            ("job_failed", [0, 1]),
+        ]
+        ok("requeue", model=arrivals, job=0)
+        assert ok("queued", model=arrivals)["jobs"] == [0, 1]
+        assert ok("free_nodes", model=arrivals)["nodes"] == [1, 2, 3]
+        refused = client.call("requeue", model=arrivals, job=0)
+        assert (refused["ok"], refused["error"]["field"]) == (False, "job")
+        ok("close", model=arrivals)
         assert ok("shutdown") == {}
         assert client.close() == (0, "")
     finally:
@@ -782,7 +811,7 @@ def test_10000_steps_through_the_protocol_are_fleet_model_s() -> None:
     # The run exercised what a scheduler meets.
     events = [e for step in direct_log for e in step]
     kinds = {e[1] for e in events}
-    assert kinds == set(EVENT_KINDS)
+    assert kinds == set(EVENT_KINDS) - {"job_submitted"}  # (it submits each job itself)
     jobs = res.jobs
     assert jobs["completed"].sum() > 100
     assert jobs["failures"].sum() > 20
@@ -834,6 +863,7 @@ def test_every_law_family_reads_as_its_python_law() -> None:
             ace.meta_scale_model(5 * HOUR, 0.9),
         ),
         ({"law": "node_rate", "failures_per_node_day": 6.5e-3}, ace.node_rate_model(6.5e-3)),
+        ({"law": "never"}, ace.Never()),
         (
             {
                 "law": "scale_aware",
@@ -1072,4 +1102,24 @@ def test_a_node_trace_and_the_llama3_causes(server: Client) -> None:
         ]
     rows = server.ok("result", model=m, tables=["trace"])["trace"]
     assert_same_table(rows, model.result().trace)
+    server.ok("close", model=m)
+
+
+def test_never_switches_failures_off_over_the_protocol(server: Client) -> None:
+    """``{"law": "never"}`` as the node-level and the job-level law: the
+    job runs its hand-worked course (load 60 s, 8 x (3,600 s + a 60 s
+    write)) and nothing else happens."""
+    m = server.ok(
+        "create",
+        fleet={"nodes": 3, "node_failures": {"law": "never"}},
+        failures={"law": "never"},
+    )["model"]
+    j = server.ok("submit", model=m, job=small_job(save=60, load=60))["job"]
+    server.ok("start", model=m, job=j, nodes=[0, 1])
+    events = server.ok("advance", model=m, until="Infinity")["events"]
+    assert [(e["time"], e["kind"]) for e in events] == [(60.0 + 8 * 3660.0, "job_done")]
+    assert server.ok("peek", model=m)["time"] == "Infinity"
+    refused = server.call("submit", model=m, job=small_job(save={"law": "never"}))
+    assert refused["ok"] is False
+    assert refused["error"]["field"] == "job.save"
     server.ok("close", model=m)

@@ -24,7 +24,8 @@ void register_fleet_model(py::module_& m) {
         .def_readonly("fault_time", &ModelEvent::fault_time)
         .def_readonly("nodes", &ModelEvent::nodes)
         .def_readonly("progress", &ModelEvent::progress)
-        .def_readonly("durable", &ModelEvent::durable);
+        .def_readonly("durable", &ModelEvent::durable)
+        .def_readonly("held", &ModelEvent::held);
     py::class_<Core>(m, "FleetModel")
         .def(py::init([](const std::vector<Distribution>& distributions, const py::object& fleet,
                          const std::vector<CauseSpec>& causes, std::int64_t job_failures,
@@ -82,7 +83,7 @@ void register_fleet_model(py::module_& m) {
         .def("can_start", &Core::can_start, py::arg("job"), py::arg("nodes"))
         .def("stop", &Core::stop, py::arg("job"), py::arg("for_job"))
         .def("resize", &Core::resize, py::arg("job"), py::arg("nodes"))
-        .def("advance", &Core::advance, py::arg("until"))
+        .def("advance", &Core::advance, py::arg("until"), py::arg("whole_instant") = true)
         .def_property_readonly("now", &Core::now)
         .def("peek", &Core::peek)
         .def_property_readonly("jobs", &Core::jobs)
@@ -91,6 +92,16 @@ void register_fleet_model(py::module_& m) {
         .def("spare_nodes", &Core::spare_nodes)
         .def("state", &Core::state, py::arg("job"))
         .def("nodes_of", &Core::nodes_of, py::arg("job"))
+        .def("node_states",
+             [](const Core& c) {
+                 std::vector<std::uint8_t> states = c.node_states();
+                 return py::array_t<std::uint8_t>(static_cast<py::ssize_t>(states.size()), states.data());
+             })
+        .def("down_nodes", &Core::down_nodes)
+        .def("running", &Core::running)
+        .def("waiting", &Core::waiting)
+        .def("queued", &Core::queued)
+        .def("job_nodes", &Core::job_nodes, py::arg("job"))
         .def_property_readonly("logged", &Core::logged)
         .def(
             "events_since", [](const Core& c, std::size_t first) { return to_numpy(c.events_since(first)); },

@@ -89,6 +89,7 @@ void FleetModelCore::require_job(std::uint32_t job, const char* what) const {
 void FleetModelCore::start(std::uint32_t job, const std::vector<std::uint32_t>& nodes) {
     require_job(job, "start");
     engine_->start_job(job, nodes);
+    started_.insert(job);
 }
 
 bool FleetModelCore::can_start(std::uint32_t job, const std::vector<std::uint32_t>& nodes) const {
@@ -99,21 +100,34 @@ bool FleetModelCore::can_start(std::uint32_t job, const std::vector<std::uint32_
 void FleetModelCore::resize(std::uint32_t job, const std::vector<std::uint32_t>& nodes) {
     require_job(job, "resize");
     engine_->resize_job(job, nodes);
+    started_.insert(job);
 }
 
 void FleetModelCore::stop(std::uint32_t job, std::int32_t for_job) {
     require_job(job, "stop");
     engine_->stop_job(job, for_job);
+    started_.erase(job);
 }
 
-std::vector<ModelEvent> FleetModelCore::advance(double until) {
+std::vector<ModelEvent> FleetModelCore::advance(double until, bool whole_instant) {
     require(!closed_, "FleetModel: the model was closed");
     require(!std::isnan(until), "advance: until must be a time (not NaN)");
     require_that(until >= engine_->now(), [&] {
         return "advance: time cannot go backwards (until " + std::to_string(until) + " is before now, " +
                std::to_string(engine_->now()) + ")";
     });
-    return engine_->advance(until);
+    std::vector<ModelEvent> events = engine_->advance(until, whole_instant);
+    note(events);
+    return events;
+}
+
+void FleetModelCore::note(const std::vector<ModelEvent>& events) {
+    for (const ModelEvent& e : events) {
+        if (e.kind != ModelEvent::JobDone) continue;
+        const auto j = static_cast<std::uint32_t>(e.job);
+        started_.erase(j);
+        last_nodes_[j] = e.held;
+    }
 }
 
 double FleetModelCore::now() const { return engine_->now() > 0.0 ? engine_->now() : 0.0; }
@@ -169,8 +183,66 @@ std::vector<std::uint32_t> FleetModelCore::spare_nodes() const {
 
 std::vector<std::uint32_t> FleetModelCore::nodes_of(std::uint32_t job) const {
     require_job(job, "nodes_of");
+    const auto last = last_nodes_.find(job);
+    if (last != last_nodes_.end()) return last->second;
     const NodeList held = engine_->pool().nodes_of(job);
     return std::vector<std::uint32_t>(held.begin(), held.end());
+}
+
+std::vector<std::uint8_t> FleetModelCore::node_states() const {
+    require(!closed_, "FleetModel: the model was closed");
+    const NodePool& pool = engine_->pool();
+    const double t = engine_->now();
+    std::vector<std::uint8_t> out(pool.size());
+    for (std::uint32_t n = 0; n < pool.size(); ++n) {
+        const NodeState& node = pool.node(n);
+        NodeCondition c = NodeCondition::Free;
+        if (node.retired)
+            c = NodeCondition::Retired;
+        else if (!node.in_service)
+            c = node.quarantined_until > t ? NodeCondition::Quarantined : NodeCondition::Down;
+        else if (!node.jobs.empty() || !node.reserved.empty() || node.acquiring_for >= 0)
+            c = NodeCondition::Busy;
+        else if (pool.is_spare(n))
+            c = NodeCondition::Spare;
+        out[n] = static_cast<std::uint8_t>(c);
+    }
+    return out;
+}
+
+std::vector<std::uint32_t> FleetModelCore::down_nodes() const {
+    require(!closed_, "FleetModel: the model was closed");
+    std::vector<std::uint32_t> out = engine_->pool().out_of_service();
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<std::uint32_t> FleetModelCore::running() const {
+    require(!closed_, "FleetModel: the model was closed");
+    std::vector<std::uint32_t> out;
+    for (const std::uint32_t j : started_) {
+        const Phase p = engine_->job(j).phase();
+        if (p != Phase::Waiting && p != Phase::Done && p != Phase::Queued && p != Phase::Pending) out.push_back(j);
+    }
+    return out;
+}
+
+std::vector<std::uint32_t> FleetModelCore::waiting() const {
+    require(!closed_, "FleetModel: the model was closed");
+    std::vector<std::uint32_t> out;
+    for (const std::uint32_t j : started_)
+        if (engine_->job(j).phase() == Phase::Waiting) out.push_back(j);
+    return out;
+}
+
+std::vector<std::uint32_t> FleetModelCore::queued() const {
+    require(!closed_, "FleetModel: the model was closed");
+    return engine_->queued();
+}
+
+std::uint32_t FleetModelCore::job_nodes(std::uint32_t job) const {
+    require_job(job, "job_nodes");
+    return plans_->jobs[job].nodes;
 }
 
 SimulationOutput FleetModelCore::close() {

@@ -214,9 +214,10 @@ def run(
 ) -> ace.SimulationResult:
     """Drives ``model`` with :class:`EasySpares` (or ``scheduler``): submits
     each job at its ``submit`` time (``jobs`` in submission order, so job ids
-    are their positions), takes in every event of a time before deciding,
-    and stops once every job is done, at ``until``, or when nothing more can
-    happen. Returns the model's result."""
+    are their positions), takes in the events of each ``advance`` (every
+    event of one instant) before deciding, and stops once every job is
+    done, at ``until``, or when nothing more can happen. Returns the
+    model's result."""
     if any(b.submit < a.submit for a, b in pairwise(jobs)):
         raise ValueError("jobs must be in submission order")
     sched = scheduler if scheduler is not None else EasySpares(model)
@@ -230,9 +231,7 @@ def run(
         target = min(until, pending[0].submit if pending else math.inf)
         if model.peek() == math.inf and target == math.inf:
             break  # no event will come: what is left waits forever
-        events = model.advance(target)
-        while events and model.peek() <= model.now:  # the rest of this time's events
-            events += model.advance(model.now)
+        events = model.advance(target)  # every event of one instant
         if not events and model.now < target:
             break  # the model's horizon
         for event in events:

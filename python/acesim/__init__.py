@@ -41,6 +41,7 @@ from .distributions import (
     Gamma,
     LogNormal,
     Mixture,
+    Never,
     Replay,
     ScaleAware,
     Weibull,
@@ -48,7 +49,7 @@ from .distributions import (
 )
 from .errors import NoProgressError, ReentrantCallError, TooFewReplicasError, UntrustedNameError
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
-from .fleet_model import Event, FleetModel
+from .fleet_model import Event, FleetModel, NodeState
 from .job import CheckpointTier, IntervalRule, Job, JobArray
 from .objectives import Cost
 from .optimize import OptimalInterval, optimal_interval
@@ -123,8 +124,10 @@ __all__ = [
     "JobStatus",
     "LogNormal",
     "Mixture",
+    "Never",
     "NoProgressError",
     "NodeEventKind",
+    "NodeState",
     "NodeTrace",
     "OptimalInterval",
     "PlacementView",

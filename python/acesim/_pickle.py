@@ -42,11 +42,13 @@ from .distributions import (
     Gamma,
     LogNormal,
     Mixture,
+    Never,
     Replay,
     ScaleAware,
     Weibull,
 )
 from .fleet import Cause, Fleet, NodeTrace
+from .fleet_model import NodeState
 from .job import RULE_CODES, CheckpointTier, Job, JobArray
 from .policy import Policy, Preemption, Quarantine, Replacement
 from .repair import Repair, RepairStage
@@ -66,6 +68,7 @@ VALUE_CLASSES: dict[str, type] = {
     "acesim.LogNormal": LogNormal,
     "acesim.Gamma": Gamma,
     "acesim.Mixture": Mixture,
+    "acesim.Never": Never,
     "acesim.Empirical": Empirical,
     "acesim.BlockBootstrap": BlockBootstrap,
     "acesim.Replay": Replay,
@@ -90,6 +93,7 @@ ENUMS: dict[str, type[enum.Enum]] = {
     "acesim.FailureSource": FailureSource,
     "acesim.JobStatus": JobStatus,
     "acesim.NodeEventKind": NodeEventKind,
+    "acesim.NodeState": NodeState,
 }
 
 #: Where each class of the tables is defined (its ``__module__`` before it
@@ -115,6 +119,7 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
     LogNormal: ("mu", "sigma"),
     Gamma: ("shape", "scale"),
     Mixture: ("components",),
+    Never: (),
     Empirical: ("samples",),
     BlockBootstrap: ("sequence", "block"),
     Replay: ("times",),
@@ -195,6 +200,10 @@ def _gamma(d: Gamma) -> Reduced:
 
 def _mixture(d: Mixture) -> Reduced:
     return _call(Mixture, [(w, c) for w, c in d.components])
+
+
+def _never(d: Never) -> Reduced:
+    return _call(Never)
 
 
 def _empirical(d: Empirical) -> Reduced:
@@ -371,6 +380,7 @@ copyreg.pickle(Weibull, _weibull)
 copyreg.pickle(LogNormal, _lognormal)
 copyreg.pickle(Gamma, _gamma)
 copyreg.pickle(Mixture, _mixture)
+copyreg.pickle(Never, _never)
 copyreg.pickle(Empirical, _empirical)
 copyreg.pickle(BlockBootstrap, _block_bootstrap)
 copyreg.pickle(Replay, _replay)

@@ -62,6 +62,7 @@ __all__ = [
     "Gamma",
     "LogNormal",
     "Mixture",
+    "Never",
     "Replay",
     "ScaleAware",
     "as_distribution",
@@ -331,6 +332,108 @@ class Constant(Distribution):
         return f"value={self.value!r}"
 
 
+class Never(Distribution):
+    """A failure law that never fires: failures switched off.
+
+    Accepted where a failure law is (``failures=`` of :func:`acesim.simulate`
+    and :class:`acesim.FleetModel`, one job's law in a per-job list,
+    ``Fleet(node_failures=...)``, a :class:`~acesim.NodeTrace`'s ``model``),
+    in Python, in scenario files (``{law = "never"}``) and in the protocol
+    (``{"law": "never"}``). It is not a duration: a save, load, repair or
+    detection that never ends is refused (``TypeError`` naming the field),
+    and so is a :class:`Mixture` or :class:`ScaleAware` holding it.
+
+    ``Fleet(nodes, node_failures=ace.Never())`` is a fleet without failures:
+    with a node-level law the job-level default is none, so nothing fails
+    (``Fleet(node_failures=None)`` keeps its meaning: no node-level law, and
+    :func:`acesim.simulate` then draws job-level failures from
+    :func:`acesim.meta_scale_model`). The core runs it as no law at all
+    (the failure clock is never started), so a run with ``Never`` is the run
+    with that failure process absent.
+
+    Its mean is ``inf``; every draw is ``inf``; ``cdf`` is 0, ``sf`` 1, no
+    density. The analytic columns of a job that sees no failure law report
+    what they report for any job without failures: ``mtbf``,
+    ``young_interval`` and ``daly_interval`` are ``inf`` and a ``"young"``
+    or ``"daly"`` interval is the whole work (one final checkpoint).
+
+    >>> import acesim as ace
+    >>> ace.Never().mean()
+    inf
+    """
+
+    def __init__(self) -> None:
+        # No compiled law: the run's table of laws gives it no index (-1,
+        # "none"), which every failure process of the core reads as absent.
+        self._compiled = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Never)
+
+    def __hash__(self) -> int:
+        return hash(Never)
+
+    def mean(self, gpus: float | None = None) -> float:
+        self._gpus(gpus)
+        return math.inf
+
+    def forward_recurrence_mean(self, gpus: float | None = None) -> float:
+        self._gpus(gpus)
+        return math.inf
+
+    def sample(
+        self,
+        n: int,
+        seed: int = 0,
+        stream: int = 0,
+        device: str = "cpu",
+        *,
+        replica: int = 0,
+        first: int = 0,
+        gpus: float | None = None,
+        threads: int | None = None,
+        stationary: bool = False,
+    ) -> npt.NDArray[np.float64]:
+        """``n`` draws, each ``inf`` (the arguments are checked as for any law)."""
+        boolean("stationary", stationary)
+        count = integer("n", n, minimum=0, maximum=_MAX_DRAWS)
+        integer("seed", seed, minimum=0, maximum=2**64 - 1)
+        integer("stream", stream, minimum=0, maximum=2**32 - 1)
+        integer("replica", replica, minimum=0, maximum=2**32 - 1)
+        integer("first", first, minimum=0, maximum=_MAX_DRAWS - 1)
+        if threads is not None:
+            integer("threads", threads, minimum=1, maximum=4096)
+        if not isinstance(device, str) or device not in _DEVICES:
+            raise ValueError(f"device must be one of {_DEVICES}, got {device!r}")
+        self._gpus(gpus)
+        return np.full(count, math.inf)
+
+    def _cdf(self, x: FloatArray, gpus: float) -> FloatArray:
+        return np.zeros(x.shape)
+
+    def _sf(self, x: FloatArray, gpus: float) -> FloatArray:
+        return np.ones(x.shape)
+
+    def _pdf(self, x: FloatArray, gpus: float) -> FloatArray:
+        raise _no_density(self, "it never fires")
+
+    def _support(self, gpus: float) -> tuple[float, float]:
+        return math.inf, math.inf
+
+    def _quantile(self, p: FloatArray, pc: FloatArray, gpus: float) -> FloatArray:
+        return np.full(p.shape, math.inf)
+
+
+def _not_never(name: str, law: Distribution) -> Distribution:
+    """``law``, unless it is :class:`Never` (which is no duration)."""
+    if isinstance(law, Never):
+        raise TypeError(
+            f"{name}: Never() is a failure law (failures switched off), not a duration; "
+            "it is accepted only where a failure law is"
+        )
+    return law
+
+
 class Exponential(Distribution):
     """Memoryless, with the given ``mean``."""
 
@@ -483,6 +586,7 @@ class Mixture(Distribution):
                 raise TypeError(
                     f"components[{i}] must hold a Distribution, got {type(dist).__name__}"
                 )
+            _not_never(f"components[{i}]", dist)
             weights.append(w)
             dists.append(dist)
         if sum(weights) <= 0:
@@ -712,7 +816,7 @@ class ScaleAware(Distribution):
         base = scipy_to_law("base", base)
         if not isinstance(base, Distribution):
             raise TypeError(f"base must be a Distribution, got {type(base).__name__}")
-        self.base = base
+        self.base = _not_never("base", base)
         self.ref_gpus = positive("ref_gpus", ref_gpus)
         self.exponent = finite("exponent", exponent)
         self._compiled = _core.Distribution.scale_aware(
@@ -861,7 +965,7 @@ def as_distribution(name: str, value: Any) -> Distribution:
     """A Distribution as is; a frozen scipy distribution converted
     (:func:`from_scipy`); a plain number of seconds as :class:`Constant`."""
     if isinstance(value, Distribution):
-        return value
+        return _not_never(name, value)
     if _is_scipy_object(value):
         return from_scipy(value, name)
     try:

@@ -13,12 +13,15 @@ gives the rows :func:`acesim.simulate` gives.
 from __future__ import annotations
 
 import dataclasses
+import enum
+import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 from ._core_input import core_model
@@ -39,9 +42,11 @@ from .simulation import (
     _tier_spec,
 )
 
-__all__ = ["EVENT_KINDS", "Event", "FleetModel"]
+__all__ = ["EVENT_KINDS", "Event", "FleetModel", "NodeState"]
 
-EventKindName = Literal["node_down", "node_up", "job_failed", "job_done", "checkpoint"]
+EventKindName = Literal[
+    "node_down", "node_up", "job_failed", "job_done", "checkpoint", "job_submitted"
+]
 
 JobStateName = Literal[
     "queued", "starting", "computing", "writing", "failing", "waiting", "done", "reconfiguring"
@@ -59,14 +64,35 @@ JOB_STATES: tuple[JobStateName, ...] = (
     "reconfiguring",
 )
 
-#: What :meth:`FleetModel.advance` reports, in the core's order.
+#: What :meth:`FleetModel.advance` reports, in the core's order (the last,
+#: ``job_submitted``, is the model's own: a job of :meth:`FleetModel.add_jobs`
+#: arrived).
 EVENT_KINDS: tuple[EventKindName, ...] = (
     "node_down",
     "node_up",
     "job_failed",
     "job_done",
     "checkpoint",
+    "job_submitted",
 )
+
+
+class NodeState(enum.IntEnum):
+    """What a node is now, as :meth:`FleetModel.node_states` reports it (the
+    core's codes)."""
+
+    #: In service, holding no job, outside the hot-spare pool.
+    FREE = 0
+    #: In service, holding a job (all of its GPUs or some).
+    BUSY = 1
+    #: Out of service: under repair (its fault detected or not) or in maintenance.
+    DOWN = 2
+    #: Out of service: quarantined (it returns when the quarantine ends).
+    QUARANTINED = 3
+    #: In service and free, in the fleet's hot-spare pool (:meth:`FleetModel.spare_nodes`).
+    SPARE = 4
+    #: Quarantined for good (``Quarantine(duration=math.inf)``): it never returns.
+    RETIRED = 5
 
 
 @dataclass(frozen=True)
@@ -80,14 +106,19 @@ class Event:
     being when it struck; ``nodes`` are the nodes the job lost, and it still
     holds its other nodes, see :meth:`FleetModel.nodes_of`; a planned
     maintenance stop is reported the same way, with ``cause`` ``None``),
-    ``"job_done"``, and ``"checkpoint"`` (when the model was asked for
+    ``"job_done"`` (``nodes``: the nodes it held when it finished, released
+    now), and ``"checkpoint"`` (when the model was asked for
     them: a checkpoint is kept, ``durable`` (a synchronous write's end, an
     asynchronous persist's end) or a tier's (``durable`` False), at
     ``progress``; an asynchronous snapshot is reported when its persist
-    ends). ``cause`` indexes the model's causes (``None``: none). For
+    ends), and ``"job_submitted"`` (a job given to
+    :meth:`FleetModel.add_jobs` arrived and is queued; ``job`` is the id it
+    got). ``cause`` indexes the model's causes (``None``: none). For
     ``job_failed``, ``progress`` is the progress the job rolled back to.
-    Several events at one time come one :meth:`FleetModel.advance` call at
-    a time: ``peek() == now`` says more are due now.
+    ``held`` (``job_done`` and ``job_failed``): every node the job held at
+    that moment, in its order (for ``job_failed`` the lost ones included:
+    its survivors are ``held`` less ``nodes``); ``()`` for the other kinds.
+    Every event of one instant comes in one :meth:`FleetModel.advance` call.
     """
 
     time: float
@@ -98,6 +129,7 @@ class Event:
     fault_time: float | None = None
     progress: float | None = None
     durable: bool | None = None
+    held: tuple[int, ...] = ()
 
 
 class FleetModel:
@@ -125,14 +157,22 @@ class FleetModel:
 
     The scheduler's side:
 
-    - :meth:`submit` a :class:`acesim.Job` now (returns its id; it is queued);
+    - :meth:`submit` a :class:`acesim.Job` now (returns its id; it is
+      queued), or :meth:`add_jobs` to have each submitted at its
+      ``Job.submit`` (a ``"job_submitted"`` event then);
     - :meth:`start` a queued job, or one waiting after a failure, on the
       nodes it chooses (all of them: survivors left out are released);
     - :meth:`stop` a running job (accounted as a preemption, its churn
-      charged to ``for_job``) or send a failed one back to the queue;
+      charged to ``for_job``), or :meth:`requeue` a failed one (back to the
+      queue, its nodes released);
     - :meth:`resize` an elastic job (shrink it, or give its nodes back);
-    - :meth:`advance` the clock to a time, or to the next event that needs a
-      decision, whichever is first; :meth:`peek` at the next event's time.
+    - :meth:`advance` the clock to a time, or to the next instant at which
+      something needs a decision, whichever is first (every event of that
+      instant in one list); :meth:`peek` at the next event's time;
+    - read the state: :meth:`node_states` (an array of :class:`NodeState`),
+      :meth:`free_nodes`, :meth:`spare_nodes`, :meth:`down_nodes`,
+      :meth:`running`, :meth:`waiting`, :meth:`queued`, :meth:`state`,
+      :meth:`nodes_of`, :meth:`nodes_needed`.
 
     Errors, not silent fixes: a start on a busy, failed or quarantined node,
     a start of a running job, time going backwards, a job that does not fit.
@@ -144,7 +184,7 @@ class FleetModel:
     >>> job = model.submit(ace.Job(16, work=8 * 3600.0, checkpoint_interval=3600.0))
     >>> model.start(job, [0, 1])
     >>> [e.kind for e in model.advance(10_000.0)]
-    ['node_down']
+    ['node_down', 'job_failed']
     """
 
     def __init__(
@@ -233,6 +273,9 @@ class FleetModel:
         self._fleet = fleet
         self._jobs: list[Job] = []
         self._log: list[tuple[str, tuple[Any, ...]]] = []
+        # add_jobs's jobs not submitted yet: (arrival, order given, job).
+        self._arrivals: list[tuple[float, int, Job]] = []
+        self._given = 0
 
     # --- the scheduler's side ---------------------------------------------------
 
@@ -294,6 +337,53 @@ class FleetModel:
         self._log.append(("submit", (job,)))
         return jid
 
+    def add_jobs(self, jobs: Iterable[Job]) -> None:
+        """Submits each of ``jobs`` at its ``Job.submit`` time (now for a
+        time already past): :meth:`advance` stops at that instant and
+        reports a ``"job_submitted"`` event for it (after the instant's other
+        events), its ``job`` the id the job got then (ids are given in
+        submission order, :meth:`submit`'s included; jobs arriving at one
+        time in the order given). Jobs arriving after the horizon never
+        arrive. Every job is checked now, as :meth:`submit` checks it;
+        nothing is added when one is refused."""
+        if isinstance(jobs, Job) or not isinstance(jobs, Iterable):
+            raise TypeError(f"jobs must be a sequence of Job, got {type(jobs).__name__}")
+        given = list(jobs)
+        capacity = self._fleet.nodes * self._fleet.gpus_per_node
+        for k, job in enumerate(given):
+            if not isinstance(job, Job):
+                raise TypeError(f"jobs[{k}] must be a Job, got {type(job).__name__}")
+            if job.time_limit is not None:
+                raise ValueError(
+                    f"jobs[{k}].time_limit: a run's limit is the outside scheduler's to enforce "
+                    "(stop the job)"
+                )
+            if job.gpus > capacity:
+                raise ValueError(
+                    f"jobs[{k}].gpus: {job.gpus} GPUs do not fit in the fleet ({capacity} GPUs)"
+                )
+        now = self.now
+        for job in given:
+            heapq.heappush(self._arrivals, (max(float(job.submit), now), self._given, job))
+            self._given += 1
+        self._log.append(("add_jobs", (tuple(given),)))
+
+    def _next_arrival(self) -> float:
+        """When the next job of :meth:`add_jobs` arrives (inf: none before the horizon)."""
+        if not self._arrivals or self._arrivals[0][0] > self._args["horizon"]:
+            return math.inf
+        return self._arrivals[0][0]
+
+    def _arrive(self, t: float) -> list[Event]:
+        """Submits the jobs arriving at ``t`` (the clock), as events."""
+        out = []
+        while self._arrivals and self._arrivals[0][0] <= t:
+            _, _, job = heapq.heappop(self._arrivals)
+            jid = self.submit(job)
+            self._log.pop()  # (add_jobs is logged; a copy submits it again as it advances)
+            out.append(Event(time=t, kind="job_submitted", job=jid, nodes=(), cause=None))
+        return out
+
     def start(self, job: int, nodes: Sequence[int]) -> None:
         """Starts ``job`` (queued, or waiting after a failure) on ``nodes``,
         in that order (a job-level failure blames a node by its place in the
@@ -329,6 +419,21 @@ class FleetModel:
         self._core.stop(jid, by)
         self._log.append(("stop", (jid, by)))
 
+    def requeue(self, job: int) -> None:
+        """Sends ``job``, waiting after a failure, back to the queue: the
+        nodes it kept are released (nothing more is lost; its wait so far
+        counts as ``recovery_wait``). Only a job waiting after a failure can
+        be requeued; :meth:`stop` preempts a running one."""
+        jid = self._job_id("job", job)
+        state = self.state(jid)
+        if state != "waiting":
+            raise ValueError(
+                f"job: job {jid} is {state}; only a job waiting after a failure can be requeued "
+                "(stop preempts a running job)"
+            )
+        self._core.stop(jid, -1)
+        self._log.append(("stop", (jid, -1)))
+
     def resize(self, job: int, nodes: Sequence[int]) -> None:
         """Runs elastic ``job`` (``Job(min_gpus=...)``) on ``nodes``: as many
         as it needs or fewer, down to its ``min_gpus``. While it computes, it
@@ -343,17 +448,33 @@ class FleetModel:
         self._core.resize(jid, ids)
         self._log.append(("resize", (jid, tuple(ids))))
 
-    def advance(self, until: float) -> list[Event]:
+    def advance(self, until: float, *, whole_instant: bool = True) -> list[Event]:
         """Runs the model to ``until`` (events at ``until`` included) or to
-        the next event that needs a decision, whichever is first, and returns
-        what it reports (several events at one time come one call at a time;
-        an empty list means the clock reached ``until``, or the horizon; with
-        ``until`` infinite and nothing left to happen, the clock stays)."""
+        the next instant at which something needs a decision, whichever is
+        first, and returns what it reports: every event of that instant, in
+        one list, in the engine's order (a node's failure before the job
+        failure it causes; events of one time in the order they were
+        scheduled), so a scheduler that decides once after each call
+        decides on everything that happened then. An empty list means the
+        clock reached ``until``, or the horizon; with ``until`` infinite and
+        nothing left to happen, the clock stays. After a call that reported
+        something, ``peek() > now`` unless a decision since scheduled
+        something for now.
+
+        ``whole_instant=False`` stops right after the first event that
+        reports something (with what it reported; ``peek() == now`` then
+        says more are due now): for a driver that decides between events of
+        one instant, as the built-in scheduler does (replaying its decisions
+        needs it)."""
         t = real("until", until)
         t = math.inf if t == math.inf else seconds("until", t)
+        if not isinstance(whole_instant, bool | np.bool_):
+            raise TypeError(f"whole_instant must be a bool, got {type(whole_instant).__name__}")
+        whole = bool(whole_instant)
+        arrival = self._next_arrival()
         with _naming_stalled_jobs([job.name for job in self._jobs]):
-            raw = self._core.advance(t)
-        self._log.append(("advance", (t,)))
+            raw = self._core.advance(min(t, arrival), whole)
+        self._log.append(("advance", (t, whole)))
         out = []
         for e in raw:
             name = EVENT_KINDS[e.kind]
@@ -367,13 +488,18 @@ class FleetModel:
                     fault_time=float(e.fault_time) if name == "job_failed" else None,
                     progress=float(e.progress) if name in ("job_failed", "checkpoint") else None,
                     durable=bool(e.durable) if name == "checkpoint" else None,
+                    held=tuple(int(n) for n in e.held),
                 )
             )
+        # Arrivals of this instant, once the model has nothing else due then.
+        if arrival <= t and arrival == self.now and float(self._core.peek()) > arrival:
+            out += self._arrive(arrival)
         return out
 
     def peek(self) -> float:
-        """The time of the next event (``math.inf``: none before the horizon)."""
-        t = float(self._core.peek())
+        """The time of the next event, an arrival of :meth:`add_jobs`
+        included (``math.inf``: none before the horizon)."""
+        t = min(float(self._core.peek()), self._next_arrival())
         return math.inf if t > self._args["horizon"] else t
 
     def free_nodes(self) -> list[int]:
@@ -398,8 +524,44 @@ class FleetModel:
         return JOB_STATES[self._core.state(self._job_id("job", job))]
 
     def nodes_of(self, job: int) -> list[int]:
-        """The nodes ``job`` holds, in its order."""
+        """The nodes ``job`` holds, in its order; once it is done, the nodes
+        it held when it finished (its last placement; it holds none)."""
         return [int(n) for n in self._core.nodes_of(self._job_id("job", job))]
+
+    def nodes_needed(self, job: int) -> int:
+        """How many nodes ``job`` runs on: its GPUs over the fleet's
+        ``gpus_per_node``, rounded up (a job smaller than a node takes one);
+        an elastic job's full width."""
+        return int(self._core.job_nodes(self._job_id("job", job)))
+
+    def node_states(self) -> npt.NDArray[np.uint8]:
+        """What each node is now, indexed by node id: an array of
+        :class:`NodeState` codes (``uint8``; compare with the enum,
+        ``states == ace.NodeState.DOWN``). One pass over the fleet."""
+        return np.asarray(self._core.node_states(), dtype=np.uint8)
+
+    def down_nodes(self) -> list[int]:
+        """The nodes out of service now, ascending: under repair, in
+        maintenance, quarantined or retired (:meth:`node_states` says
+        which). Costs what it returns, not the fleet's size."""
+        return [int(n) for n in self._core.down_nodes()]
+
+    def running(self) -> list[int]:
+        """The jobs running now, ascending: started and holding their nodes
+        (``"starting"``, ``"computing"``, ``"writing"``, ``"failing"``,
+        ``"reconfiguring"``). Jobs waiting after a failure are
+        :meth:`waiting`'s. Costs the started jobs not done."""
+        return [int(j) for j in self._core.running()]
+
+    def waiting(self) -> list[int]:
+        """The jobs waiting after a failure for :meth:`start`,
+        :meth:`requeue` or :meth:`stop`, ascending."""
+        return [int(j) for j in self._core.waiting()]
+
+    def queued(self) -> list[int]:
+        """The queued jobs in queue order: priority (high first), then
+        submission, then id. Costs what it returns."""
+        return [int(j) for j in self._core.queued()]
 
     @property
     def jobs(self) -> list[Job]:
@@ -413,6 +575,8 @@ class FleetModel:
         for name, args in self._log:
             if name == "submit":
                 fork.submit(*args)
+            elif name == "add_jobs":
+                fork.add_jobs(args[0])
             elif name == "start":
                 fork.start(args[0], list(args[1]))
             elif name == "stop":
@@ -420,7 +584,7 @@ class FleetModel:
             elif name == "resize":
                 fork.resize(args[0], list(args[1]))
             else:
-                fork.advance(args[0])
+                fork.advance(args[0], whole_instant=args[1])
         return fork
 
     def result(self) -> SimulationResult:

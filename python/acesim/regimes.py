@@ -45,6 +45,7 @@ from .distributions import (
     Exponential,
     Gamma,
     Mixture,
+    Never,
     Replay,
     ScaleAware,
     Weibull,
@@ -71,6 +72,7 @@ def gang(law: Any, units: int, *, points: int = GANG_POINTS) -> Distribution:
     - ``Weibull(k, s)``: ``Weibull(k, s / units ** (1 / k))`` (exact);
     - ``Gamma(1, s)`` (an exponential): ``Gamma(1, s / units)`` (exact);
     - ``Constant(c)``: itself (exact);
+    - ``Never()``: itself (units that never fail never fail together);
     - ``ScaleAware(base, ref_gpus, exponent)``: ``ScaleAware(gang(base),
       ref_gpus, exponent)`` (exact: scaling commutes with the minimum);
     - any other law (``LogNormal``, ``Gamma``, ``Mixture``, ``Empirical``,
@@ -122,7 +124,7 @@ def _gang(law: Distribution, n: int, m: int) -> Distribution:
         return Weibull(shape=law.shape, scale=law.scale / float(n) ** (1.0 / law.shape))
     if isinstance(law, Gamma) and law.shape == 1.0:
         return Gamma(shape=1.0, scale=law.scale / n)
-    if isinstance(law, Constant):
+    if isinstance(law, Constant | Never):
         return law
     if isinstance(law, ScaleAware):
         return ScaleAware(_gang(law.base, n, m), law.ref_gpus, law.exponent)

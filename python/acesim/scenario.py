@@ -157,6 +157,10 @@ parameters (durations where they are times):
   failures_per_node_day = 6.5e-3, gpus_per_node = 8}``
   (:func:`acesim.node_rate_model`), ``{law = "gang", base = {...}, units = 1024}``
   (:func:`acesim.gang`)
+- ``{law = "never"}`` (:class:`acesim.Never`): a failure law that never
+  fires, where a failure law is (``failures``, a job's ``failures``,
+  ``node_failures``, a trace's ``model``); ``node_failures = {law = "never"}``
+  switches failures off
 - ``{history = "sacct.txt", by = "node", family = "weibull"}``: a history file
   (sacct ``--parsable2``, an event log, or a file of ``../shared/data``, read
   as ``acesim fit`` reads it) fitted by :meth:`acesim.history.History.fit`;
@@ -228,6 +232,7 @@ from .distributions import (
     Gamma,
     LogNormal,
     Mixture,
+    Never,
     Replay,
     ScaleAware,
     Weibull,
@@ -540,6 +545,7 @@ LAWS = (
     "meta_scale",
     "node_rate",
     "gang",
+    "never",
 )
 
 _HISTORY_KEYS = ("history", "by", "family", "cause")
@@ -782,6 +788,10 @@ class _Builder(_Checks):
         self._keys(path, v, "times", *_SAMPLE_KEYS)
         times = self._values(path, v, "times", inf=True)
         return self.call(path, Replay, times=times)
+
+    def _law_never(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
+        self._keys(path, v)
+        return self.call(path, Never)
 
     def _history(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
         self.table(path, v, _HISTORY_KEYS, ("history",))
@@ -1879,6 +1889,8 @@ def law_spec(law: Distribution | Repair) -> Any:
         }
     if isinstance(law, Replay):
         return {"law": "replay", "times": [float(x) for x in law.times]}
+    if isinstance(law, Never):
+        return {"law": "never"}
     raise TypeError(f"{type(law).__name__} has no scenario law table")
 
 

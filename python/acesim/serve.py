@@ -50,12 +50,13 @@ from .distributions import (
     Gamma,
     LogNormal,
     Mixture,
+    Never,
     Replay,
     ScaleAware,
     Weibull,
 )
 from .fleet import LLAMA3_CAUSES, Cause, Fleet, NodeTrace
-from .fleet_model import EVENT_KINDS, Event, FleetModel
+from .fleet_model import EVENT_KINDS, Event, FleetModel, NodeState
 from .job import INTERVAL_RULES, CheckpointTier, Job, interval_rule
 from .policy import Policy, Quarantine
 from .repair import Repair, RepairStage
@@ -87,8 +88,10 @@ REQUESTS: tuple[str, ...] = (
     "schema",
     "create",
     "submit",
+    "add_jobs",
     "start",
     "stop",
+    "requeue",
     "resize",
     "advance",
     "peek",
@@ -96,6 +99,11 @@ REQUESTS: tuple[str, ...] = (
     "free_nodes",
     "nodes_of",
     "state",
+    "node_states",
+    "down_nodes",
+    "running",
+    "waiting",
+    "queued",
     "copy",
     "result",
     "close",
@@ -373,6 +381,7 @@ LAWS: dict[str, tuple[Callable[..., Distribution], dict[str, Reader], tuple[str,
         {"failures_per_node_day": _number, "gpus_per_node": _integer},
         ("failures_per_node_day",),
     ),
+    "never": (Never, {}, ()),
 }
 
 
@@ -629,6 +638,18 @@ def _job(value: Any, path: str) -> Job:
     return job
 
 
+#: add_jobs's job: a job's fields and the time it arrives.
+ARRIVING_JOB_FIELDS: dict[str, Reader] = {**JOB_FIELDS, "submit": _duration}
+
+
+def _arriving_job(value: Any, path: str) -> Job:
+    f = _Fields(value, path, {"time_limit": JOB_REFUSED["time_limit"]})
+    kwargs = f.take(ARRIVING_JOB_FIELDS, ("gpus", "work", "checkpoint_interval"))
+    f.finish()
+    job: Job = _build(path, tuple(ARRIVING_JOB_FIELDS), Job, **kwargs)
+    return job
+
+
 # --------------------------------------------------------------------------
 # Replies
 # --------------------------------------------------------------------------
@@ -653,6 +674,7 @@ def _event(e: Event) -> dict[str, Any]:
         "fault_time": e.fault_time,
         "progress": e.progress,
         "durable": e.durable,
+        "held": list(e.held),
     }
 
 
@@ -856,7 +878,27 @@ class Server:
         except (ValueError, TypeError) as exc:
             message = re.sub(r"^(?:submit: )?jobs\[\d+\]\.", "", str(exc))
             raise _named(type(exc)(message), "job", tuple(JOB_FIELDS)) from None
-        return {"job": jid}
+        return {"job": jid, "nodes_needed": model.nodes_needed(jid)}
+
+    def _add_jobs(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        jobs = f.required("jobs", _array(_arriving_job))
+        f.finish()
+        try:
+            model.add_jobs(jobs)
+        except (ValueError, TypeError) as exc:
+            raise _named(exc, "", ("jobs",), fallback="jobs") from None
+        return {}
+
+    def _requeue(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        job = f.required("job", _integer)
+        f.finish()
+        try:
+            model.requeue(job)
+        except (ValueError, TypeError) as exc:
+            raise _model_error(exc, "requeue", ("job",), "job") from None
+        return {}
 
     def _start(self, f: _Fields) -> dict[str, Any]:
         _, model = self._model(f)
@@ -904,9 +946,10 @@ class Server:
     def _advance(self, f: _Fields) -> dict[str, Any]:
         _, model = self._model(f)
         until = f.required("until", _infinite_duration)
+        whole_instant = f.optional("whole_instant", _boolean, True)
         f.finish()
         try:
-            events = model.advance(until)
+            events = model.advance(until, whole_instant=whole_instant)
         except (ValueError, TypeError) as exc:
             raise _model_error(exc, "advance", ("until",), "until") from None
         return {"events": [_event(e) for e in events], "now": _num(model.now)}
@@ -935,6 +978,31 @@ class Server:
         except (ValueError, TypeError) as exc:
             raise _model_error(exc, "nodes_of", ("job",), "job") from None
         return {"nodes": nodes}
+
+    def _node_states(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        f.finish()
+        return {"states": [NodeState(int(s)).name.lower() for s in model.node_states()]}
+
+    def _down_nodes(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        f.finish()
+        return {"nodes": model.down_nodes()}
+
+    def _running(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        f.finish()
+        return {"jobs": model.running()}
+
+    def _waiting(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        f.finish()
+        return {"jobs": model.waiting()}
+
+    def _queued(self, f: _Fields) -> dict[str, Any]:
+        _, model = self._model(f)
+        f.finish()
+        return {"jobs": model.queued()}
 
     def _copy(self, f: _Fields) -> dict[str, Any]:
         _, model = self._model(f)

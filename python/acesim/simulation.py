@@ -24,7 +24,7 @@ from . import _core
 from ._core_input import core_model
 from ._validation import boolean, check_replica_ids, finite, integer, real, seconds
 from .analytic import meta_scale_model
-from .distributions import Distribution, scipy_to_law
+from .distributions import Distribution, Never, scipy_to_law
 from .errors import NoProgressError
 from .fleet import Fleet, _cause_list
 from .job import RULE_CODES, CheckpointTier, Job, JobArray
@@ -704,6 +704,9 @@ class _DistributionTable(dict[Any, int]):
         return self.__getitem__
 
     def __missing__(self, dist: Distribution) -> int:
+        if isinstance(dist, Never):  # no law: the failure process is absent
+            self[dist] = -1
+            return -1
         found = self[dist] = len(self.compiled)
         self.compiled.append(dist._compiled)
         return found

@@ -325,7 +325,11 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     job.rec->end = t;
     exact_productive(*job.rec, in_.jobs[j].work);
     ledger_.log(j, EventKind::Done, t, jobs_[j]);
-    if (outside_.enabled) outside_.report({t, t, ModelEvent::JobDone, static_cast<std::int32_t>(j), -1, {}});
+    if (outside_.enabled) {
+        const NodeList held = pool_.nodes_of(j);
+        std::vector<std::uint32_t> nodes(held.begin(), held.end());
+        outside_.report({t, t, ModelEvent::JobDone, static_cast<std::int32_t>(j), -1, nodes, 0.0, false, nodes});
+    }
     jobs_.done(j);
     if (pool_.enabled()) reservation_.release_nodes(j, pool_);
 }

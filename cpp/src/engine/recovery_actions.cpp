@@ -123,11 +123,13 @@ void RecoveryActions::report_failure(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     std::vector<std::uint32_t> lost;
     pool_.held_out_of_service(j, lost);
+    const NodeList before = pool_.nodes_of(j);
+    std::vector<std::uint32_t> held(before.begin(), before.end());
     for (std::uint32_t n : lost) pool_.detach(j, n);
     job.life.phase = Phase::Waiting;
     job.life.phase_start = t;
     outside_.report({t, job.fault_time, ModelEvent::JobFailed, static_cast<std::int32_t>(j), job.cause, lost,
-                     job.life.committed, false});
+                     job.life.committed, false, std::move(held)});
 }
 
 Recovery RecoveryActions::recover(std::uint32_t j, double t) {

@@ -44,12 +44,14 @@ public:
     std::uint32_t submit_job();
     /// Runs every event up to `until` (included), stopping after the first one
     /// that reports something; the clock then stands at that event, else at `until`.
-    std::vector<ModelEvent> advance(double until);
+    std::vector<ModelEvent> advance(double until, bool whole_instant);
     /// Closes every row at `end` (a run's horizon or end) and appends the fleet row.
     void close(double end);
     double now() const { return kernel_.now(); }
     double peek() { return kernel_.peek(); }
     const NodePool& pool() const { return pool_; }
+    /// The queued jobs, in queue order.
+    std::vector<std::uint32_t> queued() const { return scheduler_.queue(); }
     const JobState& job(std::uint32_t j) const { return jobs_[j]; }
     /// The outside scheduler starts job j (queued, or waiting after a failure) on `nodes`.
     void start_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes);

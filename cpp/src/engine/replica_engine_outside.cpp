@@ -42,13 +42,22 @@ std::uint32_t ReplicaEngine::submit_job() {
     return j;
 }
 
-std::vector<ModelEvent> ReplicaEngine::advance(double until) {
-    // Every event up to `until` (included), stopping after the first that
-    // needs a decision (it reports something).
+std::vector<ModelEvent> ReplicaEngine::advance(double until, bool whole_instant) {
+    // Every event up to `until` (included), stopping at the first instant
+    // at which one needs a decision (reports something): every event of
+    // that instant is handled, in the kernel's order, so the scheduler
+    // decides on all of them at once (or, without whole_instant, right
+    // after the event that reported, as the built-in scheduler decides).
     outside_.outbox.clear();
     serve_requests();  // (none is left unless a call before this one threw)
     DueEvent e;
-    while (outside_.outbox.empty() && kernel_.peek() <= until && kernel_.next(e)) handle(e);
+    for (;;) {
+        const double next = kernel_.peek();
+        if (next > until) break;
+        if (!outside_.outbox.empty() && (!whole_instant || next > kernel_.now())) break;
+        if (!kernel_.next(e)) break;
+        handle(e);
+    }
     // Nothing happened: the clock stands at `until` (at the horizon; never at infinity).
     if (outside_.outbox.empty() && until < std::numeric_limits<double>::infinity())
         kernel_.move_to(std::min(until, kernel_.horizon()));

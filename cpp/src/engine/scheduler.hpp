@@ -48,6 +48,13 @@ public:
     /// A job submitted from outside (FleetModel).
     void add_job() { where_.push_back(kNowhere); }
     bool queued(std::uint32_t j) const { return where_[j] == kQueue; }
+    /// The queued jobs in queue order (priority, then submission, then index).
+    std::vector<std::uint32_t> queue() const {
+        std::vector<std::uint32_t> out;
+        out.reserve(queue_.size());
+        for (const QueueKey& k : queue_) out.push_back(std::get<2>(k));
+        return out;
+    }
 
     /// Hands free capacity out: recovering jobs first (they hold idle nodes and
     /// may take hot spares), then the queue in priority order (from the spares
