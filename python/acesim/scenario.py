@@ -900,6 +900,19 @@ _POLICY_KEYS = (
     "replacement_delay",
     "backfill",
 )
+#: The keys whose value is a law (or, for ``repair``, a pipeline).
+_LAW_KEYS = frozenset(
+    (
+        *_JOB_LAWS,
+        "failures",
+        "repair",
+        "duration",
+        "detect",
+        "node_failures",
+        "cold_spare_delay",
+        "replacement_delay",
+    )
+)
 _REPLACEMENTS = tuple(m.name.lower() for m in Replacement)
 _PREEMPTIONS = tuple(m.name.lower() for m in Preemption)
 _CAUSE_SETS: dict[str, tuple[Cause, ...]] = {"llama3": LLAMA3_CAUSES}
@@ -1628,6 +1641,28 @@ class Scenario:
         if isinstance(kwargs.get("failures"), list):
             kwargs["failures"] = list(kwargs["failures"])
         return kwargs
+
+    def law_at(self, key: Any) -> Distribution | Repair | None:
+        """The law (or repair pipeline) the value at ``key`` builds
+        (``"fleet.repair"``, ``"jobs[0].init"``, ``"causes[1].detect"``), or
+        None when the key is not a law's key or holds nothing; the law's own
+        errors as a ScenarioError at the key."""
+        path = _key_path(key)
+        names = [part for part in path if isinstance(part, str)]
+        if not names or names[-1] not in _LAW_KEYS:
+            return None
+        value: Any = self._spec
+        for part in path:
+            if isinstance(part, int):
+                if not isinstance(value, list) or not 0 <= part < len(value):
+                    return None
+            elif not isinstance(value, dict) or part not in value:
+                return None
+            value = value[part]
+        builder = _ScenarioBuilder(self._places)
+        if names[-1] == "repair":
+            return builder._repair(path, value)
+        return builder.law(path, value)
 
     def with_values(self, values: Mapping[Any, Any], *, origin: str | None = None) -> Scenario:
         """A copy with the values at the given keys (dotted paths such as
