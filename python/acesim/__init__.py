@@ -50,6 +50,7 @@ from .errors import NoProgressError, ReentrantCallError, TooFewReplicasError, Un
 from .fleet import LLAMA3_CAUSES, LLAMA3_INTERRUPTIONS, Cause, Fleet, NodeTrace
 from .fleet_model import Event, FleetModel
 from .job import CheckpointTier, IntervalRule, Job, JobArray
+from .objectives import Cost
 from .optimize import OptimalInterval, optimal_interval
 from .policy import FailureView, PlacementView, Policy, Preemption, Quarantine, Replacement
 from .regimes import gang
@@ -102,6 +103,7 @@ __all__ = [
     "Comparison",
     "CompiledPolicy",
     "Constant",
+    "Cost",
     "Difference",
     "Distribution",
     "Empirical",
