@@ -56,6 +56,7 @@ from .policy import FailureView, PlacementView, Policy, Preemption, Quarantine, 
 from .regimes import gang
 from .repair import Repair, RepairStage
 from .scenario import Scenario, ScenarioError, dump_scenario, load_scenario
+from .sensitivity import SensitivityResult, sensitivity
 from .simulation import (
     PURPOSES,
     STREAM_VERSION,
@@ -138,6 +139,7 @@ __all__ = [
     "ScaleAware",
     "Scenario",
     "ScenarioError",
+    "SensitivityResult",
     "SimulationResult",
     "SingleReplicaWarning",
     "SweepResult",
@@ -173,6 +175,7 @@ __all__ = [
     "plot",
     "provenance",
     "report",
+    "sensitivity",
     "simulate",
     "sweep",
     "two_level_optimal_intervals",

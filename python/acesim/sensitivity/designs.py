@@ -27,8 +27,10 @@ their standard deviation (non-linearity or interactions).
 model output"): two independent ``n x k`` matrices ``A`` and ``B`` of
 uniform coordinates and, for each factor ``i``, ``AB_i``: ``A`` with column
 ``i`` from ``B``; ``n (k + 2)`` runs. With ``V`` the variance of the outputs
-of ``A`` and ``B`` together: first-order index
-``S_i = mean(f(B) (f(AB_i) - f(A))) / V`` (Saltelli 2010) and total index
+of ``A`` and ``B`` together and ``f0`` their mean: first-order index
+``S_i = mean((f(B) - f0) (f(AB_i) - f(A))) / V`` (Saltelli 2010, with
+``f(B)`` centred: the same expectation, as ``f(AB_i) - f(A)`` has mean 0,
+and a variance that does not grow with ``f0`` squared) and total index
 ``ST_i = mean((f(A) - f(AB_i))^2) / (2 V)`` (Jansen 1999). A discrete
 factor of ``m`` levels takes level ``floor(m u)`` of its uniform ``u``: a
 discrete uniform level, and its indices are those of that discrete uniform
@@ -316,7 +318,10 @@ def _sobol_stats(ya: FloatArray, yb: FloatArray, yab: FloatArray) -> tuple[Float
     """S and ST for rows on the last axis; ``yab`` has the factors on axis -2."""
     both = np.concatenate([ya, yb], axis=-1)
     variance = np.var(both, axis=-1, ddof=1)[..., None]
-    first_num = np.mean(yb[..., None, :] * (yab - ya[..., None, :]), axis=-1)
+    # f(B) centred on the outputs' mean: E[f(AB_i) - f(A)] = 0, so the
+    # expectation stays and the variance no longer grows with the mean's square
+    centred = yb - np.mean(both, axis=-1, keepdims=True)
+    first_num = np.mean(centred[..., None, :] * (yab - ya[..., None, :]), axis=-1)
     total_num = 0.5 * np.mean((ya[..., None, :] - yab) ** 2, axis=-1)
     zero = variance <= 0.0
     safe = np.where(zero, 1.0, variance)
