@@ -116,6 +116,9 @@ what a key means is what the same ``simulate``, :class:`~acesim.Job`,
     place = "mypolicies:place"
     quarantine = {failures = 2, window = "7d", duration = "30d"}   # duration may be "inf"
 
+A ``[sensitivity]`` table holds what ``acesim sensitivity`` varies
+(:mod:`acesim.sensitivity.spec`); running the scenario ignores it.
+
 A ``[workload]`` table instead of ``[[jobs]]`` names a generator of
 :mod:`acesim.workloads` and its arguments (durations and laws as anywhere)::
 
@@ -848,7 +851,8 @@ RUN_KEYS = (
     "first_replica",
     "max_stalled_failures",
 )
-_TOP_KEYS = ("run", "jobs", "workload", "failures", "fleet", "causes", "policy")
+#: ``sensitivity``: the table ``acesim sensitivity`` reads (the others ignore it).
+_TOP_KEYS = ("run", "jobs", "workload", "failures", "fleet", "causes", "policy", "sensitivity")
 _JOB_KEYS = (
     "name",
     "count",
