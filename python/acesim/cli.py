@@ -361,6 +361,13 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
     from .results_io import _read_files, load_result
 
     _atomic.check_outputs([("-o", output)], [f for p in paths for f in _read_files(p)])
+    if len(paths) == 1 and _file_kind(paths[0]) == "acesim-sensitivity":
+        from .report import write_sensitivity_report
+        from .sensitivity import load_sensitivity
+
+        out = write_sensitivity_report(load_sensitivity(paths[0]), output, title=title)
+        print(f"report written to {shown(out)}")
+        return 0
     names = [Path(p).stem for p in paths]
     if len(set(names)) < len(names):  # one file name in two folders: name them by path
         names = [str(p) for p in paths]
@@ -368,6 +375,18 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
     out = write_report(results[names[0]] if len(results) == 1 else results, output, title=title)
     print(f"report written to {shown(out)}")
     return 0
+
+
+def _file_kind(path: str) -> str | None:
+    """The ``format`` a saved file's metadata names (None when unreadable:
+    the loader then says why)."""
+    from .results_io import ResultFileError, _read_meta
+
+    try:
+        kind = _read_meta(Path(path)).get("format")
+    except (ResultFileError, OSError, ValueError):
+        return None
+    return kind if isinstance(kind, str) else None
 
 
 def _read_history(path: str) -> Any:
