@@ -366,6 +366,14 @@ def job(**kw: Any) -> ace.Job:
 
 EXP = ace.Exponential(1e4)
 J = job()
+#: A small scenario and space for ``ace.tune``'s cases.
+TUNE_BASE = ace.Scenario.from_dict(
+    {
+        "jobs": [{"gpus": 8, "work": "6h", "checkpoint_interval": "1h"}],
+        "fleet": {"nodes": 3, "node_failures": {"law": "exponential", "mean": "2d"}},
+    }
+)
+TUNE_SPACE = {"fleet.spares": [0, 1]}
 #: A fleet whose nodes fail often enough for every policy decision to be asked.
 FLEET = dict(nodes=4, spares=1, repair=600.0, node_failures=ace.Exponential(20_000.0))
 BIG = ace.Job(16, 12 * 3600.0, 1800.0, init=1.0, save=1.0, load=1.0)

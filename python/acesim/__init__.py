@@ -7,7 +7,7 @@ Durations are float64 seconds everywhere (:data:`MINUTE`, :data:`HOUR`,
 
 from __future__ import annotations
 
-from . import _core, exports, fit, history, plot, provenance, report, workloads
+from . import _core, exports, fit, history, plot, provenance, report, search, workloads
 from . import _pickle as _pickle  # registers the pickle reducers
 from ._beside import _load_beside as _load_beside  # pickles name these as acesim.*
 from ._pickle import _rebuild_by_keywords as _rebuild_by_keywords
@@ -56,6 +56,7 @@ from .policy import FailureView, PlacementView, Policy, Preemption, Quarantine, 
 from .regimes import gang
 from .repair import Repair, RepairStage
 from .scenario import Scenario, ScenarioError, dump_scenario, load_scenario
+from .search import TuneResult, tune
 from .sensitivity import SensitivityResult, sensitivity
 from .simulation import (
     PURPOSES,
@@ -144,6 +145,7 @@ __all__ = [
     "SingleReplicaWarning",
     "SweepResult",
     "TooFewReplicasError",
+    "TuneResult",
     "TwoLevelIntervals",
     "UntrustedNameError",
     "Weibull",
@@ -175,9 +177,11 @@ __all__ = [
     "plot",
     "provenance",
     "report",
+    "search",
     "sensitivity",
     "simulate",
     "sweep",
+    "tune",
     "two_level_optimal_intervals",
     "workloads",
     "young_interval",

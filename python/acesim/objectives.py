@@ -36,11 +36,15 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from .distributions import Distribution
 from .errors import NoProgressError
-from .scenario import Scenario
+from .fleet import Cause, Fleet
+from .job import Job
+from .policy import Policy
+from .scenario import RUN_KEYS, Scenario, cause_spec, fleet_spec, law_spec
 from .simulation import SimulationResult, simulate
 
-__all__ = ["OBJECTIVES", "Cost", "Objective", "evaluate", "with_values"]
+__all__ = ["OBJECTIVES", "Cost", "Objective", "as_scenario", "evaluate", "with_values"]
 
 #: The objectives by name.
 OBJECTIVES: tuple[str, ...] = ("ettr", "gpu_hours_lost", "cost")
@@ -235,6 +239,130 @@ class Objective:
             "job": self.job,
             "cost": None if self.cost is None else self.cost.to_dict(),
         }
+
+
+def as_scenario(base: Any, name: str = "base") -> Scenario:
+    """``base`` as a :class:`~acesim.Scenario`: a scenario as it is, or a
+    dict of :func:`acesim.simulate` keywords (``jobs``, ``failures``,
+    ``fleet``, ``policy``, ``causes`` and the ``[run]`` keys) written as the
+    scenario's tables, so that dotted paths (``fleet.spares``) reach into
+    them. A keyword with no table (a Python ``on_failure``, a NodeTrace, a
+    JobArray) is a TypeError naming it: write such a scenario as a file."""
+    if isinstance(base, Scenario):
+        return base
+    if not isinstance(base, Mapping):
+        raise TypeError(
+            f"{name} must be an acesim.Scenario or a dict of simulate keyword arguments, "
+            f"got {type(base).__name__}"
+        )
+    spec: dict[str, Any] = {}
+    run: dict[str, Any] = {}
+    for key, value in base.items():
+        where = f"{name}[{key!r}]"
+        if key == "jobs":
+            jobs = [value] if isinstance(value, Job) else value
+            if not isinstance(jobs, list | tuple) or not all(isinstance(j, Job) for j in jobs):
+                raise TypeError(f"{where} must be a Job or a list of Jobs")
+            spec["jobs"] = [_job_spec(j, f"{where}[{i}]") for i, j in enumerate(jobs)]
+        elif key == "failures":
+            if value is None:
+                pass  # simulate's default, which the scenario leaves as it is
+            elif isinstance(value, Distribution):
+                spec["failures"] = _law(value, where)
+            else:
+                raise TypeError(f"{where} must be a Distribution or None (one law per job: "
+                                "give each Job its own in a scenario file)")  # fmt: skip
+        elif key == "fleet":
+            if value is not None:
+                if not isinstance(value, Fleet):
+                    raise TypeError(f"{where} must be an acesim.Fleet")
+                try:
+                    spec["fleet"] = fleet_spec(value)
+                except TypeError as exc:
+                    raise TypeError(f"{where}: {exc}") from None
+        elif key == "policy":
+            if value is not None:
+                spec["policy"] = _policy_spec(value, where)
+        elif key == "causes":
+            if value is not None:
+                if isinstance(value, Cause) or not all(isinstance(c, Cause) for c in value):
+                    raise TypeError(f"{where} must be a list of acesim.Cause")
+                spec["causes"] = [cause_spec(c) for c in value]
+        elif key in RUN_KEYS and key not in ("name", "description"):
+            if value is not None:
+                run[key] = value
+        else:
+            raise TypeError(f"{name}: {key!r} is not a simulate keyword a scenario holds")
+    if "jobs" not in spec:
+        raise ValueError(f"{name} must have jobs")
+    if run:
+        spec["run"] = run
+    return Scenario.from_dict(spec)
+
+
+def _law(law: Any, where: str) -> Any:
+    try:
+        return law_spec(law)
+    except TypeError as exc:
+        raise TypeError(f"{where}: {exc}") from None
+
+
+def _job_spec(job: Job, where: str) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "gpus": job.gpus,
+        "work": job.work,
+        "checkpoint_interval": job.checkpoint_interval,
+        "init": _law(job.init, where),
+        "save": _law(job.save, where),
+        "load": _law(job.load, where),
+        "submit": job.submit,
+        "priority": job.priority,
+    }
+    if job.name is not None:
+        out["name"] = job.name
+    if job.time_limit is not None:
+        out["time_limit"] = job.time_limit
+    if job.persist is not None:
+        out["persist"] = _law(job.persist, where)
+    if job.tiers:
+        out["tiers"] = [
+            {
+                "interval": t.interval,
+                "save": _law(t.save, where),
+                "load": _law(t.load, where),
+                "replication": t.replication,
+            }
+            for t in job.tiers
+        ]
+    if job.min_gpus is not None and job.min_gpus != job.gpus:
+        out["min_gpus"] = job.min_gpus
+        out["reconfigure"] = _law(job.reconfigure, where)
+        out["scaling"] = job.scaling
+    if job.checkpoint_bytes is not None:
+        out["checkpoint_bytes"] = job.checkpoint_bytes
+    return out
+
+
+def _policy_spec(policy: Any, where: str) -> dict[str, Any]:
+    if not isinstance(policy, Policy):
+        raise TypeError(f"{where} must be an acesim.Policy")
+    if policy.on_failure is not None or policy.place is not None:
+        raise TypeError(
+            f"{where}: a Python on_failure or place has no scenario table; write the "
+            "scenario as a file naming it (on_failure = 'module:function')"
+        )
+    out: dict[str, Any] = {
+        "replacement": policy.replacement.name.lower(),
+        "preemption": policy.preemption.name.lower(),
+        "backfill": policy.backfill,
+        "preemption_grace": policy.preemption_grace,
+    }
+    if policy.replacement_delay is not None:
+        out["replacement_delay"] = _law(policy.replacement_delay, where)
+    q = policy.quarantine
+    if q is not None:
+        out["quarantine"] = {"failures": q.failures, "window": q.window, "duration": q.duration}
+    return out
 
 
 def with_values(scenario: Scenario, values: Mapping[str, Any]) -> Scenario:

@@ -15,9 +15,12 @@ import numpy.typing as npt
 from ._validation import described, integer, positive, real_array
 from .analytic import daly_interval, meta_scale_model, young_interval
 from .distributions import Distribution, scipy_to_law
+from .fleet import Fleet
 from .job import Job
-from .simulation import BatchResult, batch_simulate
+from .policy import Policy
+from .simulation import BatchResult, batch_simulate, simulate
 from .stats import _influence
+from .sweep import _Progress
 
 __all__ = ["OptimalInterval", "optimal_interval"]
 
@@ -80,6 +83,11 @@ def optimal_interval(
     threads: int | None = None,
     refine: bool = True,
     causes: Any = None,
+    fleet: Fleet | None = None,
+    policy: Policy | None = None,
+    others: Sequence[Job] = (),
+    horizon: float = math.inf,
+    progress: bool = False,
 ) -> OptimalInterval:
     """Simulate ``job`` at each candidate interval and return the best.
 
@@ -97,6 +105,22 @@ def optimal_interval(
     ``checkpoint_interval``; tiers and an asynchronous ``persist`` stay as
     the job has them.
 
+    On a fleet (``fleet``, ``policy``, ``others``, ``horizon``: as
+    :func:`acesim.simulate` takes them) every candidate is a whole
+    :func:`acesim.simulate` run of ``[job with the interval, *others]``: the
+    other jobs run as given, node failures, spares, repairs, quarantines and
+    preemptions as the fleet and policy say, and the objective is ``job``'s
+    own pooled ETTR (its productive time over its wall, summed over
+    replicas). ``failures=None`` is then ``simulate``'s default (no
+    job-level failures when the fleet has a node-level law). Every candidate
+    runs on the same seed and replicas (common random numbers), the winner
+    on fresh replicas, as without a fleet; ``plausible`` is then paired on
+    the job's ETTR (candidates whose ETTR is within two standard errors of
+    the winner's, replica by replica) rather than on its wall, which a
+    horizon may cut. Young's and Daly's intervals (the grid's centre) use
+    the job-level law's mean, else the MTBF of the job's nodes under the
+    fleet's node law. ``progress``: show the runs done on stderr.
+
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=ace.DAY, checkpoint_interval="young")
     >>> best = ace.optimal_interval(job, replicas=200, seed=3)
@@ -105,29 +129,31 @@ def optimal_interval(
     """
     if not isinstance(job, Job):
         raise TypeError(f"job must be a Job, got {type(job).__name__}")
+    if fleet is not None and not isinstance(fleet, Fleet):
+        raise TypeError(f"fleet must be an acesim.Fleet or None, got {type(fleet).__name__}")
+    if policy is not None and not isinstance(policy, Policy):
+        raise TypeError(f"policy must be an acesim.Policy or None, got {type(policy).__name__}")
+    if isinstance(others, Job) or not isinstance(others, Sequence):
+        raise TypeError(f"others must be a sequence of Jobs, got {type(others).__name__}")
+    for i, other in enumerate(others):
+        if not isinstance(other, Job):
+            raise TypeError(f"others[{i}] must be a Job, got {type(other).__name__}")
+    if not isinstance(progress, bool | np.bool_):
+        raise TypeError(f"progress must be a bool, got {type(progress).__name__}")
+    on_fleet = fleet is not None or policy is not None or bool(others) or horizon != math.inf
+    if on_fleet:
+        return _on_fleet(
+            job, failures, fleet=fleet, policy=policy, others=list(others), horizon=horizon,
+            intervals=intervals, replicas=replicas, seed=seed, threads=threads,
+            refine=refine, causes=causes, progress=bool(progress),
+        )  # fmt: skip
     model = meta_scale_model() if failures is None else scipy_to_law("failures", failures)
     if not isinstance(model, Distribution):
         raise TypeError(f"failures must be a Distribution or None, got {type(model).__name__}")
     n = integer("replicas", replicas, minimum=2, maximum=2**31)
     mtbf = model.mean(job.gpus)
     save = job.save.mean(job.gpus)
-    young = float(young_interval(save, mtbf)) if math.isfinite(mtbf) else job.work
-    daly = float(daly_interval(save, mtbf)) if math.isfinite(mtbf) else job.work
-    if intervals is None:
-        centre = young if young > 0 else job.work
-        grid = np.geomspace(centre / 8.0, centre * 8.0, 25)
-        # A durable interval is never shorter than a tier's.
-        floor = max((t.interval for t in job.tiers), default=0.0)
-        grid = np.unique(np.clip(grid, floor, job.work))
-    else:
-        found = real_array("intervals", intervals)
-        if found is None:
-            raise TypeError(f"intervals must be a sequence of numbers{described(intervals)}")
-        grid = np.asarray(found, dtype=np.float64)
-        if grid.ndim != 1 or grid.size == 0:
-            raise ValueError("intervals must be a non-empty one-dimensional sequence")
-        for i, tau in enumerate(grid):
-            positive(f"intervals[{i}]", float(tau))
+    young, daly, grid = _grid(job, save, mtbf, intervals)
 
     def run(candidates: npt.NDArray[np.float64], first: int = 0) -> BatchResult:
         # One batch: every candidate is a grid point on the same failure
@@ -156,12 +182,7 @@ def optimal_interval(
 
     walls = run_walls(grid)
     if refine and grid.size >= 3:
-        # Second pass: a finer grid between the best point's neighbours.
-        k = int(np.argmin(walls.mean(axis=1)))
-        lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
-        fine = np.geomspace(lo, hi, 11)
-        # Drop points that repeat a grid point up to rounding.
-        fine = fine[np.min(np.abs(fine[:, None] / grid[None, :] - 1.0), axis=1) > 1e-9]
+        fine = _finer(grid, int(np.argmin(walls.mean(axis=1))))
         if fine.size:
             grid = np.concatenate([grid, fine])
             walls = np.concatenate([walls, run_walls(fine)])
@@ -183,6 +204,151 @@ def optimal_interval(
     return OptimalInterval(
         interval=float(grid[best]),
         ettr=float(fresh.pooled_ettr()[0]),
+        ettr_stderr=float(fresh_se[0]),
+        plausible=(float(band.min()), float(band.max())),
+        intervals=grid,
+        ettrs=ettrs,
+        stderrs=stderrs,
+        young=young,
+        daly=daly,
+        replicas=n,
+        selection_ettr=float(ettrs[best]),
+        influences=influences,
+        fresh_influence=fresh_influence[0],
+    )
+
+
+def _grid(
+    job: Job, save: float, mtbf: float, intervals: Any
+) -> tuple[float, float, npt.NDArray[np.float64]]:
+    """Young's and Daly's intervals and the candidate grid: ``intervals``
+    checked, or 25 points from 1/8 to 8 times Young's."""
+    young = float(young_interval(save, mtbf)) if math.isfinite(mtbf) else job.work
+    daly = float(daly_interval(save, mtbf)) if math.isfinite(mtbf) else job.work
+    if intervals is None:
+        centre = young if young > 0 else job.work
+        grid = np.geomspace(centre / 8.0, centre * 8.0, 25)
+        # A durable interval is never shorter than a tier's.
+        floor = max((t.interval for t in job.tiers), default=0.0)
+        grid = np.unique(np.clip(grid, floor, job.work))
+    else:
+        found = real_array("intervals", intervals)
+        if found is None:
+            raise TypeError(f"intervals must be a sequence of numbers{described(intervals)}")
+        grid = np.asarray(found, dtype=np.float64)
+        if grid.ndim != 1 or grid.size == 0:
+            raise ValueError("intervals must be a non-empty one-dimensional sequence")
+        for i, tau in enumerate(grid):
+            positive(f"intervals[{i}]", float(tau))
+    return young, daly, grid
+
+
+def _finer(grid: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.float64]:
+    """The second pass: a finer grid between point ``k``'s neighbours, less
+    the points that repeat a grid point up to rounding."""
+    lo, hi = grid[max(k - 1, 0)], grid[min(k + 1, grid.size - 1)]
+    fine = np.geomspace(lo, hi, 11)
+    out: npt.NDArray[np.float64] = fine[
+        np.min(np.abs(fine[:, None] / grid[None, :] - 1.0), axis=1) > 1e-9
+    ]
+    return out
+
+
+def _job_mtbf(job: Job, failures: Any, fleet: Fleet | None) -> float:
+    """The MTBF that centres the grid on a fleet: the job-level law's, else
+    the job's nodes' under the fleet's node law."""
+    if failures is not None:
+        law = scipy_to_law("failures", failures)
+        if isinstance(law, Distribution):
+            return law.mean(job.gpus)
+        return math.inf
+    if fleet is None or fleet.node_failures is None:
+        return meta_scale_model().mean(job.gpus)
+    nodes = math.ceil(job.gpus / fleet.gpus_per_node)
+    return fleet.node_mttf() / nodes
+
+
+def _on_fleet(
+    job: Job,
+    failures: Any,
+    *,
+    fleet: Fleet | None,
+    policy: Policy | None,
+    others: list[Job],
+    horizon: float,
+    intervals: Any,
+    replicas: int,
+    seed: int,
+    threads: int | None,
+    refine: bool,
+    causes: Any,
+    progress: bool,
+) -> OptimalInterval:
+    n = integer("replicas", replicas, minimum=2, maximum=2**31)
+    young, daly, grid = _grid(
+        job, job.save.mean(job.gpus), _job_mtbf(job, failures, fleet), intervals
+    )
+    runs = grid.size + (11 if refine and grid.size >= 3 else 0) + 1
+    bar = _Progress(runs, desc="optimal_interval", unit="run") if progress else None
+
+    def run(tau: float, first: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        # Replicas first .. first + n - 1 of one whole-fleet run: the same
+        # failure draws for every candidate (common random numbers).
+        res = simulate(
+            [job.with_interval(float(tau)), *others], failures, fleet, policy,
+            replicas=n, seed=seed, horizon=horizon, threads=threads,
+            first_replica=first, causes=causes,
+        )  # fmt: skip
+        rows = res.jobs[res.jobs["job"] == 0]
+        rows = rows[np.argsort(rows["replica"], kind="stable")]
+        if bar is not None:
+            bar.update()
+        return (
+            np.asarray(rows["productive"], dtype=np.float64),
+            np.asarray(rows["wall"], dtype=np.float64),
+        )
+
+    def pooled(
+        kept: npt.NDArray[np.float64], walls: npt.NDArray[np.float64]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        ettrs = kept.sum(axis=-1) / walls.sum(axis=-1)
+        influence = _influence(kept, walls, ettrs)
+        stderrs = np.sqrt(np.sum(influence**2, axis=-1) / (n * (n - 1)))
+        return ettrs, stderrs, influence
+
+    try:
+        found = [run(tau, 0) for tau in grid]
+        kept = np.array([k for k, _ in found])
+        walls = np.array([w for _, w in found])
+        if refine and grid.size >= 3:
+            fine = _finer(grid, int(np.argmax(pooled(kept, walls)[0])))
+            if bar is not None:
+                bar.total = grid.size + fine.size + 1
+                if bar.bar is not None:
+                    bar.bar.total = bar.total
+            if fine.size:
+                more = [run(tau, 0) for tau in fine]
+                grid = np.concatenate([grid, fine])
+                kept = np.concatenate([kept, np.array([k for k, _ in more])])
+                walls = np.concatenate([walls, np.array([w for _, w in more])])
+                order = np.argsort(grid)
+                grid, kept, walls = grid[order], kept[order], walls[order]
+        ettrs, stderrs, influences = pooled(kept, walls)
+        best = int(np.argmax(ettrs))
+        # Paired on the job's ETTR: the difference to the winner and its
+        # standard error from the difference of the linearized values.
+        gap = ettrs[best] - ettrs
+        diff = influences - influences[best]
+        gap_se = np.sqrt(np.sum(diff**2, axis=1) / (n * (n - 1)))
+        band = grid[gap <= 2.0 * gap_se]
+        fresh_kept, fresh_walls = run(float(grid[best]), n)
+    finally:
+        if bar is not None:
+            bar.close()
+    fresh_ettr, fresh_se, fresh_influence = pooled(fresh_kept[None, :], fresh_walls[None, :])
+    return OptimalInterval(
+        interval=float(grid[best]),
+        ettr=float(fresh_ettr[0]),
         ettr_stderr=float(fresh_se[0]),
         plausible=(float(band.min()), float(band.max())),
         intervals=grid,

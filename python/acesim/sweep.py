@@ -469,10 +469,14 @@ class _Progress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self._shown = -1
 
-    def update(self) -> None:
-        self.done += 1
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        if self.done > self.total:  # a search that learns its length as it goes
+            self.total = self.done
+            if self.bar is not None:
+                self.bar.total = self.total
         if self.bar is not None:
-            self.bar.update(1)
+            self.bar.update(n)
             return
         tenth = 10 * self.done // max(self.total, 1)
         if self.tty:
