@@ -340,3 +340,15 @@ def test_bad_arguments_are_named(kwargs: Any, error: type[Exception], message: s
 def test_base_must_be_a_scenario() -> None:
     with pytest.raises(TypeError, match="base must be"):
         ace.sensitivity([1, 2], {"jobs[0].save": [30.0, 90.0]})
+
+
+def test_simulate_keywords_and_a_search_range() -> None:
+    # the same model as NO_FAILURES, given as simulate keywords
+    job = ace.Job(8, 10 * ace.HOUR, ace.HOUR, init=60.0, save=60.0, load=60.0)
+    s = ace.sensitivity(
+        {"jobs": job, "failures": ace.Exponential(1e12), "replicas": 2},  # no failure in 10 h
+        {"jobs[0].save": ace.search.Range(30.0, 90.0)},
+        trajectories=2,
+    )
+    save = 30.0 + 60.0 * s.points["jobs[0].save"]
+    assert s.points["value"] == pytest.approx(36000.0 / (36000.0 + 120.0 + 10 * save))

@@ -47,7 +47,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._toml import format_path
-from ..objectives import Cost, Objective, evaluate
+from ..objectives import Cost, Objective, as_scenario, evaluate
 from ..plot import sensitivity_figure
 from ..results_io import ResultFileError, load_tables, save_tables
 from ..scenario import Scenario
@@ -223,17 +223,6 @@ def _count(name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-def _base(base: Any) -> Scenario:
-    if isinstance(base, Scenario):
-        return base
-    if isinstance(base, Mapping):
-        return Scenario.from_dict(base)
-    raise TypeError(
-        "base must be an acesim.Scenario or a dict shaped like a scenario file, "
-        f"got {type(base).__name__}"
-    )
-
-
 def sensitivity(
     base: Any,
     factors: Mapping[str, Any],
@@ -254,8 +243,9 @@ def sensitivity(
 ) -> SensitivityResult:
     """Which of ``factors`` move ``objective`` on ``base``, and how much.
 
-    ``base``: a :class:`~acesim.Scenario` (or a dict shaped like a scenario
-    file). ``factors``: dotted paths to ranges or levels
+    ``base``: a :class:`~acesim.Scenario`, or a dict of
+    :func:`acesim.simulate` keywords (:func:`acesim.objectives.as_scenario`
+    writes it as a scenario's tables). ``factors``: dotted paths to ranges or levels
     (:mod:`acesim.sensitivity.factors`). ``objective``, ``job``, ``cost``:
     as :class:`acesim.objectives.Objective` takes them (``"ettr"``,
     ``"gpu_hours_lost"``, ``"cost"``; a job's index or name). ``method``:
@@ -266,7 +256,7 @@ def sensitivity(
     ``bootstrap``: the intervals' level and resamples. ``progress``: runs
     done on stderr.
     """
-    scenario = _base(base)
+    scenario = as_scenario(base)
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     goal = Objective.resolve(objective, job=job, cost=cost)
