@@ -139,3 +139,20 @@ def test_bad_factors_are_named(
 ) -> None:
     with pytest.raises(error, match=message):
         parse_factors(base, factors)
+
+
+def test_mean_of_a_law_left_out_rescales_the_default() -> None:
+    # no repair and no init written: the fleet's default repair (exponential,
+    # 1 h) and the job's default init (constant) are what rescale
+    base = ace.Scenario.from_dict(
+        {"jobs": [{"gpus": 8, "work": "1d", "checkpoint_interval": "1h"}], "fleet": {"nodes": 2}}
+    )
+    repair, init = parse_factors(
+        base,
+        {"fleet.repair.mean": {"low": "1h", "high": "4h"}, "jobs[0].init.mean": [60.0, 600.0]},
+    )
+    assert repair.setting(2 * ace.HOUR) == (
+        ("fleet", "repair"),
+        {"law": "exponential", "mean": pytest.approx(2 * ace.HOUR)},
+    )
+    assert init.setting(600.0) == (("jobs", 0, "init"), {"law": "constant", "value": 600.0})

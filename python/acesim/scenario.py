@@ -116,9 +116,6 @@ what a key means is what the same ``simulate``, :class:`~acesim.Job`,
     place = "mypolicies:place"
     quarantine = {failures = 2, window = "7d", duration = "30d"}   # duration may be "inf"
 
-A ``[sensitivity]`` table holds what ``acesim sensitivity`` varies
-(:mod:`acesim.sensitivity.spec`); running the scenario ignores it.
-
 A ``[workload]`` table instead of ``[[jobs]]`` names a generator of
 :mod:`acesim.workloads` and its arguments (durations and laws as anywhere)::
 
@@ -184,6 +181,9 @@ other module is imported as usual.
 them). Jobs with their own ``failures`` make it one law per job: the job's,
 else the scenario's, else that default. ``"none"`` (for the scenario or a
 job): no job-level failures.
+
+A ``[sensitivity]`` table holds what ``acesim sensitivity`` varies
+(:mod:`acesim.sensitivity.spec`); running the scenario ignores it.
 
 **Jobs**: a scenario without ``[[jobs]]`` or ``[workload]`` (a fitted model,
 as ``acesim fit --scenario`` writes) loads, dumps and serves as a sweep's
@@ -1648,9 +1648,10 @@ class Scenario:
 
     def law_at(self, key: Any) -> Distribution | Repair | None:
         """The law (or repair pipeline) the value at ``key`` builds
-        (``"fleet.repair"``, ``"jobs[0].init"``, ``"causes[1].detect"``), or
-        None when the key is not a law's key or holds nothing; the law's own
-        errors as a ScenarioError at the key."""
+        (``"fleet.repair"``, ``"jobs[0].init"``, ``"causes[1].detect"``); for
+        a key left out, the default law the built object uses there (a
+        fleet's repair, a job's init); None when the key is not a law's key
+        or has no law. The law's own errors as a ScenarioError at the key."""
         path = _key_path(key)
         names = [part for part in path if isinstance(part, str)]
         if not names or names[-1] not in _LAW_KEYS:
@@ -1659,14 +1660,42 @@ class Scenario:
         for part in path:
             if isinstance(part, int):
                 if not isinstance(value, list) or not 0 <= part < len(value):
-                    return None
+                    return self._default_law(path)
             elif not isinstance(value, dict) or part not in value:
-                return None
+                return self._default_law(path)
             value = value[part]
         builder = _ScenarioBuilder(self._places)
         if names[-1] == "repair":
             return builder._repair(path, value)
         return builder.law(path, value)
+
+    def _default_law(self, path: KeyPath) -> Distribution | Repair | None:
+        """The law the built objects hold at ``path`` (a key left out)."""
+        kwargs = self._built.kwargs
+        first, start = [], 0
+        jobs = self._built.jobs
+        for _, count in self._built.entries:
+            first.append(jobs[start] if isinstance(jobs, list) else None)
+            start += count
+        node: Any = {
+            "fleet": kwargs.get("fleet"),
+            "policy": kwargs.get("policy"),
+            "causes": kwargs.get("causes"),
+            "jobs": first,
+        }
+        for k, part in enumerate(path):
+            if isinstance(part, int):
+                if not isinstance(node, list | tuple) or not 0 <= part < len(node):
+                    return None
+                node = node[part]
+            elif k == 0:
+                node = node.get(part)
+            elif part in ("repair", "node_failures", "cold_spare_delay", "replacement_delay",
+                          "detect", *_JOB_LAWS):  # fmt: skip
+                node = getattr(node, part, None)
+            else:
+                return None
+        return node if isinstance(node, Distribution | Repair) else None
 
     def with_values(self, values: Mapping[Any, Any], *, origin: str | None = None) -> Scenario:
         """A copy with the values at the given keys (dotted paths such as
