@@ -352,3 +352,10 @@ def test_simulate_keywords_and_a_search_range() -> None:
     )
     save = 30.0 + 60.0 * s.points["jobs[0].save"]
     assert s.points["value"] == pytest.approx(36000.0 / (36000.0 + 120.0 + 10 * save))
+
+
+def test_progress_counts_the_runs_on_stderr(capsys: Any) -> None:
+    base = ace.Scenario.from_dict(NO_FAILURES)
+    s = ace.sensitivity(base, {"jobs[0].save": [30.0, 90.0]}, trajectories=2, progress=True)
+    err = capsys.readouterr().err
+    assert "sensitivity" in err and f"{s.runs}/{s.runs}" in err

@@ -156,3 +156,25 @@ def test_mean_of_a_law_left_out_rescales_the_default() -> None:
         {"law": "exponential", "mean": pytest.approx(2 * ace.HOUR)},
     )
     assert init.setting(600.0) == (("jobs", 0, "init"), {"law": "constant", "value": 600.0})
+
+
+def test_a_named_cause_set_is_written_out_for_a_cause_factor() -> None:
+    from acesim.sensitivity.factors import named_causes_as_tables
+
+    base = ace.Scenario.from_dict(
+        {
+            "run": {"replicas": 3},
+            "jobs": [{"gpus": 64, "work": "1d", "checkpoint_interval": "1h"}],
+            "fleet": {"nodes": 8, "node_failures": {"law": "exponential", "mean": "5d"}},
+            "causes": "llama3",
+        }
+    )
+    factors = {"causes[0].detect.mean": {"low": 10.0, "high": 100.0}}
+    tables = named_causes_as_tables(base, factors)
+    assert isinstance(tables.to_dict()["causes"], list)
+    assert len(tables.to_dict()["causes"]) == len(ace.LLAMA3_CAUSES)
+    # the same causes: the same run, byte for byte
+    assert tables.run().jobs.tobytes() == base.run().jobs.tobytes()
+    (f,) = parse_factors(tables, factors)
+    assert f.target == ("causes", 0, "detect")
+    assert named_causes_as_tables(base, {"fleet.spares": [0, 1]}) is base

@@ -58,7 +58,7 @@ from .designs import (
     saltelli_design,
     sobol_indices,
 )
-from .factors import Factor, parse_factors
+from .factors import Factor, named_causes_as_tables, parse_factors
 
 __all__ = ["METHODS", "SensitivityResult", "load_sensitivity", "sensitivity"]
 
@@ -264,6 +264,8 @@ def sensitivity(
     reps = scenario.replicas if replicas is None else _count("replicas", replicas, 1)
     if not isinstance(progress, bool):
         raise TypeError(f"progress must be a bool, got {type(progress).__name__}")
+    if isinstance(factors, Mapping):
+        scenario = named_causes_as_tables(scenario, factors)
     found = parse_factors(scenario, factors)
     kinds = [f.design_levels for f in found]
     if method == "morris":

@@ -51,10 +51,17 @@ from ..distributions import (
     Weibull,
 )
 from ..repair import Repair, RepairStage
-from ..scenario import Scenario, ScenarioError, law_spec, parse_key
+from ..scenario import Scenario, ScenarioError, cause_spec, law_spec, parse_key
 from ..units import parse_duration
 
-__all__ = ["CATEGORICAL_KEYS", "INTEGER_KEYS", "Factor", "parse_factors", "scaled_law"]
+__all__ = [
+    "CATEGORICAL_KEYS",
+    "INTEGER_KEYS",
+    "Factor",
+    "named_causes_as_tables",
+    "parse_factors",
+    "scaled_law",
+]
 
 #: Keys that hold a count: a range on one is an ordered discrete factor.
 INTEGER_KEYS = frozenset(
@@ -334,6 +341,18 @@ def _try(base: Scenario, factor: Factor, values: Sequence[Any]) -> None:
             raise  # it names the factor (its origin) and the key
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"factors[{factor.path!r}] = {value!r}: {exc}") from None
+
+
+def named_causes_as_tables(base: Scenario, factors: Mapping[str, Any]) -> Scenario:
+    """``base`` with a named cause set (``causes = "llama3"``) written out as
+    ``[[causes]]`` tables when a factor reaches into ``causes[i]``, so that
+    ``causes[2].detect.mean`` has a table to change (the same causes)."""
+    doc = base.to_dict()
+    named = isinstance(doc.get("causes"), str)
+    if not named or not any(isinstance(p, str) and p.startswith("causes[") for p in factors):
+        return base
+    causes = base.simulate_kwargs().get("causes") or ()
+    return base.with_values({"causes": [cause_spec(c) for c in causes]})
 
 
 def parse_factors(base: Scenario, factors: Mapping[str, Any]) -> list[Factor]:
