@@ -74,7 +74,7 @@ RANKED_BY = {"morris": "mu_star", "sobol": "total"}
 _KIND = "acesim-sensitivity"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SensitivityResult:
     """What :func:`sensitivity` found.
 
