@@ -167,3 +167,34 @@ def test_unknown_job_in_a_result() -> None:
 def test_cost_checks(kwargs: dict[str, object], error: type) -> None:
     with pytest.raises(error, match="Cost"):
         Cost(**kwargs)  # type: ignore[arg-type]
+
+
+def test_simulate_keywords_as_a_scenario_run_the_same() -> None:
+    from acesim.objectives import as_scenario
+
+    fleet = ace.Fleet(5, spares=1, repair=ace.Constant(4 * HOUR),
+                      node_failures=ace.Exponential(2 * 86400.0))  # fmt: skip
+    policy = ace.Policy(quarantine=ace.Quarantine(2, 86400.0, 86400.0))
+    jobs = [
+        ace.Job(16, work=86400.0, checkpoint_interval="young", save=300.0, name="a",
+                min_gpus=8, reconfigure=60.0),
+        ace.Job(8, work=36000.0, checkpoint_interval=HOUR, priority=2),
+    ]  # fmt: skip
+    s = as_scenario({"jobs": jobs, "fleet": fleet, "policy": policy, "replicas": 20, "seed": 3})
+    assert s.to_dict()["fleet"]["spares"] == 1
+    direct = ace.simulate(jobs, None, fleet, policy, replicas=20, seed=3)
+    assert s.run().jobs.tobytes() == direct.jobs.tobytes()
+
+
+def test_simulate_keywords_without_a_table_are_named() -> None:
+    from acesim.objectives import as_scenario
+
+    def decide(view: object) -> None:
+        return None
+
+    with pytest.raises(TypeError, match=r"base\['policy'\]: a Python on_failure"):
+        as_scenario({"jobs": [job()], "policy": ace.Policy(on_failure=decide)})
+    with pytest.raises(TypeError, match=r"base: 'executor' is not a simulate keyword"):
+        as_scenario({"jobs": [job()], "executor": None})
+    with pytest.raises(ValueError, match="base must have jobs"):
+        as_scenario({"replicas": 3})

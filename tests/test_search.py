@@ -131,6 +131,13 @@ def test_capacity_on_spares_picks_the_fewest_that_do() -> None:
         assert r.table["replicas"][3] <= r.table["replicas"][1]
 
 
+def test_an_objective_undefined_on_a_replica_is_named() -> None:
+    # A job submitted after the horizon never runs: its ETTR is NaN.
+    s = scenario().with_values({"jobs[0].submit": "2d", "run.horizon": "1d"})
+    with pytest.raises(ValueError, match=r"not defined on replica 0 of candidate"):
+        ace.tune(s, {PATH: ["1h", "2h"]}, job=0)
+
+
 def test_ranges_and_products() -> None:
     assert Range(0, 8, points=9).values() == list(range(9))
     assert Range(0, 3, points=9).values() == [0, 1, 2, 3]

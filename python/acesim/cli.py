@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import numpy as np
 import numpy.typing as npt
 
-from . import __version__, _atomic, cuda_available, cuda_built
+from . import __version__, _atomic, _tune_cli, cuda_available, cuda_built
 from ._validation import non_negative
 from .analytic import (
     daly_interval,
@@ -368,6 +368,13 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
         out = write_sensitivity_report(load_sensitivity(paths[0]), output, title=title)
         print(f"report written to {shown(out)}")
         return 0
+    if len(paths) == 1 and _is_tune_table(paths[0]):
+        from .report import write_tune_report
+        from .search import load_tune
+
+        out = write_tune_report(load_tune(paths[0]), output, title=title)
+        print(f"report written to {shown(out)}")
+        return 0
     names = [Path(p).stem for p in paths]
     if len(set(names)) < len(names):  # one file name in two folders: name them by path
         names = [str(p) for p in paths]
@@ -387,6 +394,16 @@ def _file_kind(path: str) -> str | None:
     except (ResultFileError, OSError, ValueError):
         return None
     return kind if isinstance(kind, str) else None
+
+
+def _is_tune_table(path: str) -> bool:
+    """Whether ``path`` holds an ``acesim tune --out`` table."""
+    from .results_io import ResultFileError, _read_meta
+
+    try:
+        return _read_meta(Path(path)).get("format") == "acesim-tune"
+    except (ResultFileError, OSError, ImportError):
+        return False  # load_result names the problem
 
 
 def _read_history(path: str) -> Any:
@@ -1212,10 +1229,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sa.add_argument("--samples", type=int, default=None, help="Sobol base rows")
     _add_run_options(sa)
     sa.add_argument("--out", metavar="FILE", help="write the indices (.npz .parquet .csv .json)")
+    _tune_cli.add_parser(sub)
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
             return run_run(args)
+        if args.command == "tune":
+            return _tune_cli.run_tune(args, show_progress(args.no_progress))
         if args.command == "sweep":
             return run_sweep(args)
         if args.command == "compare":

@@ -384,9 +384,9 @@ def evaluate(
     first_replica: int = 0,
     threads: int | None = None,
 ) -> npt.NDArray[np.float64]:
-    """Run ``scenario`` with ``values`` set (see :func:`with_values`) on
-    replicas ``first_replica .. first_replica + replicas - 1`` of ``seed``
-    and return ``objective``'s value on each, in replica order. The
+    """The objective's value on each replica of ``scenario`` with
+    ``values`` set (see :func:`with_values`), in replica order: replicas
+    ``first_replica`` to ``first_replica + replicas - 1`` of ``seed``. The
     scenario's own ``[run]`` replicas, seed and first replica are replaced;
     candidates evaluated on the same range share their failure draws."""
     if not isinstance(objective, Objective):

@@ -54,6 +54,7 @@ import numpy as np
 from . import _atomic, plot
 from .optimize import OptimalInterval
 from .policy import Policy, Quarantine
+from .search import TuneResult
 from .simulation import BUCKETS, SimulationResult
 from .stats import METRICS, SingleReplicaWarning, compare
 from .units import HOUR
@@ -64,8 +65,10 @@ if TYPE_CHECKING:
 __all__ = [
     "report_html",
     "sensitivity_report_html",
+    "tune_report_html",
     "write_report",
     "write_sensitivity_report",
+    "write_tune_report",
 ]
 
 #: Jobs listed per result in a report's job table (the rest are counted).
@@ -87,6 +90,7 @@ table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: .85rem; }
 caption { text-align: left; color: #555; padding-bottom: .3rem; }
 th, td { border: 1px solid #d6d6d6; padding: .25rem .5rem; vertical-align: top; }
 th { background: #f3f3f3; text-align: left; }
+tr.chosen td { font-weight: 600; background: #fdecea; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .scroll { overflow-x: auto; }
 figure { margin: 1rem 0 1.5rem; }
@@ -472,6 +476,105 @@ def write_report(
     """
     plot._no_quarantine_argument(quarantine)
     text = report_html(results, title=title, optimal=optimal, chosen=chosen, ci=ci, dpi=dpi)
+    out = Path(path)
+    _atomic.replace_file(out, text)
+    return out
+
+
+def tune_report_html(result: TuneResult, *, title: str | None = None, dpi: int = 100) -> str:
+    """The HTML text of a report of an :func:`acesim.tune` result: its
+    probability statement, the candidates' figure and their table, the
+    chosen candidate marked (see :func:`write_tune_report`)."""
+    from . import __version__
+
+    plot._matplotlib()
+    if not isinstance(result, TuneResult):
+        raise TypeError(f"result must be a TuneResult, got {type(result).__name__}")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 20 <= dpi <= 600:
+        raise ValueError(f"dpi must be an integer in 20..600, got {dpi!r}")
+    heading = title if title is not None else "acesim tune"
+    page = _Page(dpi)
+    page.section("choice", "The choice")
+    best = (
+        "none (no candidate is feasible)"
+        if result.best is None
+        else ", ".join(f"{k} = {v}" for k, v in result.best.items())
+    )
+    estimate = ""
+    if result.estimate is not None:
+        e = result.estimate
+        estimate = (
+            f" Its {result.objective.name} on fresh replicas: {_num(e.value)} "
+            f"[{_num(e.low)}, {_num(e.high)}] ({plot._pct(result.confidence)} CI)."
+        )
+    page.add(f"<p><strong>Chosen: {_e(best)}</strong>.{_e(estimate)}</p>")
+    page.add(f"<p>{_e(result.statement)}</p>")
+    page.section("candidates", "Candidates")
+    fig = result.figure()
+    page.figure(
+        fig,
+        f"Each candidate's mean {result.objective.name} with its interval on its own "
+        "replicas; the chosen one in red, the ones eliminated in grey.",
+        "candidates' estimates",
+    )
+    t = result.table
+    headers = ["#", *result.paths, "estimate", "interval", "replicas", "status"]
+    rows_html = []
+    for row, values in zip(t, result.values, strict=True):
+        if row["chosen"]:
+            status = "chosen"
+        elif row["eliminated"] >= 0:
+            status = f"eliminated at replica {row['eliminated']}"
+        elif row["feasible"] == 0:
+            status = "infeasible"
+        elif row["feasible"] == 1:
+            status = "feasible"
+        else:
+            status = ""
+        cells = [
+            (str(row["candidate"]), True),
+            *((str(values[p]), False) for p in result.paths),
+            (_num(float(row["estimate"]), 5), True),
+            (f"[{_num(float(row['low']), 5)}, {_num(float(row['high']), 5)}]", True),
+            (str(row["replicas"]), True),
+            (status, False),
+        ]
+        body = "".join(
+            f'<td class="num">{_e(text)}</td>' if numeric else f"<td>{_e(text)}</td>"
+            for text, numeric in cells
+        )
+        mark = ' class="chosen"' if row["chosen"] else ""
+        rows_html.append(f"<tr{mark}>{body}</tr>")
+    head = "".join(f'<th scope="col">{_e(h)}</th>' for h in headers)
+    page.add(
+        f'<div class="scroll"><table><caption>{_e(str(len(t)))} candidates, '
+        f"{_e(str(result.replicas))} replicas in all</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(rows_html)}</tbody></table></div>"
+    )
+    contents = "".join(f'<li><a href="#{_e(a)}">{_e(h)}</a></li>' for a, h in page.contents)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<link rel="icon" href="data:,">'
+        f"<title>{_e(heading)}</title><style>{_STYLE}</style></head>\n<body><main>"
+        f"<h1>{_e(heading)}</h1>"
+        f'<nav aria-label="contents"><ol>{contents}</ol></nav>\n'
+        + "\n".join(page.parts)
+        + f"\n<footer>Written by acesim {_e(__version__)}: one self-contained file, "
+        f"{page.figures} figure{'s' if page.figures != 1 else ''} embedded, no scripts."
+        "</footer></main></body></html>\n"
+    )
+
+
+def write_tune_report(
+    result: TuneResult, path: str | os.PathLike[str], *, title: str | None = None, dpi: int = 100
+) -> Path:
+    """Write a self-contained HTML report of an :func:`acesim.tune` result
+    (``acesim report t.npz`` of ``acesim tune --out t.npz``) and return the
+    path. Needs matplotlib."""
+    text = tune_report_html(result, title=title, dpi=dpi)
     out = Path(path)
     _atomic.replace_file(out, text)
     return out

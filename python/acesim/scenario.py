@@ -2005,7 +2005,7 @@ def cause_spec(cause: Cause) -> dict[str, Any]:
 # Sweep files
 # ---------------------------------------------------------------------------
 
-_SWEEP_KEYS = ("base", "axes", "name", "description", "chunk_replicas")
+_SWEEP_KEYS = ("base", "axes", "name", "description", "chunk_replicas", "tune")
 
 
 @dataclass(frozen=True)

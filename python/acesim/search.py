@@ -222,10 +222,10 @@ class TuneResult:
         ax = fig.add_subplot()
         t = self.table
         x = np.arange(t.shape[0])
-        kept = t["eliminated"] < 0
+        dropped = (t["eliminated"] >= 0) | (t["feasible"] == 0)
         for mask, colour, label in (
-            (~kept, "#9A9A9A", "eliminated"),
-            (kept & ~t["chosen"], "#2F6DB5", "kept to the end"),
+            (dropped, "#9A9A9A", "eliminated or infeasible"),
+            (~dropped & ~t["chosen"], "#2F6DB5", "not eliminated"),
             (t["chosen"], "#C4302B", "chosen"),
         ):
             if mask.any():
@@ -247,11 +247,11 @@ class TuneResult:
         ax.set_xticks(x, [_label(v) for v in self.values], rotation=30, ha="right", fontsize=8)
         unit = f" ({self.objective.unit})" if self.objective.unit else ""
         ax.set_ylabel(f"{self.objective.name}{unit}")
-        ax.set_title(self.statement_short(), fontsize=9)
+        ax.set_title(self._short(), fontsize=9)
         ax.legend(fontsize=8)
         return fig
 
-    def statement_short(self) -> str:
+    def _short(self) -> str:
         if self.best is None:
             return "no candidate is feasible"
         return f"chosen: {_label(self.best)}"
@@ -727,7 +727,7 @@ def tune(
     k = len(candidates)
 
     def sample(which: list[int], first: int, count: int) -> npt.NDArray[np.float64]:
-        return np.array(
+        out = np.array(
             [
                 evaluate(
                     candidates[c],
@@ -740,6 +740,15 @@ def tune(
                 for c in which
             ]
         )
+        bad = ~np.isfinite(out)
+        if bad.any():
+            row, col = (int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(
+                f"{target.name} is not defined on replica {first + col} of candidate "
+                f"{_label(combos[which[row]])} (a job that never ran before the horizon?): "
+                "choose an objective every replica has"
+            )
+        return out
 
     bar = _Progress(k * n0, desc="tune", unit="replica") if progress else None
     runs: list[_Run] = []
