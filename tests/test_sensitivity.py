@@ -359,3 +359,19 @@ def test_progress_counts_the_runs_on_stderr(capsys: Any) -> None:
     s = ace.sensitivity(base, {"jobs[0].save": [30.0, 90.0]}, trajectories=2, progress=True)
     err = capsys.readouterr().err
     assert "sensitivity" in err and f"{s.runs}/{s.runs}" in err
+
+
+def test_an_undefined_objective_names_the_point() -> None:
+    # the horizon ends before the second job is submitted: its ETTR is undefined
+    base = ace.Scenario.from_dict(
+        {
+            "run": {"replicas": 2, "horizon": "1h"},
+            "jobs": [
+                {"gpus": 8, "work": "1d", "checkpoint_interval": "1h"},
+                {"name": "late", "gpus": 8, "work": "1d", "checkpoint_interval": "1h",
+                 "submit": "2h"},
+            ],
+        }
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"undefined at the point jobs\[0\].save"):
+        ace.sensitivity(base, {"jobs[0].save": [30.0, 90.0]}, job="late", trajectories=2)

@@ -335,7 +335,14 @@ def _run(
             per_replica = evaluate(
                 scenario, objective, values, seed=seed, replicas=replicas, threads=threads
             )
-            found[key] = float(np.mean(per_replica))
+            value = float(np.mean(per_replica))
+            if not np.isfinite(value):
+                shown = ", ".join(f"{k} = {v!r}" for k, v in values.items())
+                raise ValueError(
+                    f"the objective is undefined at the point {shown} (a job that never ran?); "
+                    "narrow the factors' ranges or pick another objective"
+                )
+            found[key] = value
             if bar is not None:
                 bar.update()
     finally:
