@@ -86,3 +86,17 @@ def test_whole_run_path_agrees_with_the_single_job_path() -> None:
 def test_checks(kwargs: dict[str, object], error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         ace.optimal_interval(JOB, **kwargs)  # type: ignore[arg-type]
+
+
+def test_progress_on_both_paths(capsys: pytest.CaptureFixture[str]) -> None:
+    job = ace.Job(64, work=ace.DAY, checkpoint_interval=HOUR)
+    law = ace.Exponential(6 * HOUR)
+    quiet = ace.optimal_interval(job, law, replicas=10, seed=2, intervals=[1800.0, 3600.0])
+    assert capsys.readouterr().err == ""
+    shown = ace.optimal_interval(
+        job, law, replicas=10, seed=2, intervals=[1800.0, 3600.0], progress=True
+    )
+    assert "optimal_interval" in capsys.readouterr().err
+    assert shown.interval == quiet.interval and shown.ettr == quiet.ettr
+    ace.optimal_interval(JOB, fleet=FLEET, replicas=10, intervals=GRID[:3], progress=True)
+    assert "optimal_interval" in capsys.readouterr().err

@@ -66,14 +66,27 @@ def add_parser(sub: Any) -> None:
         metavar="PATH=VALUES",
         help="a path of the space and its comma-separated values (fleet.spares=0,1,2)",
     )
-    t.add_argument("--objective", choices=("ettr", "gpu_hours_lost", "cost"), default=None)
+    t.add_argument(
+        "--objective",
+        choices=("ettr", "gpu_hours_lost", "cost"),
+        default=None,
+        help="what to optimize (default ettr; cost needs a [tune] cost table)",
+    )
     t.add_argument("--job", default=None, help="a job's name or index (its ETTR)")
-    t.add_argument("--subject-to", default=None, metavar="'ettr >= 0.9'")
-    t.add_argument("--minimize", default=None, metavar="PATH")
-    t.add_argument("--confidence", type=float, default=None)
-    t.add_argument("--indifference", type=float, default=None)
-    t.add_argument("--seed", type=int, default=None)
-    t.add_argument("--threads", type=int, default=None)
+    t.add_argument("--subject-to", default=None, metavar="'ettr >= 0.9'", help="a bound to keep")
+    t.add_argument(
+        "--minimize", default=None, metavar="PATH", help="with --subject-to: the path to minimize"
+    )
+    t.add_argument("--confidence", type=float, default=None, help="default 0.95")
+    t.add_argument(
+        "--indifference",
+        type=float,
+        default=None,
+        help="the difference not worth telling apart, in the objective's units "
+        "(default 0.002 for ETTR; required for the others)",
+    )
+    t.add_argument("--seed", type=int, default=None, help="default 0")
+    t.add_argument("--threads", type=int, default=None, help="default: every core")
     t.add_argument(
         "--scenario", metavar="OUT.toml", help="write the chosen candidate as a scenario file"
     )

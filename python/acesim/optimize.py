@@ -119,7 +119,8 @@ def optimal_interval(
     the winner's, replica by replica) rather than on its wall, which a
     horizon may cut. Young's and Daly's intervals (the grid's centre) use
     the job-level law's mean, else the MTBF of the job's nodes under the
-    fleet's node law. ``progress``: show the runs done on stderr.
+    fleet's node law. ``progress``: show the runs done on stderr (with or
+    without a fleet).
 
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=ace.DAY, checkpoint_interval="young")
@@ -159,7 +160,7 @@ def optimal_interval(
         # One batch: every candidate is a grid point on the same failure
         # draws (common random numbers), replicas first .. first + n - 1.
         grid_jobs = [job.with_interval(float(tau)) for tau in candidates]
-        return batch_simulate(
+        out = batch_simulate(
             grid_jobs,
             model,
             replicas=n,
@@ -168,6 +169,9 @@ def optimal_interval(
             first_replica=first,
             causes=causes,
         )
+        if bar is not None:
+            bar.update(len(candidates))
+        return out
 
     def run_walls(candidates: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         return np.asarray(run(candidates).field("wall"), dtype=np.float64)
@@ -180,26 +184,32 @@ def optimal_interval(
         influence = _influence(np.full(walls.shape, job.work), walls, ettrs)
         return ettrs, ettrs * walls.std(axis=1, ddof=1) / math.sqrt(n) / mean_wall, influence
 
-    walls = run_walls(grid)
-    if refine and grid.size >= 3:
-        fine = _finer(grid, int(np.argmin(walls.mean(axis=1))))
-        if fine.size:
-            grid = np.concatenate([grid, fine])
-            walls = np.concatenate([walls, run_walls(fine)])
-            order = np.argsort(grid)
-            grid, walls = grid[order], walls[order]
-    ettrs, stderrs, influences = pooled(walls)
-    best = int(np.argmin(walls.mean(axis=1)))
-    # Common random numbers: every candidate saw the same failure draws, so
-    # compare each with the best replica by replica.
-    diff = walls - walls[best]
-    diff_se = diff.std(axis=1, ddof=1) / math.sqrt(n)
-    plausible = diff.mean(axis=1) <= 2.0 * diff_se
-    band = grid[plausible]
-    # The winner is the best of many noisy estimates on the selection
-    # replicas, so its in-sample ETTR is optimistic: measure it again on
-    # fresh replicas n .. 2n - 1, disjoint from those that chose it.
-    fresh = run(grid[best : best + 1], first=n)
+    # Progress in grid points run (the refinement's added as it is known).
+    bar = _Progress(grid.size + 1, desc="optimal_interval", unit="point") if progress else None
+    try:
+        walls = run_walls(grid)
+        if refine and grid.size >= 3:
+            fine = _finer(grid, int(np.argmin(walls.mean(axis=1))))
+            if fine.size:
+                grid = np.concatenate([grid, fine])
+                walls = np.concatenate([walls, run_walls(fine)])
+                order = np.argsort(grid)
+                grid, walls = grid[order], walls[order]
+        ettrs, stderrs, influences = pooled(walls)
+        best = int(np.argmin(walls.mean(axis=1)))
+        # Common random numbers: every candidate saw the same failure draws, so
+        # compare each with the best replica by replica.
+        diff = walls - walls[best]
+        diff_se = diff.std(axis=1, ddof=1) / math.sqrt(n)
+        plausible = diff.mean(axis=1) <= 2.0 * diff_se
+        band = grid[plausible]
+        # The winner is the best of many noisy estimates on the selection
+        # replicas, so its in-sample ETTR is optimistic: measure it again on
+        # fresh replicas n .. 2n - 1, disjoint from those that chose it.
+        fresh = run(grid[best : best + 1], first=n)
+    finally:
+        if bar is not None:
+            bar.close()
     _, fresh_se, fresh_influence = pooled(np.asarray(fresh.field("wall"), dtype=np.float64))
     return OptimalInterval(
         interval=float(grid[best]),

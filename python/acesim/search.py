@@ -78,7 +78,9 @@ import numpy.typing as npt
 
 from ._toml import format_path
 from .errors import UntrustedNameError
-from .objectives import OBJECTIVES, Objective, as_scenario, evaluate
+from .objectives import OBJECTIVES, Cost, Objective, as_scenario, evaluate
+from .plot import _new_figure
+from .results_io import ResultFileError, load_tables, save_tables
 from .scenario import Scenario, _plain, parse_key
 from .stats import Estimate, t_quantile
 from .sweep import _Progress
@@ -216,8 +218,6 @@ class TuneResult:
     def figure(self) -> Figure:
         """Each candidate's estimate and interval, the chosen one marked
         (needs matplotlib)."""
-        from .plot import _new_figure
-
         fig = _new_figure(7.5, 4.0)
         ax = fig.add_subplot()
         t = self.table
@@ -261,7 +261,6 @@ class TuneResult:
         (:func:`load_tune`) in any layout of :func:`acesim.results_io.save_tables`
         (``.npz``, ``.json``, ``.csv``, ``.parquet``), atomically."""
         from . import __version__
-        from .results_io import save_tables
 
         meta = {
             "tune": {
@@ -909,8 +908,6 @@ def load_tune(path: str | os.PathLike[str]) -> TuneResult:
     """A :class:`TuneResult` :meth:`TuneResult.save` wrote. Its base
     scenario is kept as data: :meth:`TuneResult.scenario` loads any Python
     code it names only with ``trust=True``."""
-    from .results_io import ResultFileError, load_tables
-
     tables, meta = load_tables(path, kind=_KIND)
     table = tables.get("candidates")
     info = meta.get("tune")
@@ -923,8 +920,6 @@ def load_tune(path: str | os.PathLike[str]) -> TuneResult:
         values = [dict(zip(paths, row, strict=True)) for row in info["values"]]
         got = info["objective"]
         cost = got.get("cost")
-        from .objectives import Cost
-
         target = Objective.resolve(
             got["objective"], job=got.get("job"), cost=None if cost is None else Cost(**cost)
         )
