@@ -1767,6 +1767,102 @@ def _workloads_fit_analytic() -> None:
         add(f"analytic-{label}", lambda c, b=build: b(), expect)
 
 
+# =========================================================================== sensitivity
+
+
+def _sensitivity_ok(method: str) -> Any:
+    def ok(s: Any) -> bool:
+        assert s.method == method and s.ranking[0] in ("fleet.spares", "fleet.repair.mean")
+        for name in s.indices.dtype.names:
+            if name not in ("factor", "rank"):
+                assert np.all(np.isfinite(s.indices[name])), name
+        return True
+
+    return check(ok)
+
+
+def _sensitivity_cases() -> None:
+    from acesim.sensitivity import load_sensitivity
+    from acesim.sensitivity.spec import parse_factor_text
+
+    spares = {"fleet.spares": {"low": 0, "high": 1}}
+    for label, build, expect in [
+        ("empty-factors", lambda: ace.sensitivity(TUNE_BASE, {}),
+         raises(ValueError, "at least one factor")),
+        ("factors-a-list", lambda: ace.sensitivity(TUNE_BASE, ["fleet.spares"]),
+         raises(TypeError, "factors")),
+        ("unknown-path", lambda: ace.sensitivity(TUNE_BASE, {"fleet.spars": [0, 1]}),
+         raises(ValueError, "did you mean 'spares'")),
+        ("empty-range", lambda: ace.sensitivity(TUNE_BASE, {"fleet.spares": {"low": 1, "high": 1}}),
+         raises(ValueError, "is empty")),
+        ("reversed-range", lambda: ace.sensitivity(
+            TUNE_BASE, {"jobs[0].work": {"low": "2d", "high": "1d"}}), raises(ValueError, "empty")),
+        ("categorical-range", lambda: ace.sensitivity(
+            TUNE_BASE, {"policy.replacement": {"low": 0, "high": 1}}),
+         raises(ValueError, "categorical")),
+        ("categorical-search-range", lambda: ace.sensitivity(
+            TUNE_BASE, {"fleet.node_start": ace.search.Range(0, 1)}),
+         raises(ValueError, "categorical")),
+        ("mean-without-law", lambda: ace.sensitivity(
+            TUNE_BASE, {"failures.mean": {"low": 1.0, "high": 2.0}}),
+         raises(ValueError, "holds no law")),
+        ("mean-not-positive", lambda: ace.sensitivity(
+            TUNE_BASE, {"fleet.node_failures.mean": {"low": 0.0, "high": 2.0}}),
+         raises(ValueError, "mean must be > 0")),
+        ("bound-nan", lambda: ace.sensitivity(TUNE_BASE, {"jobs[0].work": {"low": NAN, "high": 1}}),
+         raises(ValueError, "finite")),
+        ("bound-bad-unit", lambda: ace.sensitivity(
+            TUNE_BASE, {"jobs[0].work": {"low": "1 fortnight", "high": "1d"}}),
+         raises(ValueError, "low")),
+        ("count-float-bound", lambda: ace.sensitivity(
+            TUNE_BASE, {"fleet.spares": {"low": 0.5, "high": 1}}),
+         raises(TypeError, "must be an integer")),
+        ("log-from-zero", lambda: ace.sensitivity(
+            TUNE_BASE, {"jobs[0].work": {"low": 0.0, "high": 9.0, "log": True}}),
+         raises(ValueError, "low > 0")),
+        ("one-level", lambda: ace.sensitivity(TUNE_BASE, {"fleet.spares": [1]}),
+         raises(ValueError, "at least 2")),
+        ("repeated-level", lambda: ace.sensitivity(TUNE_BASE, {"fleet.spares": [1, 1]}),
+         raises(ValueError, "given twice")),
+        ("level-refused", lambda: ace.sensitivity(TUNE_BASE, {"fleet.spares": [0, 7]}),
+         raises(ValueError, "spares")),
+        ("method-unknown", lambda: ace.sensitivity(TUNE_BASE, spares, method="fast"),
+         raises(ValueError, "method")),
+        ("trajectories-bool", lambda: ace.sensitivity(TUNE_BASE, spares, trajectories=True),
+         raises(TypeError, "trajectories")),
+        ("samples-one", lambda: ace.sensitivity(TUNE_BASE, spares, method="sobol", samples=1),
+         raises(ValueError, "samples")),
+        ("seed-negative", lambda: ace.sensitivity(TUNE_BASE, spares, seed=-1),
+         raises(ValueError, "seed")),
+        ("seed-float", lambda: ace.sensitivity(TUNE_BASE, spares, seed=1.5),
+         raises(TypeError, "seed")),
+        ("replicas-zero", lambda: ace.sensitivity(TUNE_BASE, spares, replicas=0),
+         raises(ValueError, "replicas")),
+        ("grid-odd", lambda: ace.sensitivity(TUNE_BASE, spares, grid=3),
+         raises(ValueError, "grid")),
+        ("bootstrap-few", lambda: ace.sensitivity(TUNE_BASE, spares, bootstrap=3),
+         raises(ValueError, "bootstrap")),
+        ("cost-missing", lambda: ace.sensitivity(TUNE_BASE, spares, objective="cost"),
+         raises(ValueError, "cost")),
+        ("base-a-path", lambda: ace.sensitivity("x.toml", spares), raises(TypeError, "base")),
+        ("factor-text-no-equals", lambda: parse_factor_text("fleet.spares"),
+         raises(ValueError, "--factor")),
+        ("factor-text-half-range", lambda: parse_factor_text("fleet.spares=1.."),
+         raises(ValueError, "LOW..HIGH")),
+        ("load-garbage", lambda: load_sensitivity(__file__), raises(ValueError, "")),
+        ("morris-two-factors", lambda: ace.sensitivity(
+            TUNE_BASE, {**spares, "fleet.repair.mean": {"low": "1h", "high": "4h"}},
+            trajectories=3, replicas=2), accepted(_sensitivity_ok("morris"))),
+        ("sobol-two-factors", lambda: ace.sensitivity(
+            TUNE_BASE, {**spares, "fleet.repair.mean": {"low": "1h", "high": "4h"}},
+            method="sobol", samples=4, replicas=2), accepted(_sensitivity_ok("sobol"))),
+    ]:  # fmt: skip
+        add(f"sensitivity-{label}", lambda c, b=build: b(), expect)
+
+
+_sensitivity_cases()
+
+
 # =========================================================================== history
 
 

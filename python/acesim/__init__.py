@@ -58,6 +58,7 @@ from .regimes import gang
 from .repair import Repair, RepairStage
 from .scenario import Scenario, ScenarioError, dump_scenario, load_scenario
 from .search import TuneResult, tune
+from .sensitivity import SensitivityResult, sensitivity
 from .simulation import (
     PURPOSES,
     STREAM_VERSION,
@@ -142,6 +143,7 @@ __all__ = [
     "ScaleAware",
     "Scenario",
     "ScenarioError",
+    "SensitivityResult",
     "SimulationResult",
     "SingleReplicaWarning",
     "SweepResult",
@@ -179,6 +181,7 @@ __all__ = [
     "provenance",
     "report",
     "search",
+    "sensitivity",
     "simulate",
     "sweep",
     "tune",

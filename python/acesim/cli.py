@@ -361,6 +361,13 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
     from .results_io import _read_files, load_result
 
     _atomic.check_outputs([("-o", output)], [f for p in paths for f in _read_files(p)])
+    if len(paths) == 1 and _file_kind(paths[0]) == "acesim-sensitivity":
+        from .report import write_sensitivity_report
+        from .sensitivity import load_sensitivity
+
+        out = write_sensitivity_report(load_sensitivity(paths[0]), output, title=title)
+        print(f"report written to {shown(out)}")
+        return 0
     if len(paths) == 1 and _is_tune_table(paths[0]):
         from .report import write_tune_report
         from .search import load_tune
@@ -375,6 +382,18 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
     out = write_report(results[names[0]] if len(results) == 1 else results, output, title=title)
     print(f"report written to {shown(out)}")
     return 0
+
+
+def _file_kind(path: str) -> str | None:
+    """The ``format`` a saved file's metadata names (None when unreadable:
+    the loader then says why)."""
+    from .results_io import ResultFileError, _read_meta
+
+    try:
+        kind = _read_meta(Path(path)).get("format")
+    except (ResultFileError, OSError, ValueError):
+        return None
+    return kind if isinstance(kind, str) else None
 
 
 def _is_tune_table(path: str) -> bool:
@@ -965,6 +984,55 @@ def run_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_sensitivity(args: argparse.Namespace) -> int:
+    """``acesim sensitivity SCENARIO.toml``: which factors move the objective
+    (:func:`acesim.sensitivity`), from the file's ``[sensitivity]`` table
+    or ``--factor`` options (which replace the table's factors)."""
+    from .sensitivity import sensitivity
+    from .sensitivity.spec import parse_factor_text, read_spec
+
+    if args.out is not None:
+        _check_out(args.out)
+    scenario = load_scenario(args.scenario)
+    overrides = _overrides(args)
+    if overrides:
+        scenario = scenario.with_values(overrides, origin="command line")
+    spec = read_spec(scenario)
+    factors = spec.factors
+    if args.factor:
+        factors = dict(parse_factor_text(text) for text in args.factor)
+    if not factors:
+        raise ValueError(
+            f"{args.scenario}: no factors: add a [sensitivity.factors] table or give "
+            "--factor PATH=LOW..HIGH / --factor PATH=A,B,C"
+        )
+    options = dict(spec.options)
+    for name in ("method", "objective", "job", "trajectories", "samples"):
+        value = getattr(args, name)
+        if value is not None:
+            options[name] = value
+    if args.seed is not None:
+        options["seed"] = args.seed
+    if args.replicas is not None:
+        options["replicas"] = args.replicas
+    options.setdefault("seed", scenario.seed)
+    if isinstance(options.get("job"), str) and options["job"].isdigit():
+        options["job"] = int(options["job"])
+    options.setdefault("ci", args.ci)
+    if args.out is not None:
+        inputs = [args.scenario, *scenario.files().values()]
+        _check_inputs(args.out, [f for f in inputs if f is not None])
+    result = sensitivity(spec.base, factors, progress=show_progress(args.no_progress), **options)
+    print(f"acesim {__version__} sensitivity: {_label(scenario, args.scenario)}")
+    print(shown(str(result), lines=True))
+    print()
+    print("ranking: " + shown(", ".join(result.ranking)))
+    if args.out is not None:
+        result.save(args.out)
+        print(f"\nindices written to {shown(args.out)} (acesim report shows the figure)")
+    return 0
+
+
 def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replicas", type=int, default=None, help="override [run].replicas")
     p.add_argument("--seed", type=int, default=None, help="override [run].seed")
@@ -1138,6 +1206,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="daly",
         help="with --scenario: its checkpoint_interval (1h, young, daly, adaptive)",
     )
+    sa = sub.add_parser(
+        "sensitivity",
+        help="which factors move ETTR or cost: Morris screening or Sobol indices over "
+        "dotted paths, with bootstrap intervals",
+        description="A global sensitivity analysis of a scenario (acesim.sensitivity): the "
+        "factors come from its [sensitivity] table or from --factor options.",
+    )
+    sa.add_argument("scenario", help="the scenario file (.toml), with a [sensitivity] table")
+    sa.add_argument(
+        "--factor",
+        action="append",
+        default=[],
+        metavar="PATH=RANGE",
+        help="a factor: PATH=LOW..HIGH, PATH=log:LOW..HIGH or PATH=A,B,C (repeat; replaces "
+        "the file's factors)",
+    )
+    sa.add_argument("--method", choices=("morris", "sobol"), default=None)
+    sa.add_argument("--objective", choices=("ettr", "gpu_hours_lost", "cost"), default=None)
+    sa.add_argument("--job", default=None, help="a job's index or name: its objective")
+    sa.add_argument("--trajectories", type=int, default=None, help="Morris paths")
+    sa.add_argument("--samples", type=int, default=None, help="Sobol base rows")
+    _add_run_options(sa)
+    sa.add_argument("--out", metavar="FILE", help="write the indices (.npz .parquet .csv .json)")
     _tune_cli.add_parser(sub)
     args = parser.parse_args(argv)
     try:
@@ -1149,6 +1240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_sweep(args)
         if args.command == "compare":
             return run_compare(args)
+        if args.command == "sensitivity":
+            return run_sensitivity(args)
         if args.command == "fit":
             job = None
             if (args.job_gpus is None) != (args.job_work is None):

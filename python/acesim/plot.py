@@ -89,6 +89,7 @@ __all__ = [
     "Occupancy",
     "PolicyComparisonData",
     "Provenance",
+    "SensitivityData",
     "SweepData",
     "TimelineData",
     "demo_figure",
@@ -110,6 +111,8 @@ __all__ = [
     "replica_distribution",
     "replica_distribution_data",
     "replica_values",
+    "sensitivity_data",
+    "sensitivity_figure",
 ]
 
 #: What to install for the figures.
@@ -1879,3 +1882,118 @@ def demo_figure(
     elif caption is not None and caption:
         _label(fig, "", caption)
     return fig
+
+
+# ------------------------------------------------------- sensitivity figures
+
+
+@dataclass(frozen=True)
+class SensitivityData:
+    """What :func:`sensitivity_figure` draws: the factors, most influential
+    first, and per measure (``mu_star`` and ``sigma`` for Morris, ``first``
+    and ``total`` for Sobol) the values and interval bounds in that order."""
+
+    method: str
+    factors: tuple[str, ...]
+    measures: tuple[str, ...]
+    value: npt.NDArray[np.float64]
+    low: npt.NDArray[np.float64]
+    high: npt.NDArray[np.float64]
+    title: str
+    caption: str
+
+
+_SENSITIVITY_MEASURES = {"morris": ("mu_star", "sigma"), "sobol": ("first", "total")}
+_SENSITIVITY_LABELS = {
+    "mu_star": "mu* (mean |elementary effect|)",
+    "sigma": "sigma (non-linearity, interactions)",
+    "first": "first-order S",
+    "total": "total ST",
+}
+
+
+def sensitivity_data(
+    result: Any, *, title: str | None = None, caption: str | None = None
+) -> SensitivityData:
+    """The figure of an :class:`acesim.SensitivityResult` (its ``method``,
+    ``indices``, ``objective``, ``ci``, ``runs``, ``replicas`` and ``seed``)."""
+    method = getattr(result, "method", None)
+    if method not in _SENSITIVITY_MEASURES:
+        raise TypeError(f"result must be an acesim.SensitivityResult, got {type(result).__name__}")
+    table = result.indices
+    order = np.argsort(table["rank"], kind="stable")
+    measures = _SENSITIVITY_MEASURES[method]
+    value = np.array([table[m][order] for m in measures], dtype=np.float64)
+    low = np.array([table[f"{m}_low"][order] for m in measures], dtype=np.float64)
+    high = np.array([table[f"{m}_high"][order] for m in measures], dtype=np.float64)
+    factors = tuple(str(f) for f in table["factor"][order])
+    pct = _pct(float(result.ci))
+    if method == "morris":
+        default_title = f"Which factors move {result.objective} (Morris screening)"
+        what = (
+            "Mean absolute elementary effect mu* of each factor (the objective's change across "
+            "the factor's whole range), most influential on top, and sigma, the effects' spread"
+        )
+    else:
+        default_title = f"Which factors move {result.objective} (Sobol indices)"
+        what = (
+            "First-order S (the share of the objective's variance the factor explains alone) "
+            "and total ST (with its interactions) of each factor, most influential on top"
+        )
+    caption_, _ = _text(
+        "caption",
+        caption,
+        f"{what}; bars end at the estimate, whiskers span its {pct} bootstrap interval. "
+        f"{result.runs} runs of {result.replicas} replicas each, seed {result.seed} "
+        "(common random numbers).",
+    )
+    title_, _ = _text("title", title, default_title)
+    return SensitivityData(method, factors, measures, value, low, high, title_, caption_)
+
+
+def _draw_sensitivity(ax: Axes, data: SensitivityData) -> None:
+    n = len(data.factors)
+    y = np.arange(n)[::-1].astype(np.float64)  # the most influential on top
+    count = len(data.measures)
+    height = 0.8 / count
+    colors = (_BLUE, _ORANGE)
+    for j, measure in enumerate(data.measures):
+        offset = (j - (count - 1) / 2) * height
+        value, low, high = data.value[j], data.low[j], data.high[j]
+        err = np.vstack([np.maximum(value - low, 0.0), np.maximum(high - value, 0.0)])
+        ax.barh(
+            y - offset,
+            value,
+            height=height * 0.9,
+            color=colors[j % len(colors)],
+            xerr=err,
+            capsize=3,
+            label=_SENSITIVITY_LABELS[measure],
+        )
+    ax.set_yticks(y)
+    ax.set_yticklabels(data.factors, fontsize=8)
+    ax.axvline(0.0, color="#333333", linewidth=0.8)
+    ax.set_xlabel("elementary effect" if data.method == "morris" else "share of variance")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3, axis="x")
+
+
+def sensitivity_figure(
+    result: Any,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    caption: str | None = None,
+) -> Figure:
+    """A tornado of a Morris screening (mu* and sigma per factor, the most
+    influential on top) or the bars of Sobol first-order and total indices,
+    with their bootstrap intervals (see :func:`sensitivity_data`)."""
+    data = sensitivity_data(result, title=title, caption=caption)
+    own = ax is None
+    if ax is None:
+        fig = _new_figure(7.0, 1.6 + 0.45 * len(data.factors) * len(data.measures))
+        ax = fig.add_subplot()
+    else:
+        fig = _root(ax.figure)
+    _draw_sensitivity(ax, data)
+    return _finish(fig, ax, own, data.title, data.caption, caption is not None)

@@ -62,7 +62,14 @@ from .units import HOUR
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["report_html", "tune_report_html", "write_report", "write_tune_report"]
+__all__ = [
+    "report_html",
+    "sensitivity_report_html",
+    "tune_report_html",
+    "write_report",
+    "write_sensitivity_report",
+    "write_tune_report",
+]
 
 #: Jobs listed per result in a report's job table (the rest are counted).
 MAX_JOB_ROWS = 50
@@ -568,6 +575,77 @@ def write_tune_report(
     (``acesim report t.npz`` of ``acesim tune --out t.npz``) and return the
     path. Needs matplotlib."""
     text = tune_report_html(result, title=title, dpi=dpi)
+    out = Path(path)
+    _atomic.replace_file(out, text)
+    return out
+
+
+def sensitivity_report_html(result: Any, *, title: str | None = None, dpi: int = 100) -> str:
+    """The HTML text of a report of an :class:`acesim.SensitivityResult`:
+    what was run, the figure (:func:`acesim.plot.sensitivity_figure`), the
+    indices with their intervals, each factor's range and the provenance."""
+    from . import __version__
+
+    plot._matplotlib()  # an ImportError naming the extra, before any work
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 20 <= dpi <= 600:
+        raise ValueError(f"dpi must be an integer in 20..600, got {dpi!r}")
+    data = plot.sensitivity_data(result)
+    heading = title if title is not None else data.title
+    page = _Page(dpi)
+    what = "Morris elementary effects" if result.method == "morris" else "Sobol indices"
+    lead = (
+        f"{what} of {result.objective} over {len(result.factors)} factors: {result.runs} runs "
+        f"of {result.replicas} replicas each, seed {result.seed} (common random numbers at "
+        f"every point); {plot._pct(result.ci)} bootstrap intervals."
+    )
+    page.section("figure", "Which factors matter")
+    page.figure(plot.sensitivity_figure(result, caption=""), data.caption, data.title)
+    page.section("indices", "Indices")
+    measures = [m for m in result.indices.dtype.names if m + "_low" in result.indices.dtype.names]
+    ranges = dict(zip(result.factors, result.ranges, strict=True))
+    rows = []
+    for path in result.ranking:
+        row = result.indices[result.indices["factor"] == path][0]
+        cells: list[tuple[str, bool]] = [(str(int(row["rank"])), True), (path, False)]
+        cells.append((ranges[path], False))
+        for m in measures:
+            cells.append((f"{row[m]:.4g}", True))
+            cells.append((f"[{row[m + '_low']:.4g}, {row[m + '_high']:.4g}]", True))
+        rows.append(cells)
+    headers = ["rank", "factor", "range or levels"]
+    for m in measures:
+        headers += [m, f"{plot._pct(result.ci)} interval"]
+    page.add(_table(headers, rows, f"Ranked by {result.ranked_by}."))
+    page.section("provenance", "Provenance")
+    scenario = result.provenance.get("scenario")
+    scalars = {k: v for k, v in result.provenance.items() if k != "scenario"}
+    page.add(_table(["field", "value"], [[(k, False), (v, False)] for k, v in _flatten(scalars)]))
+    if scenario is not None:
+        text = json.dumps(scenario, indent=2, sort_keys=True, default=str)
+        page.add(f"<p>Scenario:</p><pre>{_e(text)}</pre>")
+    contents = "".join(f'<li><a href="#{_e(a)}">{_e(h)}</a></li>' for a, h in page.contents)
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<link rel="icon" href="data:,">'
+        f"<title>{_e(heading)}</title><style>{_STYLE}</style></head>\n<body><main>"
+        f'<h1>{_e(heading)}</h1><p class="lead">{_e(lead)}</p>'
+        f'<nav aria-label="contents"><ol>{contents}</ol></nav>\n'
+        + "\n".join(page.parts)
+        + f"\n<footer>Written by acesim {_e(__version__)}: one self-contained file, "
+        f"{page.figures} figure{'s' if page.figures != 1 else ''} embedded, no scripts."
+        "</footer></main></body></html>\n"
+    )
+
+
+def write_sensitivity_report(
+    result: Any, path: str | os.PathLike[str], *, title: str | None = None, dpi: int = 100
+) -> Path:
+    """Write :func:`sensitivity_report_html` of ``result`` to ``path``
+    (atomically) and return the path. Needs matplotlib."""
+    text = sensitivity_report_html(result, title=title, dpi=dpi)
     out = Path(path)
     _atomic.replace_file(out, text)
     return out

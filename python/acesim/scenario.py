@@ -186,6 +186,9 @@ them). Jobs with their own ``failures`` make it one law per job: the job's,
 else the scenario's, else that default. ``"none"`` (for the scenario or a
 job): no job-level failures.
 
+A ``[sensitivity]`` table holds what ``acesim sensitivity`` varies
+(:mod:`acesim.sensitivity.spec`); running the scenario ignores it.
+
 **Jobs**: a scenario without ``[[jobs]]`` or ``[workload]`` (a fitted model,
 as ``acesim fit --scenario`` writes) loads, dumps and serves as a sweep's
 base; running it (:meth:`Scenario.simulate_kwargs`, :meth:`Scenario.run`)
@@ -858,7 +861,8 @@ RUN_KEYS = (
     "first_replica",
     "max_stalled_failures",
 )
-_TOP_KEYS = ("run", "jobs", "workload", "failures", "fleet", "causes", "policy")
+#: ``sensitivity``: the table ``acesim sensitivity`` reads (the others ignore it).
+_TOP_KEYS = ("run", "jobs", "workload", "failures", "fleet", "causes", "policy", "sensitivity")
 _JOB_KEYS = (
     "name",
     "count",
@@ -909,6 +913,19 @@ _POLICY_KEYS = (
     "place",
     "replacement_delay",
     "backfill",
+)
+#: The keys whose value is a law (or, for ``repair``, a pipeline).
+_LAW_KEYS = frozenset(
+    (
+        *_JOB_LAWS,
+        "failures",
+        "repair",
+        "duration",
+        "detect",
+        "node_failures",
+        "cold_spare_delay",
+        "replacement_delay",
+    )
 )
 _REPLACEMENTS = tuple(m.name.lower() for m in Replacement)
 _PREEMPTIONS = tuple(m.name.lower() for m in Preemption)
@@ -1638,6 +1655,57 @@ class Scenario:
         if isinstance(kwargs.get("failures"), list):
             kwargs["failures"] = list(kwargs["failures"])
         return kwargs
+
+    def law_at(self, key: Any) -> Distribution | Repair | None:
+        """The law (or repair pipeline) the value at ``key`` builds
+        (``"fleet.repair"``, ``"jobs[0].init"``, ``"causes[1].detect"``); for
+        a key left out, the default law the built object uses there (a
+        fleet's repair, a job's init); None when the key is not a law's key
+        or has no law. The law's own errors as a ScenarioError at the key."""
+        path = _key_path(key)
+        names = [part for part in path if isinstance(part, str)]
+        if not names or names[-1] not in _LAW_KEYS:
+            return None
+        value: Any = self._spec
+        for part in path:
+            if isinstance(part, int):
+                if not isinstance(value, list) or not 0 <= part < len(value):
+                    return self._default_law(path)
+            elif not isinstance(value, dict) or part not in value:
+                return self._default_law(path)
+            value = value[part]
+        builder = _ScenarioBuilder(self._places)
+        if names[-1] == "repair":
+            return builder._repair(path, value)
+        return builder.law(path, value)
+
+    def _default_law(self, path: KeyPath) -> Distribution | Repair | None:
+        """The law the built objects hold at ``path`` (a key left out)."""
+        kwargs = self._built.kwargs
+        first, start = [], 0
+        jobs = self._built.jobs
+        for _, count in self._built.entries:
+            first.append(jobs[start] if isinstance(jobs, list) else None)
+            start += count
+        node: Any = {
+            "fleet": kwargs.get("fleet"),
+            "policy": kwargs.get("policy"),
+            "causes": kwargs.get("causes"),
+            "jobs": first,
+        }
+        for k, part in enumerate(path):
+            if isinstance(part, int):
+                if not isinstance(node, list | tuple) or not 0 <= part < len(node):
+                    return None
+                node = node[part]
+            elif k == 0:
+                node = node.get(part)
+            elif part in ("repair", "node_failures", "cold_spare_delay", "replacement_delay",
+                          "detect", *_JOB_LAWS):  # fmt: skip
+                node = getattr(node, part, None)
+            else:
+                return None
+        return node if isinstance(node, Distribution | Repair) else None
 
     def with_values(self, values: Mapping[Any, Any], *, origin: str | None = None) -> Scenario:
         """A copy with the values at the given keys (dotted paths such as
