@@ -407,6 +407,7 @@ def run_fit(
         raise ValueError(f"file: {path} is a summary, not a history of failures")
     fit = h.fit(by=by, cause=cause) if cause is not None else h.fit(by=by)
     print(f"acesim {__version__} fit: {shown(path)}")
+    print(shown(fit.samples_line()))
     print(shown(fit.table(), lines=True))
     measured = getattr(h, "measured", None)
     if measured is not None and getattr(h, "runs", None) is not None and len(h.runs):

@@ -318,7 +318,9 @@ class Fit:
     (counts), ``dropped`` (zero-length samples left out), ``partial`` and
     ``note`` as :class:`acesim.history.Intervals` says them; ``failed``: each
     family that could not be fitted to these samples, with the reason (the
-    others are ranked without it).
+    others are ranked without it); ``left_truncated``: the left-truncated
+    samples left out (see :meth:`History.fit`'s ``truncated``).
+    :meth:`samples_line` says all of it in one sentence.
     """
 
     fits: tuple[FamilyFit, ...]
@@ -331,6 +333,33 @@ class Fit:
     note: str = ""
     label: str = ""
     failed: dict[str, str] = field(default_factory=dict)
+    left_truncated: int = 0
+
+    def samples_line(self) -> str:
+        """Which samples the fit used and how many, and which it left out.
+
+        >>> fit = Fit((), "node", "calendar", 12, 9, dropped=1, left_truncated=2)
+        >>> fit.samples_line()  # doctest: +NORMALIZE_WHITESPACE
+        'samples: 12 node intervals (calendar clock), 9 failures and 3 censored
+        (still running when the record ended or was cut short); left out: 2
+        left-truncated (begun before the record began; truncated=True keeps
+        them), 1 of zero length'
+        """
+        what = f"{self.by} intervals" + (f" of cause {self.label}" if self.label else "")
+        text = (
+            f"samples: {self.samples} {what} ({self.clock} clock), {self.failures} failures and "
+            f"{self.samples - self.failures} censored (still running when the record ended or "
+            "was cut short)"
+        )
+        out = []
+        if self.left_truncated:
+            out.append(
+                f"{self.left_truncated} left-truncated (begun before the record began; "
+                "truncated=True keeps them)"
+            )
+        if self.dropped:
+            out.append(f"{self.dropped} of zero length")
+        return text + "; left out: " + (", ".join(out) if out else "none")
 
     @property
     def best(self) -> FamilyFit:
@@ -543,7 +572,9 @@ def fit_history(
         iv, label = iv.of(cause), cause
     elif cause is not None:
         raise ValueError("cause= goes with by='cause'")
+    left_truncated = 0
     if not truncated:
+        left_truncated = int(np.count_nonzero(iv.truncated))
         iv = iv.select(~iv.truncated)
     fits, dropped, failed = fit_samples(iv.samples, iv.censored, families, level)
     return Fit(
@@ -557,6 +588,7 @@ def fit_history(
         note=iv.note,
         label=label,
         failed=failed,
+        left_truncated=left_truncated,
     )
 
 
