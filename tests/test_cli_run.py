@@ -487,6 +487,57 @@ def test_fit_scenario_errors(
     assert "--job-work must be a number of seconds" in capsys.readouterr().err
 
 
+NODE_LOG = """\
+timestamp,node
+2024-01-01T00:00:00Z,n1
+2024-01-01T01:00:00Z,n2
+2024-01-01T02:30:00Z,n1
+2024-01-01T05:00:00Z,n2
+2024-01-01T06:00:00Z,n1
+"""
+
+
+def test_fit_scenario_needs_a_fleet_the_job_fits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The log names 2 nodes of (a default) 8 GPUs: a 64-GPU job never fits
+    them, so fit refuses and writes nothing, until --nodes gives the
+    fleet's size; every value the log did not give is marked."""
+    log = write(tmp_path, "log.csv", NODE_LOG)
+    out = tmp_path / "model.toml"
+    argv = ["fit", str(log), "--scenario", str(out), "--job-gpus", "64", "--job-work", "2d"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "has 2 nodes of 8 GPUs (16 GPUs, the nodes the log names)" in err
+    assert "--nodes N" in err and not out.exists()
+    assert main([*argv, "--nodes", "16", "--replicas", "7"]) == 0
+    printed = capsys.readouterr().out
+    assert "values not from the log (marked in the file):" in printed
+    assert '   fleet.repair = {law = "exponential", mean = 3600.0}: a default' in printed
+    assert "   fleet.nodes = 16: from --nodes (the log names 2 nodes)" in printed
+    assert "run.replicas" not in printed  # given
+    lines = out.read_text().splitlines()
+    above: dict[str, str] = {}  # each key's first line: the line above it
+    for k in range(len(lines) - 1):
+        above.setdefault(lines[k + 1].split(" = ")[0], lines[k])
+    assert above["repair"] == '# {law = "exponential", mean = 3600.0}: a default, not from the log'
+    assert above["gpus_per_node"] == "# 8: a default, not from the log"
+    assert above["node_start"] == '# "stationary": a default, not from the log'
+    assert above["detect"] == '# {law = "constant", value = 0.0}: a default, not from the log'
+    assert above["nodes"] == "# 16: from --nodes (the log names 2 nodes)"
+    assert "node_failures" not in above or not above["node_failures"].startswith("#")
+    scenario = ace.load_scenario(out)
+    assert scenario.replicas == 7
+    assert scenario._built.kwargs["fleet"].nodes == 16
+    assert scenario.run(replicas=2).replicas == 2
+    # without --replicas the file says fit's default, marked
+    assert main(["fit", str(log), "--scenario", str(out)]) == 0
+    assert "   run.replicas = 100: acesim fit's default (--replicas N)" in capsys.readouterr().out
+    assert ace.load_scenario(out).replicas == 100
+    assert main(["fit", str(log), "--nodes", "4"]) == 2
+    assert "go with --scenario" in capsys.readouterr().err
+
+
 # --------------------------------------------------------------------------
 # Every bad input: a non-zero exit and one line naming the problem
 # --------------------------------------------------------------------------

@@ -377,6 +377,10 @@ def _read_history(path: str) -> Any:
     return read_history_file(path)
 
 
+#: The replicas ``acesim fit --scenario`` writes without ``--replicas``.
+FITTED_REPLICAS = 100
+
+
 def run_fit(
     path: str,
     by: str | None,
@@ -387,6 +391,8 @@ def run_fit(
     scenario: str | None = None,
     family: str | None = None,
     job: dict[str, Any] | None = None,
+    nodes: int | None = None,
+    replicas: int | None = None,
 ) -> int:
     """``acesim fit FILE``: the ranked fits of the history's inter-failure
     times and, for a timeline, what happened (the measured buckets); with
@@ -398,8 +404,12 @@ def run_fit(
         raise ValueError(f"--backtest must be >= 0, got {backtest}")
     if scenario is not None and by not in (None, "node", "job"):
         raise ValueError(f"--scenario: the model is fitted by node or by job, not by {by!r}")
-    if scenario is None and (family is not None or job is not None):
-        raise ValueError("--family, --job-gpus and --job-work go with --scenario")
+    if scenario is None and (
+        family is not None or job is not None or nodes is not None or replicas is not None
+    ):
+        raise ValueError(
+            "--family, --job-gpus, --job-work, --nodes and --replicas go with --scenario"
+        )
     if scenario is not None:
         _atomic.check_outputs([("--scenario", scenario)], [path])
     h = _read_history(path)
@@ -417,6 +427,18 @@ def run_fit(
         for key, value in m.totals.items():
             if key.endswith("_gpu_hours"):
                 print(f"   {key[: -len('_gpu_hours')]:<15}{float(value):14.1f}")
+    if scenario is not None:
+        notes = write_fitted_scenario(
+            h, path, scenario, by=by, family=family, job=job, nodes=nodes, replicas=replicas
+        )
+        print()
+        print(
+            f"fitted model written to {shown(scenario)}" + ("" if job else " (no jobs: add them)")
+        )
+        if notes:
+            print("values not from the log (marked in the file):")
+            for key, note in notes.items():
+                print(f"   {key} = {shown(note)}")
     if backtest:
         if not len(getattr(h, "runs", ())):
             raise ValueError(f"--backtest: {path} records no runs to replay")
@@ -434,13 +456,24 @@ def run_fit(
             if missed
             else f"every bucket inside its {pct}% interval"
         )
-    if scenario is not None:
-        write_fitted_scenario(h, path, scenario, by=by, family=family, job=job)
-        print()
-        print(
-            f"fitted model written to {shown(scenario)}" + ("" if job else " (no jobs: add them)")
-        )
     return 0
+
+
+def _default_text(value: Any) -> str:
+    """A default value as a scenario file would write it."""
+    from ._toml import _inline
+    from .distributions import Distribution
+    from .repair import Repair
+    from .scenario import law_spec
+
+    if isinstance(value, Distribution | Repair):
+        try:
+            return _inline(law_spec(value), "value")
+        except TypeError:
+            return repr(value)
+    if value is None:
+        return "simulate's default"
+    return _inline(value, "value") if isinstance(value, str | int | float | bool) else repr(value)
 
 
 def write_fitted_scenario(
@@ -451,7 +484,9 @@ def write_fitted_scenario(
     by: str | None = None,
     family: str | None = None,
     job: dict[str, Any] | None = None,
-) -> None:
+    nodes: int | None = None,
+    replicas: int | None = None,
+) -> dict[str, str]:
     """The model :meth:`History.to_model` fits to ``h`` (its fleet, job- or
     node-level law, repair and causes) written to ``out`` as a scenario.
 
@@ -459,33 +494,74 @@ def write_fitted_scenario(
     no ``[[jobs]]`` unless ``job`` (``--job-gpus``, ``--job-work``,
     ``--job-interval``) gives one: it loads, serves as a sweep's base and can
     be completed by hand; running it as is fails with a message saying jobs
-    are missing. Durations are written in seconds, exactly."""
+    are missing. ``nodes`` (``--nodes``): the fleet's size, where the log
+    names only the nodes that failed; without it a job larger than the
+    nodes the log names is a ValueError (nothing is written). ``replicas``
+    (``--replicas``, default 100) is written as ``[run].replicas``. Every
+    value that came from a default rather than the log (the model's
+    ``.defaults``) has a comment above it saying so. Durations are written
+    in seconds, exactly. Returns those values: the notes by key path."""
     from .scenario import cause_spec, dump_scenario, fleet_spec, law_spec
 
     model = h.to_model(by=by, family=family)
+    fleet = model.get("fleet")
+    notes = {
+        key: f"{_default_text(v)}: a default, not from the log" for key, v in model.defaults.items()
+    }
+    if nodes is not None:
+        if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+            raise ValueError(f"--nodes must be an integer >= 1, got {nodes!r}")
+        if fleet is not None:
+            seen = fleet.nodes
+            fleet = dataclasses.replace(fleet, nodes=nodes)
+            notes["fleet.nodes"] = f"{nodes}: from --nodes (the log names {seen} nodes)"
+    if job is not None and fleet is not None:
+        capacity = fleet.nodes * fleet.gpus_per_node
+        if job["gpus"] > capacity:
+            raise ValueError(
+                f"--job-gpus {job['gpus']}: the fleet fitted to {source} has {fleet.nodes} nodes "
+                f"of {fleet.gpus_per_node} GPUs ({capacity} GPUs"
+                + (", the nodes the log names" if nodes is None else "")
+                + "): the job can never run; give the fleet's size with --nodes N"
+            )
+    if replicas is not None and (
+        isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1
+    ):
+        raise ValueError(f"--replicas must be an integer >= 1, got {replicas!r}")
+    if replicas is None:
+        replicas = FITTED_REPLICAS
+        notes["run.replicas"] = f"{FITTED_REPLICAS}: acesim fit's default (--replicas N)"
     spec: dict[str, Any] = {
         "run": {
             "name": f"fitted: {Path(source).name}",
             "description": f"History.to_model of {source}"
             + (f" by {by}" if by else "")
             + (f", family {family}" if family else ", best family by AIC"),
+            "replicas": replicas,
         }
     }
     if job is not None:
         spec["jobs"] = [job]
     if model.get("failures") is not None:
         spec["failures"] = law_spec(model["failures"])
-    if model.get("fleet") is not None:
-        spec["fleet"] = fleet_spec(model["fleet"])
+    if fleet is not None:
+        spec["fleet"] = fleet_spec(fleet)
     causes = model.get("causes") or ()
     if causes:
         spec["causes"] = [cause_spec(c) for c in causes]
+    if fleet is not None and "fleet.node_start" in notes:
+        spec["fleet"]["node_start"] = fleet.node_start  # written, to carry its note
     header = f"acesim {__version__} fit of {source}; durations in seconds.\n" + (
         "Add [[jobs]] tables (or a [workload]) before running it: acesim run needs jobs."
         if job is None
         else "The job comes from --job-gpus / --job-work / --job-interval."
     )
-    dump_scenario(spec, out, header=header)
+    if notes:
+        header += "\nValues marked 'a default, not from the log' are guesses: check them."
+    if "causes" in notes:
+        header += f"\ncauses: {notes['causes']}"
+    dump_scenario(spec, out, header=header, comments=notes)
+    return notes
 
 
 def run_info() -> int:
@@ -1115,6 +1191,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     f.add_argument("--job-gpus", type=int, default=None, help="with --scenario: a job's GPUs")
     f.add_argument(
+        "--nodes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --scenario: the fleet's nodes (default: the nodes the log names)",
+    )
+    f.add_argument(
+        "--replicas",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"with --scenario: [run].replicas (default {FITTED_REPLICAS})",
+    )
+    f.add_argument(
         "--job-work", type=_work_arg, default=None, help="with --scenario: its work (7d)"
     )
     f.add_argument(
@@ -1150,6 +1240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 scenario=args.scenario,
                 family=args.family,
                 job=job,
+                nodes=args.nodes,
+                replicas=args.replicas,
             )
         if args.command == "report":
             return run_report(args.results, args.output, args.title)
