@@ -393,6 +393,7 @@ def run_fit(
     job: dict[str, Any] | None = None,
     nodes: int | None = None,
     replicas: int | None = None,
+    progress: bool = False,
 ) -> int:
     """``acesim fit FILE``: the ranked fits of the history's inter-failure
     times and, for a timeline, what happened (the measured buckets); with
@@ -442,7 +443,7 @@ def run_fit(
     if backtest:
         if not len(getattr(h, "runs", ())):
             raise ValueError(f"--backtest: {path} records no runs to replay")
-        bt = h.backtest(replicas=backtest, seed=seed)
+        bt = h.backtest(replicas=backtest, seed=seed, progress=progress)
         pct = round(100 * bt.level)
         print()
         print(
@@ -590,17 +591,14 @@ def run_interval(checkpoint_cost: float, mtbf: float, work: float | None, restar
 # Scenario files: acesim run, sweep, compare
 # ---------------------------------------------------------------------------
 
-#: Progress bars go to stderr only on a terminal and outside CI.
-_CI = "CI"
-
 
 def show_progress(no_progress: bool = False) -> bool:
     """Whether to draw a progress bar: stderr is a terminal, ``CI`` is not
-    set and ``--no-progress`` was not given."""
-    if no_progress or _CI in os.environ:
-        return False
-    isatty = getattr(sys.stderr, "isatty", None)
-    return bool(isatty is not None and isatty())
+    set (:func:`acesim.sweep.on_terminal`) and ``--no-progress`` was not
+    given."""
+    from .sweep import on_terminal
+
+    return not no_progress and on_terminal()
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -1179,6 +1177,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     f.add_argument("--seed", type=int, default=0, help="the back-test's seed")
     f.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar for --backtest (shown only on a terminal)",
+    )
+    f.add_argument(
         "--scenario",
         metavar="OUT.toml",
         help="write the fitted model (fleet, failures, repair, causes) as a scenario file",
@@ -1242,6 +1245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 job=job,
                 nodes=args.nodes,
                 replicas=args.replicas,
+                progress=show_progress(args.no_progress),
             )
         if args.command == "report":
             return run_report(args.results, args.output, args.title)

@@ -5,9 +5,9 @@ model. Young and Daly assume exponential failures; bursty histories
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -16,8 +16,9 @@ from ._validation import described, integer, positive, real_array
 from .analytic import daly_interval, meta_scale_model, young_interval
 from .distributions import Distribution, scipy_to_law
 from .job import Job
-from .simulation import BatchResult, batch_simulate
+from .simulation import BatchResult, _join_rounds, batch_simulate
 from .stats import _influence
+from .sweep import progress_bar, progress_flag
 
 __all__ = ["OptimalInterval", "optimal_interval"]
 
@@ -80,6 +81,7 @@ def optimal_interval(
     threads: int | None = None,
     refine: bool = True,
     causes: Any = None,
+    progress: bool = False,
 ) -> OptimalInterval:
     """Simulate ``job`` at each candidate interval and return the best.
 
@@ -96,6 +98,11 @@ def optimal_interval(
     so a tier with one copy never does). The search is over the durable
     ``checkpoint_interval``; tiers and an asynchronous ``persist`` stay as
     the job has them.
+
+    ``progress``: the replicas done, pass after pass (the grid, the finer
+    grid, the fresh replicas), on stderr when it is a terminal outside CI
+    (:func:`acesim.sweep.progress_bar`); each pass runs in chunks of
+    replicas, joined: the same result with or without it.
 
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=ace.DAY, checkpoint_interval="young")
@@ -129,19 +136,62 @@ def optimal_interval(
         for i, tau in enumerate(grid):
             positive(f"intervals[{i}]", float(tau))
 
+    chunked = progress_flag(progress)
+    passes = 3 if refine and grid.size >= 3 else 2
+    bar = progress_bar(chunked, passes * n, desc="optimal_interval", unit="replica")
+
     def run(candidates: npt.NDArray[np.float64], first: int = 0) -> BatchResult:
         # One batch: every candidate is a grid point on the same failure
         # draws (common random numbers), replicas first .. first + n - 1.
         grid_jobs = [job.with_interval(float(tau)) for tau in candidates]
-        return batch_simulate(
-            grid_jobs,
-            model,
-            replicas=n,
-            seed=seed,
-            threads=threads,
-            first_replica=first,
-            causes=causes,
-        )
+        if not chunked:
+            return batch_simulate(
+                grid_jobs,
+                model,
+                replicas=n,
+                seed=seed,
+                threads=threads,
+                first_replica=first,
+                causes=causes,
+            )
+        parts: list[BatchResult] = []
+        chunk = max(math.ceil(n / 10), 1)
+        for offset in range(0, n, chunk):
+            size = min(chunk, n - offset)
+            parts.append(
+                batch_simulate(
+                    grid_jobs,
+                    model,
+                    replicas=size,
+                    seed=seed,
+                    threads=threads,
+                    first_replica=first + offset,
+                    causes=causes,
+                )
+            )
+            if bar is not None:
+                bar.update(size)
+        return cast(BatchResult, _join_rounds(parts))
+
+    try:
+        return _search(job, grid, n, run, refine, young, daly, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _search(
+    job: Job,
+    grid: npt.NDArray[np.float64],
+    n: int,
+    run: Callable[..., BatchResult],
+    refine: bool,
+    young: float,
+    daly: float,
+    bar: Any,
+) -> OptimalInterval:
+    """:func:`optimal_interval`'s passes: the grid, a finer grid around its
+    best point, the winner on fresh replicas."""
 
     def run_walls(candidates: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         return np.asarray(run(candidates).field("wall"), dtype=np.float64)
@@ -167,6 +217,8 @@ def optimal_interval(
             walls = np.concatenate([walls, run_walls(fine)])
             order = np.argsort(grid)
             grid, walls = grid[order], walls[order]
+        elif bar is not None:
+            bar.update(n)  # no finer pass: count it done
     ettrs, stderrs, influences = pooled(walls)
     best = int(np.argmin(walls.mean(axis=1)))
     # Common random numbers: every candidate saw the same failure draws, so

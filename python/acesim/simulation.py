@@ -909,6 +909,7 @@ def simulate(
     check_invariants: bool = False,
     target_se: float | None = None,
     max_stalled_failures: int = DEFAULT_MAX_STALLED_FAILURES,
+    progress: bool = False,
 ) -> SimulationResult:
     """Simulate the fail-stop/checkpoint lifecycle of ``jobs``.
 
@@ -951,21 +952,30 @@ def simulate(
     job and the count, as it does at the failure cap (2**25 failures in a
     replica), instead of running on for minutes and gigabytes.
 
+    ``progress``: the replicas run in chunks (about 20, ``first_replica``
+    offsets joined in replica order: the same result, table for table) and
+    the replicas done are shown on stderr when it is a terminal outside CI
+    (:func:`acesim.sweep.progress_bar`; with ``tqdm`` when installed).
+
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=2 * ace.DAY, checkpoint_interval=ace.HOUR)
     >>> res = ace.simulate(job, replicas=100, seed=1)
     >>> bool(0.8 < res.pooled_ettr() < 1.0)
     True
     """
-    if target_se is not None:
+    if target_se is not None or _progress_flag(progress):
         arguments = dict(jobs=jobs, failures=failures, fleet=fleet, policy=policy, seed=seed,
                          horizon=horizon, record_events=record_events, threads=threads,
                          causes=causes, gpus_per_node=gpus_per_node, max_events=max_events,
                          check_invariants=check_invariants,
                          max_stalled_failures=max_stalled_failures)  # fmt: skip
-        result: SimulationResult = _until_precise(
-            simulate, arguments, replicas, first_replica, target_se
-        )
+        result: SimulationResult
+        if target_se is not None:
+            result = _until_precise(
+                simulate, arguments, replicas, first_replica, target_se, progress, "simulate"
+            )
+        else:
+            result = _in_chunks(simulate, arguments, replicas, first_replica, "simulate")
         return result
     job_list = _job_input(jobs)
     if fleet is not None and not isinstance(fleet, Fleet):
@@ -1046,14 +1056,56 @@ def simulate(
 FIRST_ROUND = 32
 
 
+def _progress_flag(progress: Any) -> bool:
+    from .sweep import progress_flag
+
+    return progress_flag(progress)
+
+
+def _in_chunks(
+    run: Any, arguments: dict[str, Any], replicas: Any, first_replica: Any, desc: str
+) -> Any:
+    """``run`` (simulate or batch_simulate) over chunks of the replicas
+    (about 20, none under 4 replicas per thread), ``first_replica`` offsets
+    joined in replica order: the result of one call, with the replicas done
+    shown on stderr on a terminal (:func:`acesim.sweep.progress_bar`)."""
+    from .sweep import progress_bar
+
+    cap, _, first, _ = _run_options(replicas, 0, first_replica, 1.0)
+    threads = arguments.get("threads")
+    per = 4 * (threads if isinstance(threads, int) and threads > 0 else os.cpu_count() or 1)
+    chunk = max(math.ceil(cap / 20), per)
+    bar = progress_bar(True, cap, desc=desc, unit="replica")
+    parts: list[Any] = []
+    try:
+        for offset in range(0, cap, chunk):
+            size = min(chunk, cap - offset)
+            parts.append(run(**arguments, replicas=size, first_replica=first + offset))
+            if bar is not None:
+                bar.update(size)
+    finally:
+        if bar is not None:
+            bar.close()
+    return _join_rounds(parts)
+
+
 def _until_precise(
-    run: Any, arguments: dict[str, Any], replicas: Any, first_replica: Any, target_se: Any
+    run: Any,
+    arguments: dict[str, Any],
+    replicas: Any,
+    first_replica: Any,
+    target_se: Any,
+    progress: bool = False,
+    desc: str = "simulate",
 ) -> Any:
     """``run`` (simulate or batch_simulate) in rounds of replicas until the
     pooled ETTR's standard error (every point's, for a batch) is at most
     ``target_se`` or ``replicas`` ran: FIRST_ROUND, then doubling the total.
     Rounds continue the replica ids, so the result is that of one run of as
-    many replicas."""
+    many replicas. ``progress``: the replicas done, out of the most it may
+    run, on stderr on a terminal."""
+    from .sweep import progress_bar
+
     target = finite("target_se", target_se)
     if target <= 0:
         raise ValueError(f"target_se must be > 0, got {target!r}")
@@ -1061,14 +1113,21 @@ def _until_precise(
     parts: list[Any] = []
     done = 0
     size = min(cap, FIRST_ROUND)
-    while True:
-        parts.append(run(**arguments, replicas=size, first_replica=first + done))
-        done += size
-        joined = _join_rounds(parts)
-        se = _precision(joined)
-        if done >= cap or (done >= 2 and bool(np.all(se <= target))):
-            return joined
-        size = min(cap - done, done)
+    bar = progress_bar(_progress_flag(progress), cap, desc=desc, unit="replica")
+    try:
+        while True:
+            parts.append(run(**arguments, replicas=size, first_replica=first + done))
+            done += size
+            if bar is not None:
+                bar.update(size)
+            joined = _join_rounds(parts)
+            se = _precision(joined)
+            if done >= cap or (done >= 2 and bool(np.all(se <= target))):
+                return joined
+            size = min(cap - done, done)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _precision(result: Any) -> npt.NDArray[np.float64]:
@@ -1158,6 +1217,7 @@ def batch_simulate(
     device: str = "cpu",
     target_se: float | None = None,
     max_stalled_failures: int = DEFAULT_MAX_STALLED_FAILURES,
+    progress: bool = False,
 ) -> BatchResult:
     """Batch Monte Carlo of the single-job model over a grid of jobs.
 
@@ -1172,7 +1232,8 @@ def batch_simulate(
     code and streams (see :func:`acesim.cuda_available`). ``target_se``:
     rounds of replicas as in :func:`simulate`, until every point's pooled
     ETTR has at most that standard error (every point runs the same
-    replicas). ``max_stalled_failures``: as in :func:`simulate`.
+    replicas). ``max_stalled_failures`` and ``progress``: as in
+    :func:`simulate` (the same result with or without progress).
 
     >>> import acesim as ace
     >>> grid = [ace.Job(512, work=ace.DAY, checkpoint_interval=tau * ace.MINUTE)
@@ -1181,13 +1242,17 @@ def batch_simulate(
     >>> res.pooled_ettr().shape
     (3,)
     """
-    if target_se is not None:
+    if target_se is not None or _progress_flag(progress):
         arguments = dict(jobs=jobs, failures=failures, seed=seed, horizon=horizon, causes=causes,
                          threads=threads, gpus_per_node=gpus_per_node, max_events=max_events,
                          device=device, max_stalled_failures=max_stalled_failures)  # fmt: skip
-        batch: BatchResult = _until_precise(
-            batch_simulate, arguments, replicas, first_replica, target_se
-        )
+        batch: BatchResult
+        if target_se is not None:
+            batch = _until_precise(
+                batch_simulate, arguments, replicas, first_replica, target_se, progress, "batch"
+            )
+        else:
+            batch = _in_chunks(batch_simulate, arguments, replicas, first_replica, "batch")
         return batch
     job_list = _job_input(jobs)
     cause_list = _cause_list(causes)

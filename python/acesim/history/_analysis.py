@@ -1107,13 +1107,16 @@ def backtest(
     seed: int = 0,
     checkpoint_interval: float = 3600.0,
     restart_delay: Any = "measured",
+    progress: bool = False,
 ) -> Backtest:
     """:meth:`History.backtest`."""
     from ..distributions import Empirical
     from ..exports import replay_schedule
     from ..fleet import Fleet
+    from ..sweep import progress_bar, progress_flag
 
     replicas = integer("replicas", replicas, minimum=1)
+    progress_flag(progress)
     level = finite("level", level)
     if not 0.0 < level <= 1.0:
         raise ValueError(f"level must be in (0, 1], got {level!r}")
@@ -1168,21 +1171,28 @@ def backtest(
             meas[b] = float(np.nansum(mj[b] * mj["gpus"])) / 3600.0
     sims: dict[str, list[float]] = {b: [] for b in want}
     horizon = h.span[1] if math.isfinite(h.span[1]) else math.inf
-    for k in range(replicas):
-        res = replay_schedule(
-            schedule,
-            jobs,
-            fleet,
-            model.get("failures"),
-            model.get("causes"),
-            seed=seed,
-            replica=k,
-            horizon=horizon,
-            restart="free",
-            restart_delay=restart_delay,
-        )
-        for b in want:
-            sims[b].append(_simulated(res.jobs, b))
+    bar = progress_bar(progress_flag(progress), replicas, desc="backtest", unit="replica")
+    try:
+        for k in range(replicas):
+            res = replay_schedule(
+                schedule,
+                jobs,
+                fleet,
+                model.get("failures"),
+                model.get("causes"),
+                seed=seed,
+                replica=k,
+                horizon=horizon,
+                restart="free",
+                restart_delay=restart_delay,
+            )
+            for b in want:
+                sims[b].append(_simulated(res.jobs, b))
+            if bar is not None:
+                bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
     table = np.zeros(len(want), BACKTEST_DTYPE)
     q = (1.0 - level) / 2.0
     for i, b in enumerate(want):
