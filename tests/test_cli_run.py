@@ -298,14 +298,24 @@ def test_sweep_table_and_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     text = capsys.readouterr().out
     assert "sweep: " in text and "(tiny grid), 4 points, base the inline [base]" in text
     want = [ace.simulate(**sweep_point(*p)) for p in POINTS]
-    lines = [line for line in text.splitlines() if re.match(r"^ +\d+  ", line)]
+    lines = [line for line in text.splitlines() if re.match(r"^ [ *~] +\d+  ", line)]
     assert len(lines) == 4
+    best = max(range(4), key=lambda k: want[k].pooled_ettr())
     for k, (line, res) in enumerate(zip(lines, want, strict=True)):
         value = res.pooled_ettr()
-        cells = line.split()
-        assert cells[:4] == [str(k), ["young", "young", "30min", "30min"][k],
-                             ["5d", "20d"][k % 2], f"{value:.4f}"]  # fmt: skip
+        interval = "30min"
+        if k < 2:  # young resolves to its interval in that point's run
+            resolved = float(res.jobs["checkpoint_interval"][0])
+            assert (res.jobs["checkpoint_interval"] == resolved).all()
+            interval = f"young ({resolved / 60:.3g} min)"
+        assert line[1] == ("*" if k == best else line[1])
+        cells = line[3:].split("  ")
+        cells = [c.strip() for c in cells if c.strip()]
+        assert cells[:4] == [str(k), interval, ["5d", "20d"][k % 2], f"{value:.4f}"]
         assert_same(results_io.load_result(tmp_path / "local" / f"point-{k}.npz"), res)
+    assert [line[1] for line in lines].count("*") == 1
+    assert f"* best: point {best} (" in text
+    assert "~ plausible (not significantly below it, paired 95% intervals)" in text
     tables, meta = results_io.load_tables(out, kind="acesim-sweep")
     grid = tables["points"]
     assert grid is not None
@@ -350,7 +360,7 @@ def test_sweep_results_are_byte_identical_on_every_executor(
     with worker_path():
         assert main(["sweep", str(path), "--results", str(other), *where]) == 0
     out = capsys.readouterr().out
-    assert out.count("ETTR") == 2
+    assert out.count("95% CI") == 2  # two tables
     for k in range(4):
         a = results_io.load_result(local / f"point-{k}.npz")
         b = results_io.load_result(other / f"point-{k}.npz")
@@ -424,6 +434,51 @@ def test_compare_refuses_unpaired_runs(tmp_path: Path, capsys: pytest.CaptureFix
     assert "differ in replicas (60 vs 9)" in capsys.readouterr().err
     assert main(["compare", str(a), str(c), "--seed", "3", "--replicas", "20"]) == 0
     assert "20 replicas each, seed 3" in capsys.readouterr().out
+
+
+def test_run_set_overrides_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--set PATH=VALUE as a sweep's axes name a key: with failures every
+    20000 s the 3-hour job never fails: 120 s of load, three hours of
+    compute, three 1-minute saves (the last ends the job): ETTR 10800/11100."""
+    path = write(tmp_path, "hand.toml", HAND)
+    argv = ["run", str(path), "--set", "failures.value=20000", "--set", "run.replicas=2"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "1 job, 2 replicas, seed 1" in out
+    assert f"ETTR {10800 / 11100:.4f}" in out
+    assert "failures/replica 0.00" in out
+    # a value that is not TOML is its text, a duration here: two 90-minute
+    # segments and two saves after the load
+    argv += ["--set", "jobs[0].checkpoint_interval=90min"]
+    assert main(argv) == 0
+    assert f"ETTR {10800 / 11040:.4f}" in capsys.readouterr().out
+    for bad, said in [
+        ("nope", "--set nope: expected PATH=VALUE"),
+        ("jobs[0]..work=1", "--set jobs[0]..work=1: a key must be a dotted path"),
+        ("jobs[0].gpus=x", "command line: jobs[0].gpus:"),
+        ("jobs[3].gpus=8", "jobs[3]"),
+    ]:
+        assert main(["run", str(path), "--set", bad]) == 2
+        assert said in capsys.readouterr().err
+
+
+def test_help_pages_end_with_examples_and_the_format(capsys: pytest.CaptureFixture[str]) -> None:
+    from acesim.cli import EXAMPLES, SCENARIO_DOCS
+
+    for command, examples in EXAMPLES.items():
+        assert code_of([command, "--help"]) == 0
+        page = capsys.readouterr().out
+        tail = page[page.index("\nexamples:\n") :]
+        for example in examples:
+            assert f"\n  {example}\n" in tail, (command, example)
+        assert page.rstrip().endswith(f"the scenario file format: {SCENARIO_DOCS}")
+
+
+def test_bare_acesim_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: acesim")
+    assert "acesim COMMAND --help" in err
 
 
 # --------------------------------------------------------------------------

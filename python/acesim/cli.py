@@ -610,7 +610,34 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             out[f"run.{name}"] = value
     if getattr(args, "record_events", False):
         out["run.record_events"] = True
+    for assignment in getattr(args, "set", None) or ():
+        key, value = _assignment(assignment)
+        out[key] = value
     return out
+
+
+def _assignment(text: str) -> tuple[str, Any]:
+    """``--set PATH=VALUE``: the dotted path (as a sweep file's axes write
+    it, :func:`acesim.scenario.parse_key`) and the value, read as a TOML value
+    (``4``, ``true``, ``"2h"``, ``{law = "constant", value = 60}``) or, when
+    it is not one, as the text itself (``2h``, ``daly``)."""
+    from ._toml import loads
+    from .scenario import parse_key
+
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"--set {text}: expected PATH=VALUE, such as jobs[0].work=7d")
+    try:
+        parse_key(key)
+    except ValueError as exc:
+        raise ValueError(f"--set {text}: {exc}") from None
+    raw = raw.strip()
+    try:
+        value = loads(f"v = {raw}")["v"]
+    except ValueError:  # tomllib.TOMLDecodeError is a ValueError
+        value = raw
+    return key, value
 
 
 def _chunk(replicas: int, threads: int | None) -> int:
@@ -810,6 +837,80 @@ def _cell(value: Any) -> str:
     return shown(_inline(value, "value"))
 
 
+def _axis_cell(axis: str, value: Any, res: SimulationResult) -> str:
+    """An axis value as the sweep table shows it, with the interval a
+    ``young`` / ``daly`` checkpoint interval resolved to in that point's run
+    (``daly (1.42 h)``)."""
+    from .scenario import parse_key
+
+    text = _cell(value)
+    if value not in ("young", "daly"):
+        return text
+    path = parse_key(axis)
+    job = path[1] if len(path) == 3 and path[0] == "jobs" and isinstance(path[1], int) else 0
+    rows = res.jobs[res.jobs["job"] == job]
+    if not rows.size:
+        return text
+    seconds = float(np.mean(rows["checkpoint_interval"]))
+    return (
+        f"{text} ({seconds / MINUTE:.3g} min)"
+        if seconds < 2 * HOUR
+        else f"{text} ({seconds / HOUR:.3g} h)"
+    )
+
+
+def _best_point(results: list[SimulationResult], level: float) -> tuple[int | None, set[int], str]:
+    """The point with the highest ETTR, the points not distinguishable from
+    it (paired differences on common random numbers when the points share a
+    seed and replicas; else their intervals overlap its) and how that was
+    decided."""
+    values = [_estimate(r, level) for r in results]
+    finite = [k for k, v in enumerate(values) if not math.isnan(v[0])]
+    if not finite:
+        return None, set(), ""
+    best = max(finite, key=lambda k: values[k][0])
+    pct = f"{100 * level:g}%"
+    plausible = {best}
+    paired = True
+    for k in finite:
+        if k == best:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SingleReplicaWarning)
+                d = compare(results[best], results[k], ci=level)["ettr"]
+            if not (d.significant or math.isnan(d.low)):
+                plausible.add(k)
+        except ValueError:  # not paired: another seed or replica count
+            paired = False
+            if values[k][2] >= values[best][1]:
+                plausible.add(k)
+    how = (
+        f"not significantly below it, paired {pct} intervals"
+        if paired
+        else f"{pct} intervals overlapping its"
+    )
+    return best, plausible, how
+
+
+def _axis_range(grid: Any, points: list[int]) -> str:
+    """For a single numeric axis, the range of its values over ``points``."""
+    if len(grid.axes) != 1:
+        return ""
+    axis = grid.axes[0]
+    values = [grid.points[k].values[axis] for k in points]
+    sizes = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | float | str):
+            return ""
+        try:
+            sizes.append(float(v) if not isinstance(v, str) else parse_duration(v))
+        except ValueError:  # not a number nor a duration (young, a name)
+            return ""
+    low, high = values[int(np.argmin(sizes))], values[int(np.argmax(sizes))]
+    return f"; {shown(axis)} from {_cell(low)} to {_cell(high)}"
+
+
 def _axis_column(values: list[Any]) -> npt.NDArray[Any]:
     """One axis as a column: numbers as numbers, strings as strings, else
     the values' TOML text."""
@@ -919,26 +1020,40 @@ def run_sweep(args: argparse.Namespace) -> int:
         )
     )
     print()
+    texts = [
+        [_axis_cell(axis, p.values[axis], item.result) for axis in grid.axes]
+        for p, item in zip(grid.points, results, strict=True)
+    ]
     widths = [
-        max(len(shown(axis)), *(len(_cell(p.values[axis])) for p in grid.points))
-        for axis in grid.axes
+        max(len(shown(axis)), *(len(row[a]) for row in texts)) for a, axis in enumerate(grid.axes)
     ]
     head = "".join(f"{shown(axis):<{w + 2}}" for axis, w in zip(grid.axes, widths, strict=True))
-    print(f"{'#':>4}  {head}{'ETTR':>8}  {pct + ' CI':<18}{'failures/rep':>13}{'completed':>11}")
     rows = []
-    for k, (point, item) in enumerate(zip(grid.points, results, strict=True)):
+    for item in results:
         res = item.result
         value, low, high = _estimate(res, level)
-        summary = res.summary()
-        cells = "".join(
-            f"{_cell(point.values[axis]):<{w + 2}}"
-            for axis, w in zip(grid.axes, widths, strict=True)
-        )
+        rows.append((value, low, high, res.summary(), res))
+    best, plausible, how = _best_point([r[4] for r in rows], level)
+    print(f"   {'#':>4}  {head}{'ETTR':>8}  {pct + ' CI':<18}{'failures/rep':>13}{'completed':>11}")
+    for k, (cells, (value, low, high, summary, _)) in enumerate(zip(texts, rows, strict=True)):
+        mark = "*" if k == best else ("~" if k in plausible else " ")
+        line = "".join(f"{c:<{w + 2}}" for c, w in zip(cells, widths, strict=True))
         print(
-            f"{k:>4}  {cells}{value:8.4f}  {_ci_text(low, high):<18}"
+            f" {mark} {k:>4}  {line}{value:8.4f}  {_ci_text(low, high):<18}"
             f"{summary['failures_per_replica']:13.2f}{summary['completed']:11.1%}"
         )
-        rows.append((value, low, high, summary, res))
+    if best is not None:
+        where = ", ".join(f"{shown(axis)} = {texts[best][a]}" for a, axis in enumerate(grid.axes))
+        print()
+        print(f"* best: point {best} ({where}), ETTR {rows[best][0]:.4f}")
+        others = sorted(plausible - {best})
+        if others:
+            print(
+                f"~ plausible ({how}): point{'s' if len(others) > 1 else ''} "
+                f"{', '.join(map(str, others))}" + _axis_range(grid, [best, *others])
+            )
+        else:
+            print(f"~ plausible ({how}): no other point")
     written: list[str] = []
     if args.results is not None:
         for k, (point, (*_, res)) in enumerate(zip(grid.points, rows, strict=True)):
@@ -1037,6 +1152,54 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-progress", action="store_true", help="no progress bar (shown only on a terminal)"
     )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a value of the file, by its dotted path as a sweep's axes name it "
+        "(jobs[0].checkpoint_interval=2h, fleet.spares=4); repeatable",
+    )
+
+
+#: Where the scenario file format is documented (the acesim.scenario module's
+#: documentation, as the docs build it).
+SCENARIO_DOCS = "docs/api/scenarios.rst (or: python -m pydoc acesim.scenario)"
+
+#: Each subcommand's --help ends with these examples.
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "demo": ("acesim demo", "acesim demo --replicas 500 --plot demo.png"),
+    "run": (
+        "acesim run scenario.toml",
+        "acesim run scenario.toml --replicas 500 --seed 3",
+        "acesim run scenario.toml --set jobs[0].checkpoint_interval=2h --set fleet.spares=4",
+        "acesim run scenario.toml --out results.npz && acesim report results.npz",
+    ),
+    "sweep": (
+        "acesim sweep sweep.toml",
+        "acesim sweep sweep.toml --processes 4 --out grid.csv --results points/",
+        "acesim sweep sweep.toml --set run.replicas=1000",
+    ),
+    "compare": ("acesim compare spares.toml wait.toml --replicas 500 --seed 1",),
+    "report": (
+        "acesim report results.npz",
+        "acesim report base.npz other.npz -o report.html --title 'spares vs wait'",
+    ),
+    "info": ("acesim info",),
+    "interval": ("acesim interval 3.5min 7.9h", "acesim interval 90 6h --work 7d --restart 5min"),
+    "serve": ("acesim serve --schema", "acesim serve --stdio < requests.jsonl"),
+    "fit": (
+        "acesim fit failures.csv",
+        "acesim fit sacct.txt --by job --backtest 30",
+        "acesim fit log.csv --scenario model.toml --nodes 512 --job-gpus 4096 "
+        "--job-work 7d --replicas 200",
+    ),
+}
+
+
+def _epilog(command: str) -> str:
+    lines = ["examples:", *(f"  {e}" for e in EXAMPLES.get(command, ()))]
+    return "\n".join(lines) + f"\n\nthe scenario file format: {SCENARIO_DOCS}"
 
 
 def _level_arg(text: str) -> float:
@@ -1058,18 +1221,32 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(
-        prog="acesim", description="Failure and recovery-policy simulator for GPU training fleets."
+        prog="acesim",
+        description="Failure and recovery-policy simulator for GPU training fleets.",
+        epilog="acesim COMMAND --help: a command's options and examples.\n"
+        f"the scenario file format: {SCENARIO_DOCS}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"acesim {__version__}")
-    sub = parser.add_subparsers(dest="command")
-    d = sub.add_parser("demo", help="run the built-in default scenario (no input needed)")
+    commands = parser.add_subparsers(dest="command")
+
+    def add(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = commands.add_parser(
+            name,
+            epilog=_epilog(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **kwargs,
+        )
+        return p
+
+    d = add("demo", help="run the built-in default scenario (no input needed)")
     d.add_argument("--replicas", type=int, default=2000)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--plot", metavar="FILE", help="write a figure (needs acesim[plot])")
-    r = sub.add_parser(
+    r = add(
         "run",
         help="run a scenario file (TOML) and print ETTR and where the time went",
-        description="Run a scenario file (see the acesim.scenario module for the format). "
+        description="Run a scenario file (the format: see the end of this page). "
         "A scenario's on_failure / place name Python code (a module beside it, or any "
         "importable one), which runs: run scenarios you trust.",
     )
@@ -1079,7 +1256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--record-events", action="store_true", help="keep the event log ([run].record_events)"
     )
     r.add_argument("--out", metavar="FILE", help="write the results (.npz .parquet .csv .json)")
-    w = sub.add_parser(
+    w = add(
         "sweep",
         help="run every point of a sweep file (a base scenario and [axes] of values)",
         description="Run a sweep file: a base scenario and [axes] of dotted keys with lists "
@@ -1098,14 +1275,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out", metavar="FILE", help="write the grid's table (.npz .parquet .csv .json)"
     )
     w.add_argument("--results", metavar="DIR", help="write each point's results to DIR")
-    c = sub.add_parser(
+    c = add(
         "compare",
         help="run two scenarios on common random numbers and print the paired differences",
     )
     c.add_argument("a", help="scenario a (.toml)")
     c.add_argument("b", help="scenario b (.toml)")
     _add_run_options(c)
-    rp = sub.add_parser(
+    rp = add(
         "report", help="write a self-contained HTML report of saved results (needs acesim[plot])"
     )
     rp.add_argument(
@@ -1116,8 +1293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     rp.add_argument("-o", "--output", default="report.html", metavar="FILE")
     rp.add_argument("--title", default=None)
-    sub.add_parser("info", help="version and CUDA availability")
-    i = sub.add_parser(
+    add("info", help="version and CUDA availability")
+    i = add(
         "interval",
         help="Young/Daly intervals and expected ETTR",
         description="Young's and Daly's checkpoint intervals, in seconds and minutes. Every "
@@ -1145,9 +1322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0.0,
         help="the time a restart takes (seconds, or with a unit: 5min; default 0)",
     )
-    s = sub.add_parser(
-        "serve", help="drive a FleetModel over JSON lines (schedulers in any language)"
-    )
+    s = add("serve", help="drive a FleetModel over JSON lines (schedulers in any language)")
     how = s.add_mutually_exclusive_group(required=True)
     how.add_argument(
         "--stdio",
@@ -1155,7 +1330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="read one JSON request per line on stdin, write one reply per line on stdout",
     )
     how.add_argument("--schema", action="store_true", help="print the protocol's JSON Schema")
-    f = sub.add_parser(
+    f = add(
         "fit",
         help="read a fleet's history (sacct --parsable2, an event log, or a shared-data file) "
         "and print the ranked fits and what happened",
@@ -1274,8 +1449,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("acesim: interrupted", file=sys.stderr)
         return 130
-    parser.print_help()
-    return 0
+    parser.print_help(sys.stderr)  # no command: a usage error
+    return 2
 
 
 def _one_line(exc: BaseException) -> str:
