@@ -295,6 +295,19 @@ class _Provenance:
 _R = TypeVar("_R", bound=_Provenance)
 
 
+class Row(dict[str, Any]):
+    """One row of a result table, by field name (a dict of plain Python
+    numbers), that prints as ``Row(replica=0, job=1, gpus=16, ...)``
+    rather than as a bare tuple."""
+
+    def __init__(self, record: Any) -> None:
+        names = record.dtype.names or ()
+        super().__init__((name, record[name].item()) for name in names)
+
+    def __repr__(self) -> str:
+        return "Row(" + ", ".join(f"{k}={v!r}" for k, v in self.items()) + ")"
+
+
 @dataclass(frozen=True)
 class SimulationResult(_Provenance):
     """Results of :func:`simulate`.
@@ -374,6 +387,38 @@ class SimulationResult(_Provenance):
         from .results_io import load_result
 
         return load_result(path)
+
+    def __repr__(self) -> str:
+        """A summary: its jobs, replicas and seed, the pooled ETTR, failures
+        per replica, the share completed and its tables' sizes (the arrays
+        themselves are the attributes)."""
+        jobs = self.jobs
+        n_jobs = int(np.unique(jobs["job"]).size) if jobs.size else 0
+        replicas = max(self.replicas, 1)
+        tables = ", ".join(
+            f"{name} {len(table)}"
+            for name in ("jobs", "fleet", "trace", "events", "placements", "node_events")
+            if (table := getattr(self, name)) is not None and len(table)
+        )
+        completed = float(np.mean(jobs["completed"])) if jobs.size else math.nan
+        return (
+            f"SimulationResult({n_jobs} job{'s' if n_jobs != 1 else ''}, {self.replicas} "
+            f"replica{'s' if self.replicas != 1 else ''}, seed {self.seed}: "
+            f"ETTR {self.pooled_ettr():.4f}, "
+            f"{float(np.sum(jobs['failures'])) / replicas:.2f} failures/replica, "
+            f"completed {completed:.1%}; rows: {tables or 'none'})"
+        )
+
+    def row(self, job: int = 0, replica: int = 0) -> Row:
+        """One row of :attr:`jobs` (job ``job`` of replica ``replica``) as a
+        :class:`Row`, a dict by field name that prints with the names; a
+        ValueError when there is no such row."""
+        job = integer("job", job, minimum=0)
+        replica = integer("replica", replica, minimum=0)
+        found = self.jobs[(self.jobs["job"] == job) & (self.jobs["replica"] == replica)]
+        if not found.size:
+            raise ValueError(f"no row for job {job} in replica {replica}")
+        return Row(found[0])
 
     def pooled_ettr(self, job: int | None = None) -> float:
         """Total productive time / total wall over replicas (for one job, or all
