@@ -367,10 +367,16 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
     from .results_io import _read_files, load_result
 
     _atomic.check_outputs([("-o", output)], [f for p in paths for f in _read_files(p)])
-    names = [Path(p).stem for p in paths]
-    if len(set(names)) < len(names):  # one file name in two folders: name them by path
-        names = [str(p) for p in paths]
-    results = {name: load_result(p) for name, p in zip(names, paths, strict=True)}
+    from .plot import provenance
+
+    loaded = [load_result(p) for p in paths]
+    # each result by its scenario's name ([run].name), else its file's stem
+    names = [provenance(r).scenario or Path(p).stem for r, p in zip(loaded, paths, strict=True)]
+    if len(set(names)) < len(names):  # two alike: by file name, else by path
+        names = [Path(p).stem for p in paths]
+        if len(set(names)) < len(names):
+            names = [str(p) for p in paths]
+    results = dict(zip(names, loaded, strict=True))
     out = write_report(results[names[0]] if len(results) == 1 else results, output, title=title)
     print(f"report written to {shown(out)}")
     return 0

@@ -1060,6 +1060,16 @@ class TimelineData:
     recorded_quarantines: int
     title: str
     caption: str
+    #: each drawn job's lane label: its ``Job.name``, else ``job N``
+    labels: tuple[str, ...] = ()
+
+
+def _job_label(res: SimulationResult, job: int) -> str:
+    """A job as figures and reports name it: its ``Job.name`` (with its
+    number), else ``job N``."""
+    names = getattr(res, "job_names", ())
+    name = names[job] if 0 <= job < len(names) else None
+    return f"{name} (job {job})" if name else f"job {job}"
 
 
 def _outage_spans(
@@ -1360,6 +1370,7 @@ def fleet_timeline_data(
         recorded_quarantines=recorded,
         title=title_,
         caption=caption_,
+        labels=tuple(_job_label(res, int(j)) for j in jobs["job"]),
     )
 
 
@@ -1444,7 +1455,8 @@ def _draw_job_lanes(ax: Axes, data: TimelineData, size: float, unit: str) -> Non
         handles.append(
             Line2D([], [], marker=marker, color=color, ls="none", label=label, markersize=6)
         )
-    labels = [f"job {j} ({g} GPUs)" for j, g in zip(data.jobs, data.gpus, strict=True)]
+    names = data.labels or tuple(f"job {j}" for j in data.jobs)
+    labels = [f"{n} ({g} GPUs)" for n, g in zip(names, data.gpus, strict=True)]
     _lane_ticks(ax, len(data.jobs), "job", labels)
     ax.set_ylabel("jobs")
     ax.set_xlabel(f"time ({unit})")
