@@ -220,7 +220,8 @@ def test_report_of_one_result_has_only_what_applies(tmp_path: Path) -> None:
         "No comparison: it sets several results side by side",
         "No interval curve: it comes from a search over checkpoint intervals",
         "No fleet timeline: it is drawn from the event log of a run on a fleet "
-        "(record_events=True, acesim run --record-events), which this result does not hold.",
+        "(record_events=True, acesim run --record-events) where nodes leave service, "
+        "which this result does not hold.",
     ):
         assert sentence in page.plain
 

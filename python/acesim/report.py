@@ -470,11 +470,17 @@ def report_html(
     timelines = [(name, res) for name, res in named.items() if _has_timeline(res)]
     page.section("timeline", "Fleet timeline")
     if not timelines:
+        logged = any(res.events.size > 0 for res in named.values())
         _absent(
             page,
             "No fleet timeline: it is drawn from the event log of a run on a fleet "
-            "(record_events=True, acesim run --record-events), which "
-            + ("this result does not hold." if len(named) == 1 else "no result here holds."),
+            "(record_events=True, acesim run --record-events) where nodes leave service, "
+            + (
+                "and in this run none does (its failures leave the nodes in service)."
+                if logged and len(named) == 1
+                else "which "
+                + ("this result does not hold." if len(named) == 1 else "no result here holds.")
+            ),
         )
     else:
         for name, res in timelines:
