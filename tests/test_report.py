@@ -445,3 +445,42 @@ def test_module_example() -> None:
 
     failed, tried = doctest.testmod(report, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failed == 0
+
+
+def test_the_interval_curve_of_a_sweep_grid(tmp_path: Path) -> None:
+    """A grid table as acesim sweep --out writes it: points in the axis's
+    order, drawn in the order of the intervals they resolved to."""
+    grid = np.zeros(
+        3,
+        [
+            ("point", np.int64),
+            ("jobs[0].checkpoint_interval", "U8"),
+            ("jobs[0].checkpoint_interval.resolved_s", np.float64),
+            ("best", bool),
+            ("plausible", bool),
+            ("ettr", np.float64),
+            ("ettr_low", np.float64),
+            ("ettr_high", np.float64),
+        ],
+    )
+    grid["point"] = [0, 1, 2]
+    grid["jobs[0].checkpoint_interval"] = ["2h", "30min", "daly"]
+    grid["jobs[0].checkpoint_interval.resolved_s"] = [7200.0, 1800.0, 3000.0]
+    grid["best"] = [False, False, True]
+    grid["plausible"] = [False, True, True]
+    grid["ettr"] = [0.90, 0.93, 0.94]
+    grid["ettr_low"] = grid["ettr"] - 0.01
+    grid["ettr_high"] = grid["ettr"] + 0.01
+    data = plot.sweep_curve_data(grid)
+    assert data.axis == "jobs[0].checkpoint_interval"
+    assert data.intervals.tolist() == [1800.0, 3000.0, 7200.0]
+    assert data.labels == ("30min", "daly", "2h")
+    assert data.ettr.tolist() == [0.93, 0.94, 0.90]
+    assert data.best == 1 and data.plausible.tolist() == [True, True, False]
+    assert "the best point (daly, ETTR 0.9400)" in data.caption
+    res = ace.simulate(ace.Job(8, ace.DAY, ace.HOUR), ace.Exponential(12 * ace.HOUR), replicas=2)
+    page = Page(report.report_html(res, sweep=grid))
+    assert "the best point (daly, ETTR 0.9400)" in page.plain  # the figure's caption
+    assert "No interval curve" not in page.plain
+    with pytest.raises(ValueError, match="no checkpoint-interval axis"):
+        plot.sweep_curve_data(grid[["point", "ettr"]])

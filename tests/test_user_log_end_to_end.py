@@ -83,5 +83,10 @@ def test_a_users_log_from_fit_to_report(tmp_path: Path, capsys: pytest.CaptureFi
     text = report.read_text()
     assert "fitted: cluster.csv" in text  # the scenario's name
     assert "No interval curve" in text
+    # with the sweep's grid: the interval curve, its best point named
+    assert main(["report", str(results), "-o", str(report), "--interval", str(grid)]) == 0
+    text = report.read_text()
+    assert "No interval curve" not in text and "Checkpoint interval (sweep)" in text  # alt
+    assert re.search(r"the best point \((30min|2h|daly), ETTR [0-9.]+\)", text)
     # a log without repairs: the fitted failures leave nodes in service
     assert "No fleet timeline" in text and "in this run none does" in text

@@ -357,17 +357,32 @@ def _plot(path: str, res: Any, sweep: list[tuple[float, float]], best: object) -
     print(f"figure written to {shown(path)}")
 
 
-def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
+def run_report(
+    paths: Sequence[str], output: str, title: str | None, interval: str | None = None
+) -> int:
     """``acesim report RESULTS... -o report.html``: one self-contained HTML
     report of saved results (:func:`acesim.report.write_report`); with
-    several, the first is the baseline of the comparison."""
+    several, the first is the baseline of the comparison. ``--interval
+    GRID``: a sweep's grid (``acesim sweep --out``) over a job's checkpoint
+    interval, drawn as the interval curve."""
     from pathlib import Path
 
     from .report import write_report
     from .results_io import _read_files, load_result
 
-    _atomic.check_outputs([("-o", output)], [f for p in paths for f in _read_files(p)])
-    from .plot import provenance
+    inputs = [*paths, *([interval] if interval is not None else [])]
+    _atomic.check_outputs([("-o", output)], [f for p in inputs for f in _read_files(p)])
+    from .plot import provenance, sweep_curve_data
+    from .results_io import load_tables
+
+    grid = None
+    if interval is not None:
+        tables, _ = load_tables(interval, kind="acesim-sweep")
+        grid = tables.get("points")
+        try:
+            sweep_curve_data(grid)
+        except ValueError as exc:
+            raise ValueError(f"--interval {interval}: {exc}") from None
 
     loaded = [load_result(p) for p in paths]
     # each result by its scenario's name ([run].name), else its file's stem
@@ -377,7 +392,9 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
         if len(set(names)) < len(names):
             names = [str(p) for p in paths]
     results = dict(zip(names, loaded, strict=True))
-    out = write_report(results[names[0]] if len(results) == 1 else results, output, title=title)
+    out = write_report(
+        results[names[0]] if len(results) == 1 else results, output, title=title, sweep=grid
+    )
     print(f"report written to {shown(out)}")
     return 0
 
@@ -849,21 +866,35 @@ def _cell(value: Any) -> str:
     return shown(_inline(value, "value"))
 
 
+def _interval_axis_job(axis: str) -> int | None:
+    """The job whose checkpoint interval a sweep axis sets
+    (``jobs[k].checkpoint_interval``), else None."""
+    from .scenario import parse_key
+
+    path = parse_key(axis)
+    if len(path) == 3 and path[0] == "jobs" and path[2] == "checkpoint_interval":
+        return int(path[1])
+    return None
+
+
+def _resolved_interval(res: SimulationResult, job: int) -> float:
+    """The durable checkpoint interval job ``job`` ran with (its mean over
+    replicas: one value unless adaptive), NaN when it did not run."""
+    rows = res.jobs[res.jobs["job"] == job]
+    return float(np.mean(rows["checkpoint_interval"])) if rows.size else math.nan
+
+
 def _axis_cell(axis: str, value: Any, res: SimulationResult) -> str:
     """An axis value as the sweep table shows it, with the interval a
     ``young`` / ``daly`` checkpoint interval resolved to in that point's run
     (``daly (1.42 h)``)."""
-    from .scenario import parse_key
-
     text = _cell(value)
-    if value not in ("young", "daly"):
+    job = _interval_axis_job(axis)
+    if value not in ("young", "daly") or job is None:
         return text
-    path = parse_key(axis)
-    job = path[1] if len(path) == 3 and path[0] == "jobs" and isinstance(path[1], int) else 0
-    rows = res.jobs[res.jobs["job"] == job]
-    if not rows.size:
+    seconds = _resolved_interval(res, job)
+    if math.isnan(seconds):
         return text
-    seconds = float(np.mean(rows["checkpoint_interval"]))
     return (
         f"{text} ({seconds / MINUTE:.3g} min)"
         if seconds < 2 * HOUR
@@ -1076,6 +1107,13 @@ def run_sweep(args: argparse.Namespace) -> int:
         columns: dict[str, npt.NDArray[Any]] = {"point": np.arange(len(rows), dtype=np.int64)}
         for axis in grid.axes:
             columns[axis] = _axis_column([p.values[axis] for p in grid.points])
+            job = _interval_axis_job(axis)
+            if job is not None:  # what each point's interval resolved to
+                columns[f"{axis}.resolved_s"] = np.array(
+                    [_resolved_interval(r[4], job) for r in rows], np.float64
+                )
+        columns["best"] = np.arange(len(rows)) == (-1 if best is None else best)
+        columns["plausible"] = np.isin(np.arange(len(rows)), sorted(plausible))
         columns["ettr"] = np.array([r[0] for r in rows])
         columns["ettr_low"] = np.array([r[1] for r in rows])
         columns["ettr_high"] = np.array([r[2] for r in rows])
@@ -1196,6 +1234,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "report": (
         "acesim report results.npz",
         "acesim report base.npz other.npz -o report.html --title 'spares vs wait'",
+        "acesim sweep intervals.toml --out grid.npz && acesim report base.npz --interval grid.npz",
     ),
     "info": ("acesim info",),
     "interval": ("acesim interval 3.5min 7.9h", "acesim interval 90 6h --work 7d --restart 5min"),
@@ -1305,6 +1344,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     rp.add_argument("-o", "--output", default="report.html", metavar="FILE")
     rp.add_argument("--title", default=None)
+    rp.add_argument(
+        "--interval",
+        metavar="GRID",
+        default=None,
+        help="a sweep's grid (acesim sweep --out) over jobs[k].checkpoint_interval: "
+        "draw the interval curve",
+    )
     add("info", help="version and CUDA availability")
     i = add(
         "interval",
@@ -1435,7 +1481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 progress=show_progress(args.no_progress),
             )
         if args.command == "report":
-            return run_report(args.results, args.output, args.title)
+            return run_report(args.results, args.output, args.title, args.interval)
         if args.command == "demo":
             return run_demo(args.replicas, args.seed, args.plot)
         if args.command == "info":

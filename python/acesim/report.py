@@ -20,7 +20,9 @@ What it holds, for a result or for each of several named results:
   results share their seed and replicas;
 * for each result of a fleet run with the event log (node events), the
   fleet timeline of its first replica;
-* with ``optimal``, the checkpoint-interval curve;
+* with ``optimal`` (an :func:`acesim.optimal_interval` result) or
+  ``sweep`` (a sweep's grid table over the interval), the
+  checkpoint-interval curve;
 * a table per result of its jobs, when it has several: each by its name
   (``Job.name``), with its own breakdown (its buckets' shares);
 * last, each result's provenance, collapsed (the result's ``provenance``
@@ -403,6 +405,7 @@ def report_html(
     quarantine: Quarantine | Policy | Mapping[str, Quarantine | Policy] | None = None,
     ci: float = 0.95,
     dpi: int = 100,
+    sweep: Any = None,
 ) -> str:
     """The report's HTML text (see :func:`write_report`)."""
     from . import __version__
@@ -460,11 +463,16 @@ def report_html(
         curve = plot.interval_curve_data(optimal, chosen=chosen, ci=level)
         fig = plot.interval_curve(optimal, chosen=chosen, ci=level, caption="")
         page.figure(fig, curve.caption, curve.title)
-    else:
+    if sweep is not None:
+        along = plot.sweep_curve_data(sweep)
+        page.figure(plot.sweep_curve(sweep, caption=""), along.caption, along.title)
+    if optimal is None and sweep is None:
         _absent(
             page,
             "No interval curve: it comes from a search over checkpoint intervals "
-            "(acesim.optimal_interval, given as optimal=), which these results are not.",
+            "(acesim.optimal_interval, given as optimal=; or a sweep of "
+            "jobs[k].checkpoint_interval, acesim report --interval GRID), which these results "
+            "are not.",
         )
 
     timelines = [(name, res) for name, res in named.items() if _has_timeline(res)]
@@ -553,6 +561,7 @@ def write_report(
     quarantine: Quarantine | Policy | Mapping[str, Quarantine | Policy] | None = None,
     ci: float = 0.95,
     dpi: int = 100,
+    sweep: Any = None,
 ) -> Path:
     """Write a self-contained HTML report of ``results`` (a
     :class:`acesim.SimulationResult`, or a mapping of names to results, the
@@ -562,12 +571,17 @@ def write_report(
     ``optimal``: an :class:`acesim.OptimalInterval` to draw the interval
     curve of (``chosen``: the job's interval, to mark); ``quarantine``:
     deprecated and ignored (the timelines read quarantines from each
-    result's ``node_events``); ``ci``: the confidence
+    result's ``node_events``); ``sweep``: a sweep's grid table over a
+    ``jobs[k].checkpoint_interval`` axis (the ``points`` table of ``acesim
+    sweep --out``, :func:`acesim.results_io.load_tables`) to draw the
+    interval curve of (:func:`acesim.plot.sweep_curve`); ``ci``: the confidence
     level; ``dpi``: the figures' resolution. Needs matplotlib (an
     ImportError naming ``pip install "acesim[plot]"`` otherwise).
     """
     plot._no_quarantine_argument(quarantine)
-    text = report_html(results, title=title, optimal=optimal, chosen=chosen, ci=ci, dpi=dpi)
+    text = report_html(
+        results, title=title, optimal=optimal, chosen=chosen, ci=ci, dpi=dpi, sweep=sweep
+    )
     out = Path(path)
     _atomic.replace_file(out, text)
     return out
