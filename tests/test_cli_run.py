@@ -330,6 +330,24 @@ def test_sweep_table_and_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert meta["provenance"]["sweep"]["axes"]["fleet"]["node_failures"]["mean"] == ["5d", "20d"]
 
 
+def test_sweep_shows_what_young_resolved_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A base job at Young's interval, swept over the failures' spacing:
+    each point's column says sqrt(2 x 60 s x MTBF), 774.6 s (12.9 min) at
+    5000 s and 1549.2 s (25.8 min) at 20000 s."""
+    base = HAND.replace('checkpoint_interval = "1h"', 'checkpoint_interval = "young"')
+    write(tmp_path, "hand.toml", base)
+    path = write(
+        tmp_path, "s.toml", 'base = "hand.toml"\n[axes]\n"failures.value" = [5000, 20000]\n'
+    )
+    assert main(["sweep", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert re.match(r"^ +# +failures\.value +jobs\[0\] young +ETTR", lines[3])
+    assert re.match(r"^ [ *~] +0  5000 +12\.9 min ", lines[4])
+    assert re.match(r"^ [ *~] +1  20000 +25\.8 min ", lines[5])
+
+
 @pytest.fixture(scope="module")
 def dask_address() -> Iterator[str]:
     distributed = pytest.importorskip("distributed")

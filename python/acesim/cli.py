@@ -866,6 +866,39 @@ def _cell(value: Any) -> str:
     return shown(_inline(value, "value"))
 
 
+def _short(seconds: float) -> str:
+    """An interval as the sweep table shows it: minutes under 2 h, else hours."""
+    if seconds < 2 * HOUR:
+        return f"{seconds / MINUTE:.3g} min"
+    return f"{seconds / HOUR:.3g} h"
+
+
+def _ruled_jobs(grid: Any) -> list[tuple[int, str]]:
+    """The [[jobs]] (by number, at most 3) whose checkpoint_interval is
+    ``young`` or ``daly`` in every point without an axis setting it."""
+    set_by_axes = {_interval_axis_job(axis) for axis in grid.axes}
+    found: list[tuple[int, str]] = []
+    try:
+        jobs = [p.scenario.simulate_kwargs().get("jobs") for p in grid.points]
+    except (TypeError, ValueError):
+        return []
+    if not all(isinstance(j, list) for j in jobs) or not jobs:
+        return []
+    for k, job in enumerate(jobs[0]):
+        rule = getattr(job, "checkpoint_interval", None)
+        if k in set_by_axes or rule not in ("young", "daly"):
+            continue
+        same = all(
+            len(other) > k and getattr(other[k], "checkpoint_interval", None) == rule
+            for other in jobs
+        )
+        if same:
+            found.append((k, str(rule)))
+        if len(found) == 3:
+            break
+    return found
+
+
 def _interval_axis_job(axis: str) -> int | None:
     """The job whose checkpoint interval a sweep axis sets
     (``jobs[k].checkpoint_interval``), else None."""
@@ -895,11 +928,7 @@ def _axis_cell(axis: str, value: Any, res: SimulationResult) -> str:
     seconds = _resolved_interval(res, job)
     if math.isnan(seconds):
         return text
-    return (
-        f"{text} ({seconds / MINUTE:.3g} min)"
-        if seconds < 2 * HOUR
-        else f"{text} ({seconds / HOUR:.3g} h)"
-    )
+    return f"{text} ({_short(seconds)})"
 
 
 def _best_point(results: list[SimulationResult], level: float) -> tuple[int | None, set[int], str]:
@@ -1067,10 +1096,15 @@ def run_sweep(args: argparse.Namespace) -> int:
         [_axis_cell(axis, p.values[axis], item.result) for axis in grid.axes]
         for p, item in zip(grid.points, results, strict=True)
     ]
-    widths = [
-        max(len(shown(axis)), *(len(row[a]) for row in texts)) for a, axis in enumerate(grid.axes)
-    ]
-    head = "".join(f"{shown(axis):<{w + 2}}" for axis, w in zip(grid.axes, widths, strict=True))
+    # a young / daly interval the axes do not set: what it resolved to, per point
+    ruled = _ruled_jobs(grid)
+    for p_texts, item in zip(texts, results, strict=True):
+        for number, _ in ruled:
+            seconds = _resolved_interval(item.result, number)
+            p_texts.append("n/a" if math.isnan(seconds) else _short(seconds))
+    headers = [*map(shown, grid.axes), *(f"jobs[{number}] {rule}" for number, rule in ruled)]
+    widths = [max(len(name), *(len(row[a]) for row in texts)) for a, name in enumerate(headers)]
+    head = "".join(f"{name:<{w + 2}}" for name, w in zip(headers, widths, strict=True))
     rows = []
     for item in results:
         res = item.result
