@@ -6,13 +6,10 @@ for it never changes a result (the replicas run in chunks, joined)."""
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pty
 import struct
 import subprocess
 import sys
-import termios
 import textwrap
 from pathlib import Path
 
@@ -21,6 +18,9 @@ import numpy as np
 import pytest
 from acesim import history
 from acesim.simulation import TABLES
+
+#: The pseudo-terminal tests need POSIX (pty, termios).
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="pseudo terminals are POSIX")
 
 HOUR, DAY = 3600.0, 86400.0
 ROOT = str(Path(ace.__file__).resolve().parents[1])
@@ -87,6 +87,10 @@ def _env() -> dict[str, str]:
 def on_a_terminal(argv: list[str]) -> tuple[int, str]:
     """Run ``argv`` with its stderr on a pseudo terminal: the exit status
     and what the terminal showed."""
+    import fcntl
+    import pty
+    import termios
+
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 24 x 100
     try:
@@ -128,6 +132,7 @@ CALLS = textwrap.dedent(
 )
 
 
+@posix_only
 def test_progress_on_a_terminal_and_nothing_in_a_pipe(sacct: Path) -> None:
     argv = [sys.executable, "-c", CALLS, str(sacct)]
     code, shown = on_a_terminal(argv)
@@ -137,6 +142,7 @@ def test_progress_on_a_terminal_and_nothing_in_a_pipe(sacct: Path) -> None:
     assert in_a_pipe(argv) == (0, "")
 
 
+@posix_only
 def test_fit_backtest_shows_progress_on_a_terminal(sacct: Path) -> None:
     argv = [sys.executable, "-m", "acesim", "fit", str(sacct), "--by", "job", "--backtest", "3"]
     code, shown = on_a_terminal(argv)
