@@ -151,3 +151,13 @@ def test_fit_backtest_shows_progress_on_a_terminal(sacct: Path) -> None:
     code, shown = on_a_terminal([*argv, "--no-progress"])
     assert (code, shown) == (0, "")
     assert in_a_pipe(argv) == (0, "")
+
+
+@posix_only
+def test_demo_shows_progress_on_a_terminal() -> None:
+    argv = [sys.executable, "-m", "acesim", "demo", "--replicas", "60"]
+    code, shown = on_a_terminal(argv)
+    assert code == 0, shown
+    assert "simulate" in shown and "60/60" in shown  # the first run
+    assert "optimal_interval" in shown and "600/600" in shown  # 3 passes of 200
+    assert on_a_terminal([*argv, "--no-progress"]) == (0, "")
