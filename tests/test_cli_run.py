@@ -298,14 +298,24 @@ def test_sweep_table_and_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     text = capsys.readouterr().out
     assert "sweep: " in text and "(tiny grid), 4 points, base the inline [base]" in text
     want = [ace.simulate(**sweep_point(*p)) for p in POINTS]
-    lines = [line for line in text.splitlines() if re.match(r"^ +\d+  ", line)]
+    lines = [line for line in text.splitlines() if re.match(r"^ [ *~] +\d+  ", line)]
     assert len(lines) == 4
+    best = max(range(4), key=lambda k: want[k].pooled_ettr())
     for k, (line, res) in enumerate(zip(lines, want, strict=True)):
         value = res.pooled_ettr()
-        cells = line.split()
-        assert cells[:4] == [str(k), ["young", "young", "30min", "30min"][k],
-                             ["5d", "20d"][k % 2], f"{value:.4f}"]  # fmt: skip
+        interval = "30min"
+        if k < 2:  # young resolves to its interval in that point's run
+            resolved = float(res.jobs["checkpoint_interval"][0])
+            assert (res.jobs["checkpoint_interval"] == resolved).all()
+            interval = f"young ({resolved / 60:.3g} min)"
+        assert line[1] == ("*" if k == best else line[1])
+        cells = line[3:].split("  ")
+        cells = [c.strip() for c in cells if c.strip()]
+        assert cells[:4] == [str(k), interval, ["5d", "20d"][k % 2], f"{value:.4f}"]
         assert_same(results_io.load_result(tmp_path / "local" / f"point-{k}.npz"), res)
+    assert [line[1] for line in lines].count("*") == 1
+    assert f"* best: point {best} (" in text
+    assert "~ plausible (not significantly below it, paired 95% intervals)" in text
     tables, meta = results_io.load_tables(out, kind="acesim-sweep")
     grid = tables["points"]
     assert grid is not None
@@ -318,6 +328,24 @@ def test_sweep_table_and_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     ]
     assert grid["result"].tolist() == [f"point-{k}.npz" for k in range(4)]
     assert meta["provenance"]["sweep"]["axes"]["fleet"]["node_failures"]["mean"] == ["5d", "20d"]
+
+
+def test_sweep_shows_what_young_resolved_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A base job at Young's interval, swept over the failures' spacing:
+    each point's column says sqrt(2 x 60 s x MTBF), 774.6 s (12.9 min) at
+    5000 s and 1549.2 s (25.8 min) at 20000 s."""
+    base = HAND.replace('checkpoint_interval = "1h"', 'checkpoint_interval = "young"')
+    write(tmp_path, "hand.toml", base)
+    path = write(
+        tmp_path, "s.toml", 'base = "hand.toml"\n[axes]\n"failures.value" = [5000, 20000]\n'
+    )
+    assert main(["sweep", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert re.match(r"^ +# +failures\.value +jobs\[0\] young +ETTR", lines[3])
+    assert re.match(r"^ [ *~] +0  5000 +12\.9 min ", lines[4])
+    assert re.match(r"^ [ *~] +1  20000 +25\.8 min ", lines[5])
 
 
 @pytest.fixture(scope="module")
@@ -350,7 +378,7 @@ def test_sweep_results_are_byte_identical_on_every_executor(
     with worker_path():
         assert main(["sweep", str(path), "--results", str(other), *where]) == 0
     out = capsys.readouterr().out
-    assert out.count("ETTR") == 2
+    assert out.count("95% CI") == 2  # two tables
     for k in range(4):
         a = results_io.load_result(local / f"point-{k}.npz")
         b = results_io.load_result(other / f"point-{k}.npz")
@@ -426,6 +454,51 @@ def test_compare_refuses_unpaired_runs(tmp_path: Path, capsys: pytest.CaptureFix
     assert "20 replicas each, seed 3" in capsys.readouterr().out
 
 
+def test_run_set_overrides_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--set PATH=VALUE as a sweep's axes name a key: with failures every
+    20000 s the 3-hour job never fails: 120 s of load, three hours of
+    compute, three 1-minute saves (the last ends the job): ETTR 10800/11100."""
+    path = write(tmp_path, "hand.toml", HAND)
+    argv = ["run", str(path), "--set", "failures.value=20000", "--set", "run.replicas=2"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "1 job, 2 replicas, seed 1" in out
+    assert f"ETTR {10800 / 11100:.4f}" in out
+    assert "failures/replica 0.00" in out
+    # a value that is not TOML is its text, a duration here: two 90-minute
+    # segments and two saves after the load
+    argv += ["--set", "jobs[0].checkpoint_interval=90min"]
+    assert main(argv) == 0
+    assert f"ETTR {10800 / 11040:.4f}" in capsys.readouterr().out
+    for bad, said in [
+        ("nope", "--set nope: expected PATH=VALUE"),
+        ("jobs[0]..work=1", "--set jobs[0]..work=1: a key must be a dotted path"),
+        ("jobs[0].gpus=x", "command line: jobs[0].gpus:"),
+        ("jobs[3].gpus=8", "jobs[3]"),
+    ]:
+        assert main(["run", str(path), "--set", bad]) == 2
+        assert said in capsys.readouterr().err
+
+
+def test_help_pages_end_with_examples_and_the_format(capsys: pytest.CaptureFixture[str]) -> None:
+    from acesim.cli import EXAMPLES, SCENARIO_DOCS
+
+    for command, examples in EXAMPLES.items():
+        assert code_of([command, "--help"]) == 0
+        page = capsys.readouterr().out
+        tail = page[page.index("\nexamples:\n") :]
+        for example in examples:
+            assert f"\n  {example}\n" in tail, (command, example)
+        assert page.rstrip().endswith(f"the scenario file format: {SCENARIO_DOCS}")
+
+
+def test_bare_acesim_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: acesim")
+    assert "acesim COMMAND --help" in err
+
+
 # --------------------------------------------------------------------------
 # acesim fit --scenario
 # --------------------------------------------------------------------------
@@ -485,6 +558,57 @@ def test_fit_scenario_errors(
         code_of(["fit", str(sacct), "--scenario", out, "--job-gpus", "8", "--job-work", "2x"]) == 2
     )
     assert "--job-work must be a number of seconds" in capsys.readouterr().err
+
+
+NODE_LOG = """\
+timestamp,node
+2024-01-01T00:00:00Z,n1
+2024-01-01T01:00:00Z,n2
+2024-01-01T02:30:00Z,n1
+2024-01-01T05:00:00Z,n2
+2024-01-01T06:00:00Z,n1
+"""
+
+
+def test_fit_scenario_needs_a_fleet_the_job_fits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The log names 2 nodes of (a default) 8 GPUs: a 64-GPU job never fits
+    them, so fit refuses and writes nothing, until --nodes gives the
+    fleet's size; every value the log did not give is marked."""
+    log = write(tmp_path, "log.csv", NODE_LOG)
+    out = tmp_path / "model.toml"
+    argv = ["fit", str(log), "--scenario", str(out), "--job-gpus", "64", "--job-work", "2d"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "has 2 nodes of 8 GPUs (16 GPUs, the nodes the log names)" in err
+    assert "--nodes N" in err and not out.exists()
+    assert main([*argv, "--nodes", "16", "--replicas", "7"]) == 0
+    printed = capsys.readouterr().out
+    assert "values not from the log (marked in the file):" in printed
+    assert '   fleet.repair = {law = "exponential", mean = 3600.0}: a default' in printed
+    assert "   fleet.nodes = 16: from --nodes (the log names 2 nodes)" in printed
+    assert "run.replicas" not in printed  # given
+    lines = out.read_text().splitlines()
+    above: dict[str, str] = {}  # each key's first line: the line above it
+    for k in range(len(lines) - 1):
+        above.setdefault(lines[k + 1].split(" = ")[0], lines[k])
+    assert above["repair"] == '# {law = "exponential", mean = 3600.0}: a default, not from the log'
+    assert above["gpus_per_node"] == "# 8: a default, not from the log"
+    assert above["node_start"] == '# "stationary": a default, not from the log'
+    assert above["detect"] == '# {law = "constant", value = 0.0}: a default, not from the log'
+    assert above["nodes"] == "# 16: from --nodes (the log names 2 nodes)"
+    assert "node_failures" not in above or not above["node_failures"].startswith("#")
+    scenario = ace.load_scenario(out)
+    assert scenario.replicas == 7
+    assert scenario._built.kwargs["fleet"].nodes == 16
+    assert scenario.run(replicas=2).replicas == 2
+    # without --replicas the file says fit's default, marked
+    assert main(["fit", str(log), "--scenario", str(out)]) == 0
+    assert "   run.replicas = 100: acesim fit's default (--replicas N)" in capsys.readouterr().out
+    assert ace.load_scenario(out).replicas == 100
+    assert main(["fit", str(log), "--nodes", "4"]) == 2
+    assert "go with --scenario" in capsys.readouterr().err
 
 
 # --------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 
+import acesim as ace
 import numpy as np
 import pytest
 from acesim import cli
@@ -42,6 +43,14 @@ def test_demo_prints_the_checkpointing_section(capsys: pytest.CaptureFixture[str
         assert (" / " in interval) == (name == "two-level")
     assert "two_level_optimal_intervals" in section
     assert "optimal_interval" in section
+    # section 4 says why the optimum's row and the figure differ: the row
+    # runs replicas that chose it, the figure fresh ones
+    four = out[out.index("4. Checkpoint interval") : out.index("6. Checkpointing")]
+    assert "replicas 0..99, some of those that chose the optimum (in-sample" in four
+    m = re.search(r"on fresh replicas 200\.\.399 the optimum's ETTR is ([0-9.]+) \+/- ", four)
+    assert m is not None, four
+    best = ace.optimal_interval(cli.demo_job(), ace.meta_scale_model(), replicas=200, seed=0)
+    assert m[1] == f"{best.ettr:.4f}"
 
 
 def test_asynchronous_beats_synchronous_on_the_same_failures(

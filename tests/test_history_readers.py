@@ -1384,3 +1384,113 @@ def test_random_garbage_only_format_errors(tmp_path: Path) -> None:
             except Exception as err:  # pragma: no cover - the point of the test
                 pytest.fail(f"{name} case {case}: {type(err).__name__}: {err} on {data[:300]!r}")
     assert outcomes["read"] > 0 and outcomes["rejected"] > 0
+
+
+# ---------------------------------------------------------------------------
+# a user's own log: other column names, a log of failures only, zoned times
+
+FAILURES_ONLY = """\
+timestamp,host
+2024-01-01T00:00:00Z,n1
+2024-01-01T03:00:00+02:00,n2
+2024-01-01T02:30:00.5Z,n1
+2024-01-01T05:00:00Z,n2
+2024-01-01T06:00:00Z,n1
+"""
+
+
+def test_a_log_of_times_and_nodes_is_node_failures(tmp_path: Path) -> None:
+    h = history.read_events(write(tmp_path, "log.csv", FAILURES_ONLY))
+    assert h.node_names == ("n1", "n2")
+    assert h.origin is not None and h.origin.isoformat() == "2024-01-01T00:00:00"
+    # 03:00+02:00 is 01:00 UTC; the rows are put in time order
+    assert h.failures["time"].tolist() == [0.0, HOUR, 2.5 * HOUR + 0.5, 5 * HOUR, 6 * HOUR]
+    assert h.failures["node"].tolist() == [0, 1, 0, 1, 0]
+    assert (h.failures["job"] == -1).all() and h.span == (0.0, 6 * HOUR)
+    fit = h.fit(by="node", families=("exponential",))
+    # n1: 0 -> 9000.5 -> 21600 (the gap after its last failure has length 0);
+    # n2: from the record's start to 3600 (left-truncated, left out), 3600 ->
+    # 18000, then 3600 s without a failure to the end (censored)
+    assert (fit.samples, fit.failures, fit.left_truncated) == (4, 3, 1)
+    assert fit.samples_line().startswith(
+        "samples: 4 node intervals (wall clock), 3 failures and 1 censored"
+    )
+    assert "left out: 1 left-truncated" in fit.samples_line()
+    assert fit["exponential"].params["mean"] == pytest.approx((9000.5 + 12599.5 + 14400 + 3600) / 3)
+
+
+def test_json_lines_with_other_key_names_and_epoch_seconds(tmp_path: Path) -> None:
+    lines = [
+        {"ts": 1704067200.25, "hostname": "a"},
+        {"ts": 1704070800, "hostname": "b"},
+    ]
+    h = history.read_events(write(tmp_path, "log.jsonl", _jsonl(lines)))
+    assert h.failures["time"].tolist() == [1704067200.25, 1704070800.0]  # kept as given
+    assert h.node_names == ("a", "b")
+    assert h.origin is None
+    text = "Time,Event,Job_ID,Hosts,State\n10,job_start,7,n[1-2],\n20.5,job_stop,7,,COMPLETED\n"
+    h = history.read_events(write(tmp_path, "log.csv", text))
+    assert h.job_names == ("7",) and h.nodes_of(0) == ["n1", "n2"]
+    assert h.runs["end"].tolist() == [20.5]
+
+
+def test_every_missing_column_in_one_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "log.csv", "job,cause\na,GPU\n")
+    with pytest.raises(HistoryFormatError) as info:
+        history.read_events(path)
+    err = info.value
+    assert (err.line, err.field) == (1, "time")
+    for said in ("'time'", "'kind'", "timestamp", "node_failure", "job_start", "event"):
+        assert said in err.reason
+    assert "time and node columns" in err.reason
+    path = write(tmp_path, "log.jsonl", _jsonl([{"job": "a"}]))
+    with pytest.raises(HistoryFormatError, match=r"missing keys 'time'.*'kind'") as info:
+        history.read_events(path)
+    assert (info.value.line, info.value.field) == (1, "time")
+    with pytest.raises(HistoryFormatError, match=r"unknown event kind 'boom' \(one of job_submit"):
+        history.read_events(write(tmp_path, "k.csv", "time,kind\n0,boom\n"))
+
+
+@pytest.mark.parametrize(
+    ("rows", "line"),
+    [
+        (["2024-01-01T00:00:00Z,n1", "2024-01-01T01:00:00,n2"], 3),
+        (["2024-01-01T00:00:00,n1", "2024-01-01T01:00:00+00:00,n2"], 3),
+        (["2024-01-01T05:00:00,n1", "2024-01-01T01:00:00,n2", "2024-01-01T02:00:00-05:00,n1"], 4),
+    ],
+)
+def test_a_log_mixing_naive_and_zoned_times_is_refused(
+    tmp_path: Path, rows: list[str], line: int
+) -> None:
+    path = write(tmp_path, "log.csv", "time,node\n" + "\n".join(rows) + "\n")
+    with pytest.raises(HistoryFormatError, match="zone") as info:
+        history.read_events(path)
+    assert (info.value.line, info.value.field) == (line, "time")
+    assert "line 2" in info.value.reason  # the first time, which set the rule
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds", "zoned"),
+    [
+        ("2024-01-01T00:00:00Z", 1704067200.0, True),
+        ("2024-01-01T02:00:00+02:00", 1704067200.0, True),
+        ("2023-12-31T19:00:00-05:00", 1704067200.0, True),
+        ("2024-01-01T00:00:00.5Z", 1704067200.5, True),
+        ("2024-01-01 00:00:00", 1704067200.0, False),
+        ("2024-01-01", 1704067200.0, False),
+        ("1704067200", 1704067200.0, True),
+        ("1704067200.25", 1704067200.25, True),
+    ],
+)
+def test_times_by_the_standard_library(text: str, seconds: float, zoned: bool) -> None:
+    from acesim.history._times import parse_time
+
+    assert parse_time(text) == (seconds, zoned)
+
+
+@pytest.mark.parametrize("text", ["soon", "2024-13-01", "1e9", "-5", "2024-01-01T00:00:00Q"])
+def test_times_refused(text: str) -> None:
+    from acesim.history._times import parse_time
+
+    with pytest.raises(ValueError, match="time"):
+        parse_time(text)

@@ -4,6 +4,7 @@ fresh seeds, and its fresh estimate is the plain run of the winner."""
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import acesim as ace
@@ -88,7 +89,13 @@ def test_checks(kwargs: dict[str, object], error: type, message: str) -> None:
         ace.optimal_interval(JOB, **kwargs)  # type: ignore[arg-type]
 
 
-def test_progress_on_both_paths(capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_on_both_paths(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Progress is drawn only on a terminal outside CI: stand one in.
+    monkeypatch.setattr(
+        importlib.import_module("acesim.sweep"), "on_terminal", lambda stream=None: True
+    )
     job = ace.Job(64, work=ace.DAY, checkpoint_interval=HOUR)
     law = ace.Exponential(6 * HOUR)
     quiet = ace.optimal_interval(job, law, replicas=10, seed=2, intervals=[1800.0, 3600.0])

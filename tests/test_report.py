@@ -65,8 +65,10 @@ def fleet_results() -> dict[str, ace.SimulationResult]:
         ),
         maintenance=[(20 * ace.HOUR, ace.HOUR, [5])],
     )
-    jobs = [ace.Job(32, work=ace.DAY, checkpoint_interval=ace.HOUR, priority=1)]
-    jobs += [ace.Job(8, work=4 * ace.HOUR, checkpoint_interval=ace.HOUR, submit=ace.HOUR)]
+    jobs = [ace.Job(32, work=ace.DAY, checkpoint_interval=ace.HOUR, priority=1, name="flagship")]
+    jobs += [
+        ace.Job(8, work=4 * ace.HOUR, checkpoint_interval=ace.HOUR, submit=ace.HOUR, name="small")
+    ]
     return {
         "spares+quarantine": ace.simulate(
             jobs, fleet=fleet, policy=POLICY, replicas=3, seed=2, record_events=True
@@ -174,7 +176,7 @@ def test_report_sections_and_tables(
     full_report: Path, fleet_results: dict[str, ace.SimulationResult]
 ) -> None:
     page = Page(full_report.read_text(encoding="utf-8"))
-    ids = [a.get("id") for _, a in page.tags if a.get("id")]
+    ids = [str(a.get("id")) for _, a in page.tags if a.get("id")]
     for section in ("summary", "provenance", "breakdown", "replicas", "comparison", "interval"):
         assert section in ids
     assert "timeline" in ids and "jobs" in ids
@@ -192,6 +194,13 @@ def test_report_sections_and_tables(
     # the timelines read the quarantines from the node events: no warning
     assert "Warning" not in plain
     assert "quarantine(s)" in plain
+    # jobs by their names in the jobs tables and the timelines' lanes, with
+    # a breakdown per job; the provenance last, collapsed
+    assert "flagship (job 0)" in plain and "small (job 1)" in plain
+    assert "Job lanes, top to bottom: flagship (job 0) (32 GPUs), small (job 1) (8 GPUs)." in plain
+    assert "productive share" in plain
+    assert ids.index("provenance") > ids.index("jobs") > ids.index("breakdown")
+    assert "No interval curve" not in plain and "No fleet timeline" not in plain
 
 
 def test_report_of_one_result_has_only_what_applies(tmp_path: Path) -> None:
@@ -201,10 +210,20 @@ def test_report_of_one_result_has_only_what_applies(tmp_path: Path) -> None:
     page = Page(path.read_text(encoding="utf-8"))
     ids = {a.get("id") for _, a in page.tags if a.get("id")}
     assert {"summary", "provenance", "breakdown"} <= ids
-    # one replica: no distribution; one result: no comparison; no fleet: no timeline
-    assert not ids & {"replicas", "comparison", "timeline", "jobs", "interval"}
+    # one replica: no distribution; one result: no comparison; no fleet: no
+    # timeline; no search: no interval curve; each says so where it would be
+    assert "jobs" not in ids
     assert len(list(page.all("img"))) == 1
     assert "(one replica)" in page.plain
+    for sentence in (
+        "No per-replica distribution: every result has a single replica.",
+        "No comparison: it sets several results side by side",
+        "No interval curve: it comes from a search over checkpoint intervals",
+        "No fleet timeline: it is drawn from the event log of a run on a fleet "
+        "(record_events=True, acesim run --record-events) where nodes leave service, "
+        "which this result does not hold.",
+    ):
+        assert sentence in page.plain
 
 
 def test_report_escapes_every_text(tmp_path: Path) -> None:
@@ -329,6 +348,13 @@ def test_report_in_headless_chromium(full_report: Path, tmp_path: Path) -> None:
             assert complete and natural_w > 0
             assert (natural_w, natural_h) == (w, h)
         assert driver.title == "Quarantine vs wait-repair"
+        # the jobs by name, as a reader sees them: the jobs table's rows and
+        # the timeline's lanes
+        cells = [c.text for c in driver.find_elements("css selector", "#jobs ~ div td")]
+        assert "flagship (job 0)" in cells and "small (job 1)" in cells
+        captions = [c.text for c in driver.find_elements("tag name", "figcaption")]
+        lanes = "Job lanes, top to bottom: flagship (job 0) (32 GPUs), small (job 1) (8 GPUs)."
+        assert sum(lanes in c for c in captions) == 2  # one timeline per result
         height = driver.execute_script("return document.documentElement.scrollHeight")
         assert height > 3000  # the figures take their room
         driver.set_window_size(1280, min(int(height), 16000))
@@ -339,6 +365,27 @@ def test_report_in_headless_chromium(full_report: Path, tmp_path: Path) -> None:
     pixels = decoded_png(shot)
     assert pixels.shape[1] == 1280 and pixels.shape[0] > 3000
     not_blank(pixels)
+
+
+@needs_selenium
+def test_absent_figures_say_why_in_headless_chromium(tmp_path: Path) -> None:
+    job = ace.Job(8, work=ace.DAY, checkpoint_interval=ace.HOUR, name="solo")
+    res = ace.simulate(job, ace.Exponential(12 * ace.HOUR), replicas=1, seed=1)
+    path = report.write_report(res, tmp_path / "one.html")
+    driver = chrome()
+    try:
+        log, images = open_page(driver, path)
+        assert [e for e in log if e.get("level") in ("SEVERE", "ERROR")] == []
+        assert len(images) == 1
+        shown = [p.text for p in driver.find_elements("css selector", "p.absent")]
+        assert all(p.is_displayed() for p in driver.find_elements("css selector", "p.absent"))
+    finally:
+        driver.quit()
+    assert "No per-replica distribution: every result has a single replica." in shown
+    assert any(
+        text.startswith("No fleet timeline: it is drawn from the event log") for text in shown
+    )
+    assert any(text.startswith("No interval curve:") for text in shown)
 
 
 @needs_selenium
@@ -398,3 +445,42 @@ def test_module_example() -> None:
 
     failed, tried = doctest.testmod(report, optionflags=doctest.ELLIPSIS)
     assert tried > 0 and failed == 0
+
+
+def test_the_interval_curve_of_a_sweep_grid(tmp_path: Path) -> None:
+    """A grid table as acesim sweep --out writes it: points in the axis's
+    order, drawn in the order of the intervals they resolved to."""
+    grid = np.zeros(
+        3,
+        [
+            ("point", np.int64),
+            ("jobs[0].checkpoint_interval", "U8"),
+            ("jobs[0].checkpoint_interval.resolved_s", np.float64),
+            ("best", bool),
+            ("plausible", bool),
+            ("ettr", np.float64),
+            ("ettr_low", np.float64),
+            ("ettr_high", np.float64),
+        ],
+    )
+    grid["point"] = [0, 1, 2]
+    grid["jobs[0].checkpoint_interval"] = ["2h", "30min", "daly"]
+    grid["jobs[0].checkpoint_interval.resolved_s"] = [7200.0, 1800.0, 3000.0]
+    grid["best"] = [False, False, True]
+    grid["plausible"] = [False, True, True]
+    grid["ettr"] = [0.90, 0.93, 0.94]
+    grid["ettr_low"] = grid["ettr"] - 0.01
+    grid["ettr_high"] = grid["ettr"] + 0.01
+    data = plot.sweep_curve_data(grid)
+    assert data.axis == "jobs[0].checkpoint_interval"
+    assert data.intervals.tolist() == [1800.0, 3000.0, 7200.0]
+    assert data.labels == ("30min", "daly", "2h")
+    assert data.ettr.tolist() == [0.93, 0.94, 0.90]
+    assert data.best == 1 and data.plausible.tolist() == [True, True, False]
+    assert "the best point (daly, ETTR 0.9400)" in data.caption
+    res = ace.simulate(ace.Job(8, ace.DAY, ace.HOUR), ace.Exponential(12 * ace.HOUR), replicas=2)
+    page = Page(report.report_html(res, sweep=grid))
+    assert "the best point (daly, ETTR 0.9400)" in page.plain  # the figure's caption
+    assert "No interval curve" not in page.plain
+    with pytest.raises(ValueError, match="no checkpoint-interval axis"):
+        plot.sweep_curve_data(grid[["point", "ettr"]])

@@ -105,9 +105,11 @@ def test_sweep_every_sweep_example(path: Path) -> None:
     skip_without_data(path)
     done = acesim("sweep", str(path.relative_to(ROOT)), "--replicas", SMALL)
     assert done.returncode == 0, done.stderr
-    rows = re.findall(r"^ +\d+  .* ([0-9.]+)  \[([0-9.]+), ([0-9.]+)\] ", done.stdout, re.M)
+    # each point's row; the best marked *, the points not told from it ~
+    rows = re.findall(r"^ [ *~] +\d+  .* ([0-9.]+)  \[([0-9.]+), ([0-9.]+)\] ", done.stdout, re.M)
     grid = ace.scenario.load_sweep(path)
     assert len(rows) == len(grid.points) > 1
+    assert re.search(r"^\* best: point \d+ \(", done.stdout, re.M)
     for value, low, high in rows:
         assert 0.0 < float(value) <= 1.0 and float(low) <= float(value) <= float(high)
 

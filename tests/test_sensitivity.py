@@ -6,6 +6,7 @@ and the result's files and figures."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from typing import Any
@@ -354,7 +355,15 @@ def test_simulate_keywords_and_a_search_range() -> None:
     assert s.points["value"] == pytest.approx(36000.0 / (36000.0 + 120.0 + 10 * save))
 
 
-def test_progress_counts_the_runs_on_stderr(capsys: Any) -> None:
+def test_progress_counts_the_runs_on_stderr(capsys: Any, monkeypatch: Any) -> None:
+    # Progress is drawn only on a terminal outside CI: stand one in; a pipe
+    # (capsys) shows nothing.
+    base = ace.Scenario.from_dict(NO_FAILURES)
+    ace.sensitivity(base, {"jobs[0].save": [30.0, 90.0]}, trajectories=2, progress=True)
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(
+        importlib.import_module("acesim.sweep"), "on_terminal", lambda stream=None: True
+    )
     base = ace.Scenario.from_dict(NO_FAILURES)
     s = ace.sensitivity(base, {"jobs[0].save": [30.0, 90.0]}, trajectories=2, progress=True)
     err = capsys.readouterr().err

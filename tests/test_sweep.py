@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import inspect
+import io
 import multiprocessing
 import pickle
 import re
@@ -415,22 +416,35 @@ def test_unpicklable_policy_for_processes() -> None:
 # --------------------------------------------------------------------------
 
 
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
 def test_progress_text(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "tqdm", None)  # the plain text line
+    monkeypatch.delenv("CI", raising=False)
     todo = small_scenarios(3, 2)
+    sweep(todo, progress=True)  # stderr is a pipe here: nothing
+    assert capsys.readouterr().err == ""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     sweep(todo, progress=True)
-    err = capsys.readouterr().err
-    assert "sweep: 1/2 tasks (50%)" in err
-    assert "sweep: 2/2 tasks (100%)" in err
+    err = terminal.getvalue()
+    assert "\rsweep: 1/2 tasks (50%)" in err
+    assert "\rsweep: 2/2 tasks (100%)" in err
     # an estimate of the time left while tasks remain, none at the end
     assert re.search(r"sweep: 1/2 tasks \(50%\) in [0-9.]+ s, about [0-9]+ s left", err)
-    assert re.search(r"sweep: 2/2 tasks \(100%\) in [0-9.]+ s\n", err)
+    assert re.search(r"sweep: 2/2 tasks \(100%\) in [0-9.]+ s {3}\n$", err)
     with ThreadPoolExecutor(2) as pool:
         sweep(todo, pool, chunk_replicas=1, progress=True)
-    err = capsys.readouterr().err
-    assert "sweep: 5/5 tasks (100%)" in err
-    sweep(todo)
-    assert capsys.readouterr().err == ""
+    assert "sweep: 5/5 tasks (100%)" in terminal.getvalue()
+    monkeypatch.setenv("CI", "true")  # never in CI
+    before = terminal.getvalue()
+    sweep(todo, progress=True)
+    assert terminal.getvalue() == before
 
 
 def test_progress_time_left() -> None:
@@ -444,10 +458,13 @@ def test_progress_time_left() -> None:
     ]
 
 
-def test_progress_tqdm(capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_tqdm(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("tqdm")
+    monkeypatch.delenv("CI", raising=False)
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     sweep(small_scenarios(3, 2), progress=True)
-    assert "2/2" in capsys.readouterr().err
+    assert "2/2" in terminal.getvalue()
 
 
 # --------------------------------------------------------------------------

@@ -346,10 +346,18 @@ def _is_table_array(value: Any) -> bool:
 
 
 def _section(
-    out: list[str], header: KeyPath, table: Mapping[str, Any], depth: int, array: bool
+    out: list[str],
+    header: KeyPath,
+    table: Mapping[str, Any],
+    depth: int,
+    array: bool,
+    comments: Mapping[str, str] | None = None,
+    at: KeyPath = (),
 ) -> None:
     """One ``[header]`` (or ``[[header]]``) section: its plain keys, then
-    the sections below it (arrays of tables one level down)."""
+    the sections below it (arrays of tables one level down). ``at``: the
+    section's key path with its array indices; ``comments``: comment lines
+    written above a key, by its :func:`format_path`."""
     name = ".".join(_key_text(str(k)) for k in header)
     if header:
         out.append("")
@@ -363,22 +371,31 @@ def _section(
         if as_section:
             nested.append((key, value))
         else:
+            note = comments.get(format_path((*at, key))) if comments else None
+            if note:
+                out.extend(f"# {line}".rstrip() for line in note.splitlines())
             out.append(f"{_key_text(key)} = {_inline(value, where, wrap=True)}")
     for key, value in nested:
         if isinstance(value, Mapping):
-            _section(out, (*header, key), value, depth + 1, array=False)
+            _section(out, (*header, key), value, depth + 1, False, comments, (*at, key))
         else:
-            for element in value:
-                _section(out, (*header, key), element, depth + 1, array=True)
+            for k, element in enumerate(value):
+                _section(out, (*header, key), element, depth + 1, True, comments, (*at, key, k))
 
 
-def dumps(doc: Mapping[str, Any], header: str | None = None) -> str:
-    """``doc`` as TOML text, after ``header`` as ``#`` comment lines."""
+def dumps(
+    doc: Mapping[str, Any],
+    header: str | None = None,
+    comments: Mapping[str, str] | None = None,
+) -> str:
+    """``doc`` as TOML text, after ``header`` as ``#`` comment lines;
+    ``comments``: comment lines above a key, by its key path
+    (:func:`format_path`: ``"fleet.repair"``, ``"causes[0].detect"``)."""
     if not isinstance(doc, Mapping):
         raise TypeError(f"a TOML document is a table (a dict), got {type(doc).__name__}")
     out: list[str] = []
     if header:
         out.extend(f"# {line}".rstrip() for line in header.splitlines())
-    _section(out, (), doc, 0, array=False)
+    _section(out, (), doc, 0, False, comments)
     text = "\n".join(out).lstrip("\n") + "\n"
     return text

@@ -48,9 +48,10 @@ TUNE_KEYS = (
 )
 
 
-def add_parser(sub: Any) -> None:
-    """The ``tune`` subcommand's arguments."""
-    t = sub.add_parser(
+def add_parser(add: Any) -> None:
+    """The ``tune`` subcommand's arguments; ``add(name, **kwargs)`` makes a
+    subcommand's parser (with its examples as the epilog)."""
+    t = add(
         "tune",
         help="find the best policy of a space with a statistical guarantee (acesim.tune)",
         description="Select the best candidate of a space of dotted paths (a tune file's "

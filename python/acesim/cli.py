@@ -86,7 +86,11 @@ def _same_mean_bursty(mean: float) -> list[tuple[str, Distribution]]:
     ]
 
 
-def run_demo(replicas: int = 2000, seed: int = 0, plot: str | None = None) -> int:
+def run_demo(
+    replicas: int = 2000, seed: int = 0, plot: str | None = None, progress: bool = False
+) -> int:
+    """``acesim demo``: the built-in scenario's sections; ``progress``: bars
+    for its two longest steps (the first run and the interval search)."""
     if plot:
         _matplotlib()  # before the run: a missing extra is an error, not a skipped figure
     started = time.perf_counter()
@@ -105,7 +109,7 @@ def run_demo(replicas: int = 2000, seed: int = 0, plot: str | None = None) -> in
     )
 
     # 1. ETTR decomposition under the default.
-    res = simulate(job, model, replicas=replicas, seed=seed)
+    res = simulate(job, model, replicas=replicas, seed=seed, progress=progress)
     summary = res.summary()
     mean_wall = float(np.mean(res.jobs["wall"]))
     print("1. Where the wall-clock goes (mean per run)")
@@ -152,7 +156,9 @@ def run_demo(replicas: int = 2000, seed: int = 0, plot: str | None = None) -> in
 
     # 4. The chosen interval versus Young, Daly and the simulated optimum.
     print("4. Checkpoint interval: chosen vs Young / Daly / simulated optimum")
-    best = optimal_interval(job, model, replicas=max(200, replicas // 2), seed=seed)
+    best = optimal_interval(
+        job, model, replicas=max(200, replicas // 2), seed=seed, progress=progress
+    )
     young = float(young_interval(save, m))
     daly = float(daly_interval(save, m))
     rows = [
@@ -168,6 +174,12 @@ def run_demo(replicas: int = 2000, seed: int = 0, plot: str | None = None) -> in
     print(
         f"   optimum plausible within {lo / MINUTE:.1f} .. {hi / MINUTE:.1f} min "
         f"(paired, 2 standard errors)"
+    )
+    print(
+        f"   the rows above run replicas 0..{replicas - 1}, some of those that chose the "
+        "optimum (in-sample: its row is optimistic);\n"
+        f"   on fresh replicas {best.replicas}..{2 * best.replicas - 1} the optimum's ETTR is "
+        f"{best.ettr:.4f} +/- {best.ettr_stderr:.4f}, the value the figure shows"
     )
     print()
     _policy_section(max(50, replicas // 10), seed)
@@ -351,16 +363,21 @@ def _plot(path: str, res: Any, sweep: list[tuple[float, float]], best: object) -
     print(f"figure written to {shown(path)}")
 
 
-def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
+def run_report(
+    paths: Sequence[str], output: str, title: str | None, interval: str | None = None
+) -> int:
     """``acesim report RESULTS... -o report.html``: one self-contained HTML
     report of saved results (:func:`acesim.report.write_report`); with
-    several, the first is the baseline of the comparison."""
+    several, the first is the baseline of the comparison. ``--interval
+    GRID``: a sweep's grid (``acesim sweep --out``) over a job's checkpoint
+    interval, drawn as the interval curve."""
     from pathlib import Path
 
     from .report import write_report
     from .results_io import _read_files, load_result
 
-    _atomic.check_outputs([("-o", output)], [f for p in paths for f in _read_files(p)])
+    inputs = [*paths, *([interval] if interval is not None else [])]
+    _atomic.check_outputs([("-o", output)], [f for p in inputs for f in _read_files(p)])
     if len(paths) == 1 and _file_kind(paths[0]) == "acesim-sensitivity":
         from .report import write_sensitivity_report
         from .sensitivity import load_sensitivity
@@ -375,11 +392,29 @@ def run_report(paths: Sequence[str], output: str, title: str | None) -> int:
         out = write_tune_report(load_tune(paths[0]), output, title=title)
         print(f"report written to {shown(out)}")
         return 0
-    names = [Path(p).stem for p in paths]
-    if len(set(names)) < len(names):  # one file name in two folders: name them by path
-        names = [str(p) for p in paths]
-    results = {name: load_result(p) for name, p in zip(names, paths, strict=True)}
-    out = write_report(results[names[0]] if len(results) == 1 else results, output, title=title)
+    from .plot import provenance, sweep_curve_data
+    from .results_io import load_tables
+
+    grid = None
+    if interval is not None:
+        tables, _ = load_tables(interval, kind="acesim-sweep")
+        grid = tables.get("points")
+        try:
+            sweep_curve_data(grid)
+        except ValueError as exc:
+            raise ValueError(f"--interval {interval}: {exc}") from None
+
+    loaded = [load_result(p) for p in paths]
+    # each result by its scenario's name ([run].name), else its file's stem
+    names = [provenance(r).scenario or Path(p).stem for r, p in zip(loaded, paths, strict=True)]
+    if len(set(names)) < len(names):  # two alike: by file name, else by path
+        names = [Path(p).stem for p in paths]
+        if len(set(names)) < len(names):
+            names = [str(p) for p in paths]
+    results = dict(zip(names, loaded, strict=True))
+    out = write_report(
+        results[names[0]] if len(results) == 1 else results, output, title=title, sweep=grid
+    )
     print(f"report written to {shown(out)}")
     return 0
 
@@ -413,6 +448,10 @@ def _read_history(path: str) -> Any:
     return read_history_file(path)
 
 
+#: The replicas ``acesim fit --scenario`` writes without ``--replicas``.
+FITTED_REPLICAS = 100
+
+
 def run_fit(
     path: str,
     by: str | None,
@@ -423,6 +462,9 @@ def run_fit(
     scenario: str | None = None,
     family: str | None = None,
     job: dict[str, Any] | None = None,
+    nodes: int | None = None,
+    replicas: int | None = None,
+    progress: bool = False,
 ) -> int:
     """``acesim fit FILE``: the ranked fits of the history's inter-failure
     times and, for a timeline, what happened (the measured buckets); with
@@ -434,8 +476,12 @@ def run_fit(
         raise ValueError(f"--backtest must be >= 0, got {backtest}")
     if scenario is not None and by not in (None, "node", "job"):
         raise ValueError(f"--scenario: the model is fitted by node or by job, not by {by!r}")
-    if scenario is None and (family is not None or job is not None):
-        raise ValueError("--family, --job-gpus and --job-work go with --scenario")
+    if scenario is None and (
+        family is not None or job is not None or nodes is not None or replicas is not None
+    ):
+        raise ValueError(
+            "--family, --job-gpus, --job-work, --nodes and --replicas go with --scenario"
+        )
     if scenario is not None:
         _atomic.check_outputs([("--scenario", scenario)], [path])
     h = _read_history(path)
@@ -443,6 +489,7 @@ def run_fit(
         raise ValueError(f"file: {path} is a summary, not a history of failures")
     fit = h.fit(by=by, cause=cause) if cause is not None else h.fit(by=by)
     print(f"acesim {__version__} fit: {shown(path)}")
+    print(shown(fit.samples_line()))
     print(shown(fit.table(), lines=True))
     measured = getattr(h, "measured", None)
     if measured is not None and getattr(h, "runs", None) is not None and len(h.runs):
@@ -452,10 +499,22 @@ def run_fit(
         for key, value in m.totals.items():
             if key.endswith("_gpu_hours"):
                 print(f"   {key[: -len('_gpu_hours')]:<15}{float(value):14.1f}")
+    if scenario is not None:
+        notes = write_fitted_scenario(
+            h, path, scenario, by=by, family=family, job=job, nodes=nodes, replicas=replicas
+        )
+        print()
+        print(
+            f"fitted model written to {shown(scenario)}" + ("" if job else " (no jobs: add them)")
+        )
+        if notes:
+            print("values not from the log (marked in the file):")
+            for key, note in notes.items():
+                print(f"   {key} = {shown(note)}")
     if backtest:
         if not len(getattr(h, "runs", ())):
             raise ValueError(f"--backtest: {path} records no runs to replay")
-        bt = h.backtest(replicas=backtest, seed=seed)
+        bt = h.backtest(replicas=backtest, seed=seed, progress=progress)
         pct = round(100 * bt.level)
         print()
         print(
@@ -469,13 +528,24 @@ def run_fit(
             if missed
             else f"every bucket inside its {pct}% interval"
         )
-    if scenario is not None:
-        write_fitted_scenario(h, path, scenario, by=by, family=family, job=job)
-        print()
-        print(
-            f"fitted model written to {shown(scenario)}" + ("" if job else " (no jobs: add them)")
-        )
     return 0
+
+
+def _default_text(value: Any) -> str:
+    """A default value as a scenario file would write it."""
+    from ._toml import _inline
+    from .distributions import Distribution
+    from .repair import Repair
+    from .scenario import law_spec
+
+    if isinstance(value, Distribution | Repair):
+        try:
+            return _inline(law_spec(value), "value")
+        except TypeError:
+            return repr(value)
+    if value is None:
+        return "simulate's default"
+    return _inline(value, "value") if isinstance(value, str | int | float | bool) else repr(value)
 
 
 def write_fitted_scenario(
@@ -486,7 +556,9 @@ def write_fitted_scenario(
     by: str | None = None,
     family: str | None = None,
     job: dict[str, Any] | None = None,
-) -> None:
+    nodes: int | None = None,
+    replicas: int | None = None,
+) -> dict[str, str]:
     """The model :meth:`History.to_model` fits to ``h`` (its fleet, job- or
     node-level law, repair and causes) written to ``out`` as a scenario.
 
@@ -494,33 +566,74 @@ def write_fitted_scenario(
     no ``[[jobs]]`` unless ``job`` (``--job-gpus``, ``--job-work``,
     ``--job-interval``) gives one: it loads, serves as a sweep's base and can
     be completed by hand; running it as is fails with a message saying jobs
-    are missing. Durations are written in seconds, exactly."""
+    are missing. ``nodes`` (``--nodes``): the fleet's size, where the log
+    names only the nodes that failed; without it a job larger than the
+    nodes the log names is a ValueError (nothing is written). ``replicas``
+    (``--replicas``, default 100) is written as ``[run].replicas``. Every
+    value that came from a default rather than the log (the model's
+    ``.defaults``) has a comment above it saying so. Durations are written
+    in seconds, exactly. Returns those values: the notes by key path."""
     from .scenario import cause_spec, dump_scenario, fleet_spec, law_spec
 
     model = h.to_model(by=by, family=family)
+    fleet = model.get("fleet")
+    notes = {
+        key: f"{_default_text(v)}: a default, not from the log" for key, v in model.defaults.items()
+    }
+    if nodes is not None:
+        if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+            raise ValueError(f"--nodes must be an integer >= 1, got {nodes!r}")
+        if fleet is not None:
+            seen = fleet.nodes
+            fleet = dataclasses.replace(fleet, nodes=nodes)
+            notes["fleet.nodes"] = f"{nodes}: from --nodes (the log names {seen} nodes)"
+    if job is not None and fleet is not None:
+        capacity = fleet.nodes * fleet.gpus_per_node
+        if job["gpus"] > capacity:
+            raise ValueError(
+                f"--job-gpus {job['gpus']}: the fleet fitted to {source} has {fleet.nodes} nodes "
+                f"of {fleet.gpus_per_node} GPUs ({capacity} GPUs"
+                + (", the nodes the log names" if nodes is None else "")
+                + "): the job can never run; give the fleet's size with --nodes N"
+            )
+    if replicas is not None and (
+        isinstance(replicas, bool) or not isinstance(replicas, int) or replicas < 1
+    ):
+        raise ValueError(f"--replicas must be an integer >= 1, got {replicas!r}")
+    if replicas is None:
+        replicas = FITTED_REPLICAS
+        notes["run.replicas"] = f"{FITTED_REPLICAS}: acesim fit's default (--replicas N)"
     spec: dict[str, Any] = {
         "run": {
             "name": f"fitted: {Path(source).name}",
             "description": f"History.to_model of {source}"
             + (f" by {by}" if by else "")
             + (f", family {family}" if family else ", best family by AIC"),
+            "replicas": replicas,
         }
     }
     if job is not None:
         spec["jobs"] = [job]
     if model.get("failures") is not None:
         spec["failures"] = law_spec(model["failures"])
-    if model.get("fleet") is not None:
-        spec["fleet"] = fleet_spec(model["fleet"])
+    if fleet is not None:
+        spec["fleet"] = fleet_spec(fleet)
     causes = model.get("causes") or ()
     if causes:
         spec["causes"] = [cause_spec(c) for c in causes]
+    if fleet is not None and "fleet.node_start" in notes:
+        spec["fleet"]["node_start"] = fleet.node_start  # written, to carry its note
     header = f"acesim {__version__} fit of {source}; durations in seconds.\n" + (
         "Add [[jobs]] tables (or a [workload]) before running it: acesim run needs jobs."
         if job is None
         else "The job comes from --job-gpus / --job-work / --job-interval."
     )
-    dump_scenario(spec, out, header=header)
+    if notes:
+        header += "\nValues marked 'a default, not from the log' are guesses: check them."
+    if "causes" in notes:
+        header += f"\ncauses: {notes['causes']}"
+    dump_scenario(spec, out, header=header, comments=notes)
+    return notes
 
 
 def run_info() -> int:
@@ -549,17 +662,14 @@ def run_interval(checkpoint_cost: float, mtbf: float, work: float | None, restar
 # Scenario files: acesim run, sweep, compare
 # ---------------------------------------------------------------------------
 
-#: Progress bars go to stderr only on a terminal and outside CI.
-_CI = "CI"
-
 
 def show_progress(no_progress: bool = False) -> bool:
     """Whether to draw a progress bar: stderr is a terminal, ``CI`` is not
-    set and ``--no-progress`` was not given."""
-    if no_progress or _CI in os.environ:
-        return False
-    isatty = getattr(sys.stderr, "isatty", None)
-    return bool(isatty is not None and isatty())
+    set (:func:`acesim.sweep.on_terminal`) and ``--no-progress`` was not
+    given."""
+    from .sweep import on_terminal
+
+    return not no_progress and on_terminal()
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -571,7 +681,34 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             out[f"run.{name}"] = value
     if getattr(args, "record_events", False):
         out["run.record_events"] = True
+    for assignment in getattr(args, "set", None) or ():
+        key, value = _assignment(assignment)
+        out[key] = value
     return out
+
+
+def _assignment(text: str) -> tuple[str, Any]:
+    """``--set PATH=VALUE``: the dotted path (as a sweep file's axes write
+    it, :func:`acesim.scenario.parse_key`) and the value, read as a TOML value
+    (``4``, ``true``, ``"2h"``, ``{law = "constant", value = 60}``) or, when
+    it is not one, as the text itself (``2h``, ``daly``)."""
+    from ._toml import loads
+    from .scenario import parse_key
+
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"--set {text}: expected PATH=VALUE, such as jobs[0].work=7d")
+    try:
+        parse_key(key)
+    except ValueError as exc:
+        raise ValueError(f"--set {text}: {exc}") from None
+    raw = raw.strip()
+    try:
+        value = loads(f"v = {raw}")["v"]
+    except ValueError:  # tomllib.TOMLDecodeError is a ValueError
+        value = raw
+    return key, value
 
 
 def _chunk(replicas: int, threads: int | None) -> int:
@@ -771,6 +908,123 @@ def _cell(value: Any) -> str:
     return shown(_inline(value, "value"))
 
 
+def _short(seconds: float) -> str:
+    """An interval as the sweep table shows it: minutes under 2 h, else hours."""
+    if seconds < 2 * HOUR:
+        return f"{seconds / MINUTE:.3g} min"
+    return f"{seconds / HOUR:.3g} h"
+
+
+def _ruled_jobs(grid: Any) -> list[tuple[int, str]]:
+    """The [[jobs]] (by number, at most 3) whose checkpoint_interval is
+    ``young`` or ``daly`` in every point without an axis setting it."""
+    set_by_axes = {_interval_axis_job(axis) for axis in grid.axes}
+    found: list[tuple[int, str]] = []
+    try:
+        jobs = [p.scenario.simulate_kwargs().get("jobs") for p in grid.points]
+    except (TypeError, ValueError):
+        return []
+    if not all(isinstance(j, list) for j in jobs) or not jobs:
+        return []
+    for k, job in enumerate(jobs[0]):
+        rule = getattr(job, "checkpoint_interval", None)
+        if k in set_by_axes or rule not in ("young", "daly"):
+            continue
+        same = all(
+            len(other) > k and getattr(other[k], "checkpoint_interval", None) == rule
+            for other in jobs
+        )
+        if same:
+            found.append((k, str(rule)))
+        if len(found) == 3:
+            break
+    return found
+
+
+def _interval_axis_job(axis: str) -> int | None:
+    """The job whose checkpoint interval a sweep axis sets
+    (``jobs[k].checkpoint_interval``), else None."""
+    from .scenario import parse_key
+
+    path = parse_key(axis)
+    if len(path) == 3 and path[0] == "jobs" and path[2] == "checkpoint_interval":
+        return int(path[1])
+    return None
+
+
+def _resolved_interval(res: SimulationResult, job: int) -> float:
+    """The durable checkpoint interval job ``job`` ran with (its mean over
+    replicas: one value unless adaptive), NaN when it did not run."""
+    rows = res.jobs[res.jobs["job"] == job]
+    return float(np.mean(rows["checkpoint_interval"])) if rows.size else math.nan
+
+
+def _axis_cell(axis: str, value: Any, res: SimulationResult) -> str:
+    """An axis value as the sweep table shows it, with the interval a
+    ``young`` / ``daly`` checkpoint interval resolved to in that point's run
+    (``daly (1.42 h)``)."""
+    text = _cell(value)
+    job = _interval_axis_job(axis)
+    if value not in ("young", "daly") or job is None:
+        return text
+    seconds = _resolved_interval(res, job)
+    if math.isnan(seconds):
+        return text
+    return f"{text} ({_short(seconds)})"
+
+
+def _best_point(results: list[SimulationResult], level: float) -> tuple[int | None, set[int], str]:
+    """The point with the highest ETTR, the points not distinguishable from
+    it (paired differences on common random numbers when the points share a
+    seed and replicas; else their intervals overlap its) and how that was
+    decided."""
+    values = [_estimate(r, level) for r in results]
+    finite = [k for k, v in enumerate(values) if not math.isnan(v[0])]
+    if not finite:
+        return None, set(), ""
+    best = max(finite, key=lambda k: values[k][0])
+    pct = f"{100 * level:g}%"
+    plausible = {best}
+    paired = True
+    for k in finite:
+        if k == best:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SingleReplicaWarning)
+                d = compare(results[best], results[k], ci=level)["ettr"]
+            if not (d.significant or math.isnan(d.low)):
+                plausible.add(k)
+        except ValueError:  # not paired: another seed or replica count
+            paired = False
+            if values[k][2] >= values[best][1]:
+                plausible.add(k)
+    how = (
+        f"not significantly below it, paired {pct} intervals"
+        if paired
+        else f"{pct} intervals overlapping its"
+    )
+    return best, plausible, how
+
+
+def _axis_range(grid: Any, points: list[int]) -> str:
+    """For a single numeric axis, the range of its values over ``points``."""
+    if len(grid.axes) != 1:
+        return ""
+    axis = grid.axes[0]
+    values = [grid.points[k].values[axis] for k in points]
+    sizes = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | float | str):
+            return ""
+        try:
+            sizes.append(float(v) if not isinstance(v, str) else parse_duration(v))
+        except ValueError:  # not a number nor a duration (young, a name)
+            return ""
+    low, high = values[int(np.argmin(sizes))], values[int(np.argmax(sizes))]
+    return f"; {shown(axis)} from {_cell(low)} to {_cell(high)}"
+
+
 def _axis_column(values: list[Any]) -> npt.NDArray[Any]:
     """One axis as a column: numbers as numbers, strings as strings, else
     the values' TOML text."""
@@ -880,26 +1134,45 @@ def run_sweep(args: argparse.Namespace) -> int:
         )
     )
     print()
-    widths = [
-        max(len(shown(axis)), *(len(_cell(p.values[axis])) for p in grid.points))
-        for axis in grid.axes
+    texts = [
+        [_axis_cell(axis, p.values[axis], item.result) for axis in grid.axes]
+        for p, item in zip(grid.points, results, strict=True)
     ]
-    head = "".join(f"{shown(axis):<{w + 2}}" for axis, w in zip(grid.axes, widths, strict=True))
-    print(f"{'#':>4}  {head}{'ETTR':>8}  {pct + ' CI':<18}{'failures/rep':>13}{'completed':>11}")
+    # a young / daly interval the axes do not set: what it resolved to, per point
+    ruled = _ruled_jobs(grid)
+    for p_texts, item in zip(texts, results, strict=True):
+        for number, _ in ruled:
+            seconds = _resolved_interval(item.result, number)
+            p_texts.append("n/a" if math.isnan(seconds) else _short(seconds))
+    headers = [*map(shown, grid.axes), *(f"jobs[{number}] {rule}" for number, rule in ruled)]
+    widths = [max(len(name), *(len(row[a]) for row in texts)) for a, name in enumerate(headers)]
+    head = "".join(f"{name:<{w + 2}}" for name, w in zip(headers, widths, strict=True))
     rows = []
-    for k, (point, item) in enumerate(zip(grid.points, results, strict=True)):
+    for item in results:
         res = item.result
         value, low, high = _estimate(res, level)
-        summary = res.summary()
-        cells = "".join(
-            f"{_cell(point.values[axis]):<{w + 2}}"
-            for axis, w in zip(grid.axes, widths, strict=True)
-        )
+        rows.append((value, low, high, res.summary(), res))
+    best, plausible, how = _best_point([r[4] for r in rows], level)
+    print(f"   {'#':>4}  {head}{'ETTR':>8}  {pct + ' CI':<18}{'failures/rep':>13}{'completed':>11}")
+    for k, (cells, (value, low, high, summary, _)) in enumerate(zip(texts, rows, strict=True)):
+        mark = "*" if k == best else ("~" if k in plausible else " ")
+        line = "".join(f"{c:<{w + 2}}" for c, w in zip(cells, widths, strict=True))
         print(
-            f"{k:>4}  {cells}{value:8.4f}  {_ci_text(low, high):<18}"
+            f" {mark} {k:>4}  {line}{value:8.4f}  {_ci_text(low, high):<18}"
             f"{summary['failures_per_replica']:13.2f}{summary['completed']:11.1%}"
         )
-        rows.append((value, low, high, summary, res))
+    if best is not None:
+        where = ", ".join(f"{shown(axis)} = {texts[best][a]}" for a, axis in enumerate(grid.axes))
+        print()
+        print(f"* best: point {best} ({where}), ETTR {rows[best][0]:.4f}")
+        others = sorted(plausible - {best})
+        if others:
+            print(
+                f"~ plausible ({how}): point{'s' if len(others) > 1 else ''} "
+                f"{', '.join(map(str, others))}" + _axis_range(grid, [best, *others])
+            )
+        else:
+            print(f"~ plausible ({how}): no other point")
     written: list[str] = []
     if args.results is not None:
         for k, (point, (*_, res)) in enumerate(zip(grid.points, rows, strict=True)):
@@ -910,6 +1183,13 @@ def run_sweep(args: argparse.Namespace) -> int:
         columns: dict[str, npt.NDArray[Any]] = {"point": np.arange(len(rows), dtype=np.int64)}
         for axis in grid.axes:
             columns[axis] = _axis_column([p.values[axis] for p in grid.points])
+            job = _interval_axis_job(axis)
+            if job is not None:  # what each point's interval resolved to
+                columns[f"{axis}.resolved_s"] = np.array(
+                    [_resolved_interval(r[4], job) for r in rows], np.float64
+                )
+        columns["best"] = np.arange(len(rows)) == (-1 if best is None else best)
+        columns["plausible"] = np.isin(np.arange(len(rows)), sorted(plausible))
         columns["ettr"] = np.array([r[0] for r in rows])
         columns["ettr_low"] = np.array([r[1] for r in rows])
         columns["ettr_high"] = np.array([r[2] for r in rows])
@@ -1047,6 +1327,66 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-progress", action="store_true", help="no progress bar (shown only on a terminal)"
     )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a value of the file, by its dotted path as a sweep's axes name it "
+        "(jobs[0].checkpoint_interval=2h, fleet.spares=4); repeatable",
+    )
+
+
+#: Where the scenario file format is documented (the acesim.scenario module's
+#: documentation, as the docs build it).
+SCENARIO_DOCS = "docs/api/scenarios.rst (or: python -m pydoc acesim.scenario)"
+
+#: Each subcommand's --help ends with these examples.
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "demo": ("acesim demo", "acesim demo --replicas 500 --plot demo.png"),
+    "run": (
+        "acesim run scenario.toml",
+        "acesim run scenario.toml --replicas 500 --seed 3",
+        "acesim run scenario.toml --set jobs[0].checkpoint_interval=2h --set fleet.spares=4",
+        "acesim run scenario.toml --out results.npz && acesim report results.npz",
+    ),
+    "sweep": (
+        "acesim sweep sweep.toml",
+        "acesim sweep sweep.toml --processes 4 --out grid.csv --results points/",
+        "acesim sweep sweep.toml --set run.replicas=1000",
+    ),
+    "compare": ("acesim compare spares.toml wait.toml --replicas 500 --seed 1",),
+    "report": (
+        "acesim report results.npz",
+        "acesim report base.npz other.npz -o report.html --title 'spares vs wait'",
+        "acesim sweep intervals.toml --out grid.npz && acesim report base.npz --interval grid.npz",
+    ),
+    "info": ("acesim info",),
+    "interval": ("acesim interval 3.5min 7.9h", "acesim interval 90 6h --work 7d --restart 5min"),
+    "serve": ("acesim serve --schema", "acesim serve --stdio < requests.jsonl"),
+    "fit": (
+        "acesim fit failures.csv",
+        "acesim fit sacct.txt --by job --backtest 30",
+        "acesim fit log.csv --scenario model.toml --nodes 512 --job-gpus 4096 "
+        "--job-work 7d --replicas 200",
+    ),
+    "tune": (
+        "acesim tune examples/tune.toml",
+        "acesim tune scenario.toml --vary fleet.spares=0,2,4,8 --scenario best.toml",
+        "acesim tune examples/tune.toml --out tune.npz && acesim report tune.npz",
+    ),
+    "sensitivity": (
+        "acesim sensitivity examples/sensitivity.toml",
+        "acesim sensitivity scenario.toml --factor fleet.spares=0..8 "
+        "--factor jobs[0].checkpoint_interval=log:10min..4h --method sobol",
+        "acesim sensitivity examples/sensitivity.toml --out s.npz && acesim report s.npz",
+    ),
+}
+
+
+def _epilog(command: str) -> str:
+    lines = ["examples:", *(f"  {e}" for e in EXAMPLES.get(command, ()))]
+    return "\n".join(lines) + f"\n\nthe scenario file format: {SCENARIO_DOCS}"
 
 
 def _level_arg(text: str) -> float:
@@ -1068,18 +1408,35 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _Parser(
-        prog="acesim", description="Failure and recovery-policy simulator for GPU training fleets."
+        prog="acesim",
+        description="Failure and recovery-policy simulator for GPU training fleets.",
+        epilog="acesim COMMAND --help: a command's options and examples.\n"
+        f"the scenario file format: {SCENARIO_DOCS}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"acesim {__version__}")
-    sub = parser.add_subparsers(dest="command")
-    d = sub.add_parser("demo", help="run the built-in default scenario (no input needed)")
+    commands = parser.add_subparsers(dest="command")
+
+    def add(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        p: argparse.ArgumentParser = commands.add_parser(
+            name,
+            epilog=_epilog(name),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            **kwargs,
+        )
+        return p
+
+    d = add("demo", help="run the built-in default scenario (no input needed)")
     d.add_argument("--replicas", type=int, default=2000)
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--plot", metavar="FILE", help="write a figure (needs acesim[plot])")
-    r = sub.add_parser(
+    d.add_argument(
+        "--no-progress", action="store_true", help="no progress bar (shown only on a terminal)"
+    )
+    r = add(
         "run",
         help="run a scenario file (TOML) and print ETTR and where the time went",
-        description="Run a scenario file (see the acesim.scenario module for the format). "
+        description="Run a scenario file (the format: see the end of this page). "
         "A scenario's on_failure / place name Python code (a module beside it, or any "
         "importable one), which runs: run scenarios you trust.",
     )
@@ -1089,7 +1446,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--record-events", action="store_true", help="keep the event log ([run].record_events)"
     )
     r.add_argument("--out", metavar="FILE", help="write the results (.npz .parquet .csv .json)")
-    w = sub.add_parser(
+    w = add(
         "sweep",
         help="run every point of a sweep file (a base scenario and [axes] of values)",
         description="Run a sweep file: a base scenario and [axes] of dotted keys with lists "
@@ -1108,14 +1465,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--out", metavar="FILE", help="write the grid's table (.npz .parquet .csv .json)"
     )
     w.add_argument("--results", metavar="DIR", help="write each point's results to DIR")
-    c = sub.add_parser(
+    c = add(
         "compare",
         help="run two scenarios on common random numbers and print the paired differences",
     )
     c.add_argument("a", help="scenario a (.toml)")
     c.add_argument("b", help="scenario b (.toml)")
     _add_run_options(c)
-    rp = sub.add_parser(
+    rp = add(
         "report", help="write a self-contained HTML report of saved results (needs acesim[plot])"
     )
     rp.add_argument(
@@ -1126,8 +1483,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     rp.add_argument("-o", "--output", default="report.html", metavar="FILE")
     rp.add_argument("--title", default=None)
-    sub.add_parser("info", help="version and CUDA availability")
-    i = sub.add_parser(
+    rp.add_argument(
+        "--interval",
+        metavar="GRID",
+        default=None,
+        help="a sweep's grid (acesim sweep --out) over jobs[k].checkpoint_interval: "
+        "draw the interval curve",
+    )
+    add("info", help="version and CUDA availability")
+    i = add(
         "interval",
         help="Young/Daly intervals and expected ETTR",
         description="Young's and Daly's checkpoint intervals, in seconds and minutes. Every "
@@ -1155,9 +1519,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0.0,
         help="the time a restart takes (seconds, or with a unit: 5min; default 0)",
     )
-    s = sub.add_parser(
-        "serve", help="drive a FleetModel over JSON lines (schedulers in any language)"
-    )
+    s = add("serve", help="drive a FleetModel over JSON lines (schedulers in any language)")
     how = s.add_mutually_exclusive_group(required=True)
     how.add_argument(
         "--stdio",
@@ -1165,7 +1527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="read one JSON request per line on stdin, write one reply per line on stdout",
     )
     how.add_argument("--schema", action="store_true", help="print the protocol's JSON Schema")
-    f = sub.add_parser(
+    f = add(
         "fit",
         help="read a fleet's history (sacct --parsable2, an event log, or a shared-data file) "
         "and print the ranked fits and what happened",
@@ -1187,6 +1549,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     f.add_argument("--seed", type=int, default=0, help="the back-test's seed")
     f.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar for --backtest (shown only on a terminal)",
+    )
+    f.add_argument(
         "--scenario",
         metavar="OUT.toml",
         help="write the fitted model (fleet, failures, repair, causes) as a scenario file",
@@ -1199,6 +1566,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     f.add_argument("--job-gpus", type=int, default=None, help="with --scenario: a job's GPUs")
     f.add_argument(
+        "--nodes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --scenario: the fleet's nodes (default: the nodes the log names)",
+    )
+    f.add_argument(
+        "--replicas",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"with --scenario: [run].replicas (default {FITTED_REPLICAS})",
+    )
+    f.add_argument(
         "--job-work", type=_work_arg, default=None, help="with --scenario: its work (7d)"
     )
     f.add_argument(
@@ -1206,7 +1587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="daly",
         help="with --scenario: its checkpoint_interval (1h, young, daly, adaptive)",
     )
-    sa = sub.add_parser(
+    sa = add(
         "sensitivity",
         help="which factors move ETTR or cost: Morris screening or Sobol indices over "
         "dotted paths, with bootstrap intervals",
@@ -1229,7 +1610,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sa.add_argument("--samples", type=int, default=None, help="Sobol base rows")
     _add_run_options(sa)
     sa.add_argument("--out", metavar="FILE", help="write the indices (.npz .parquet .csv .json)")
-    _tune_cli.add_parser(sub)
+    _tune_cli.add_parser(add)
     args = parser.parse_args(argv)
     try:
         if args.command == "run":
@@ -1262,11 +1643,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 scenario=args.scenario,
                 family=args.family,
                 job=job,
+                nodes=args.nodes,
+                replicas=args.replicas,
+                progress=show_progress(args.no_progress),
             )
         if args.command == "report":
-            return run_report(args.results, args.output, args.title)
+            return run_report(args.results, args.output, args.title, args.interval)
         if args.command == "demo":
-            return run_demo(args.replicas, args.seed, args.plot)
+            return run_demo(args.replicas, args.seed, args.plot, show_progress(args.no_progress))
         if args.command == "info":
             return run_info()
         if args.command == "interval":
@@ -1290,8 +1674,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("acesim: interrupted", file=sys.stderr)
         return 130
-    parser.print_help()
-    return 0
+    parser.print_help(sys.stderr)  # no command: a usage error
+    return 2
 
 
 def _one_line(exc: BaseException) -> str:

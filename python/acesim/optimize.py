@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -18,9 +18,9 @@ from .distributions import Distribution, scipy_to_law
 from .fleet import Fleet
 from .job import Job
 from .policy import Policy
-from .simulation import BatchResult, batch_simulate, simulate
+from .simulation import BatchResult, _join_rounds, batch_simulate, simulate
 from .stats import _influence
-from .sweep import _Progress
+from .sweep import progress_bar, progress_flag
 
 __all__ = ["OptimalInterval", "optimal_interval"]
 
@@ -119,8 +119,11 @@ def optimal_interval(
     the winner's, replica by replica) rather than on its wall, which a
     horizon may cut. Young's and Daly's intervals (the grid's centre) use
     the job-level law's mean, else the MTBF of the job's nodes under the
-    fleet's node law. ``progress``: show the runs done on stderr (with or
-    without a fleet).
+    fleet's node law. ``progress``: the work done on stderr when it is a
+    terminal outside CI (:func:`acesim.sweep.progress_bar`): replicas pass
+    after pass (the grid, the finer grid, the fresh replicas) without a
+    fleet, each pass in chunks of replicas, joined (the same result with or
+    without it); whole-fleet runs, one per candidate, on a fleet.
 
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=ace.DAY, checkpoint_interval="young")
@@ -156,22 +159,33 @@ def optimal_interval(
     save = job.save.mean(job.gpus)
     young, daly, grid = _grid(job, save, mtbf, intervals)
 
+    chunked = progress_flag(progress)
+    passes = 3 if refine and grid.size >= 3 else 2
+    bar = progress_bar(chunked, passes * n, desc="optimal_interval", unit="replica")
+
     def run(candidates: npt.NDArray[np.float64], first: int = 0) -> BatchResult:
         # One batch: every candidate is a grid point on the same failure
-        # draws (common random numbers), replicas first .. first + n - 1.
+        # draws (common random numbers), replicas first .. first + n - 1;
+        # with progress, in chunks of replicas, joined (the same result).
         grid_jobs = [job.with_interval(float(tau)) for tau in candidates]
-        out = batch_simulate(
-            grid_jobs,
-            model,
-            replicas=n,
-            seed=seed,
-            threads=threads,
-            first_replica=first,
-            causes=causes,
-        )
-        if bar is not None:
-            bar.update(len(candidates))
-        return out
+        if not chunked:
+            return batch_simulate(
+                grid_jobs, model, replicas=n, seed=seed, threads=threads,
+                first_replica=first, causes=causes,
+            )  # fmt: skip
+        parts: list[BatchResult] = []
+        chunk = max(math.ceil(n / 10), 1)
+        for offset in range(0, n, chunk):
+            size = min(chunk, n - offset)
+            parts.append(
+                batch_simulate(
+                    grid_jobs, model, replicas=size, seed=seed, threads=threads,
+                    first_replica=first + offset, causes=causes,
+                )  # fmt: skip
+            )
+            if bar is not None:
+                bar.update(size)
+        return cast(BatchResult, _join_rounds(parts))
 
     def run_walls(candidates: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         return np.asarray(run(candidates).field("wall"), dtype=np.float64)
@@ -184,8 +198,6 @@ def optimal_interval(
         influence = _influence(np.full(walls.shape, job.work), walls, ettrs)
         return ettrs, ettrs * walls.std(axis=1, ddof=1) / math.sqrt(n) / mean_wall, influence
 
-    # Progress in grid points run (the refinement's added as it is known).
-    bar = _Progress(grid.size + 1, desc="optimal_interval", unit="point") if progress else None
     try:
         walls = run_walls(grid)
         if refine and grid.size >= 3:
@@ -195,6 +207,8 @@ def optimal_interval(
                 walls = np.concatenate([walls, run_walls(fine)])
                 order = np.argsort(grid)
                 grid, walls = grid[order], walls[order]
+            elif bar is not None:
+                bar.update(n)  # no finer pass: count it done
         ettrs, stderrs, influences = pooled(walls)
         best = int(np.argmin(walls.mean(axis=1)))
         # Common random numbers: every candidate saw the same failure draws, so
@@ -299,7 +313,7 @@ def _on_fleet(
         job, job.save.mean(job.gpus), _job_mtbf(job, failures, fleet), intervals
     )
     runs = grid.size + (11 if refine and grid.size >= 3 else 0) + 1
-    bar = _Progress(runs, desc="optimal_interval", unit="run") if progress else None
+    bar = progress_bar(progress, runs, desc="optimal_interval", unit="run")
 
     def run(tau: float, first: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         # Replicas first .. first + n - 1 of one whole-fleet run: the same

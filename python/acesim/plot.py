@@ -90,6 +90,7 @@ __all__ = [
     "PolicyComparisonData",
     "Provenance",
     "SensitivityData",
+    "SweepCurveData",
     "SweepData",
     "TimelineData",
     "demo_figure",
@@ -113,6 +114,8 @@ __all__ = [
     "replica_values",
     "sensitivity_data",
     "sensitivity_figure",
+    "sweep_curve",
+    "sweep_curve_data",
 ]
 
 #: What to install for the figures.
@@ -711,6 +714,134 @@ def interval_curve(
     return _finish(fig, ax, own, data.title, data.caption, caption is not None)
 
 
+@dataclass(frozen=True)
+class SweepCurveData:
+    """What :func:`sweep_curve` draws from a sweep's grid table
+    (``acesim sweep --out``): each point's resolved checkpoint interval
+    (``intervals``, seconds, in increasing order), its axis value as written
+    (``labels``: ``30min``, ``daly``), pooled ETTR with its interval, the
+    best point (``best``, an index into these arrays) and the points the
+    sweep could not tell from it (``plausible``)."""
+
+    axis: str
+    intervals: npt.NDArray[np.float64]
+    labels: tuple[str, ...]
+    ettr: npt.NDArray[np.float64]
+    low: npt.NDArray[np.float64]
+    high: npt.NDArray[np.float64]
+    best: int
+    plausible: npt.NDArray[np.bool_]
+    title: str
+    caption: str
+
+
+def sweep_curve_data(
+    grid: Any, *, title: str | None = None, caption: str | None = None
+) -> SweepCurveData:
+    """The interval curve of a sweep grid table (the ``points`` table that
+    ``acesim sweep --out`` writes, with a ``jobs[k].checkpoint_interval``
+    axis): a ValueError when the table has no such axis."""
+    names = getattr(getattr(grid, "dtype", None), "names", None) or ()
+    resolved = [n for n in names if n.endswith(".checkpoint_interval.resolved_s")]
+    if not resolved:
+        raise ValueError(
+            "the sweep grid has no checkpoint-interval axis (jobs[k].checkpoint_interval, "
+            "written by acesim sweep --out)"
+        )
+    column = resolved[0]
+    axis = column.removesuffix(".resolved_s")
+    x = np.asarray(grid[column], dtype=np.float64)
+    keep = np.isfinite(x)
+    order = np.argsort(x[keep], kind="stable")
+    rows = np.flatnonzero(keep)[order]
+    ettr = np.asarray(grid["ettr"], dtype=np.float64)[rows]
+    best = int(np.flatnonzero(np.asarray(grid["best"])[rows])[0]) if "best" in names else -1
+    if best < 0:
+        best = int(np.nanargmax(ettr))
+    plausible = (
+        np.asarray(grid["plausible"], dtype=bool)[rows]
+        if "plausible" in names
+        else np.arange(rows.size) == best
+    )
+    labels = tuple(str(v) for v in np.asarray(grid[axis])[rows]) if axis in names else ()
+    default_caption = (
+        f"Pooled ETTR of each point of the sweep against the checkpoint interval it ran "
+        f"({axis}; young and daly at the interval they resolved to), with its interval; "
+        f"the best point ({labels[best] if labels else _duration(float(x[rows][best]))}, "
+        f"ETTR {ettr[best]:.4f}) marked and the points the sweep cannot tell from it shaded. "
+        "Its ETTR is the one that chose it (in-sample): acesim.optimal_interval measures the "
+        "optimum again on fresh replicas."
+    )
+    title_, _ = _text("title", title, "Checkpoint interval (sweep)")
+    caption_, _ = _text("caption", caption, default_caption)
+    return SweepCurveData(
+        axis=axis,
+        intervals=x[rows],
+        labels=labels,
+        ettr=ettr,
+        low=np.asarray(grid["ettr_low"], dtype=np.float64)[rows],
+        high=np.asarray(grid["ettr_high"], dtype=np.float64)[rows],
+        best=best,
+        plausible=plausible,
+        title=title_,
+        caption=caption_,
+    )
+
+
+def sweep_curve(
+    grid: Any,
+    *,
+    ax: Axes | None = None,
+    title: str | None = None,
+    caption: str | None = None,
+) -> Figure:
+    """ETTR against the checkpoint interval of a sweep's grid table
+    (:func:`sweep_curve_data`), from the command line's ``acesim sweep
+    --out``: each point with its interval, the best marked, the points not
+    distinguishable from it shaded, each labelled as the axis wrote it."""
+    data = sweep_curve_data(grid, title=title, caption=caption)
+    own = ax is None
+    if ax is None:
+        fig = _new_figure(7.5, 4.8)
+        ax = fig.add_subplot()
+    else:
+        fig = _root(ax.figure)
+    size, unit = _unit(float(np.median(data.intervals)))
+    x = data.intervals / size
+    if data.plausible.any():
+        ax.axvspan(
+            float(x[data.plausible].min()) * 0.97,
+            float(x[data.plausible].max()) * 1.03,
+            color=_VERMILLION,
+            alpha=0.08,
+            label="not distinguishable from the best",
+        )
+    ax.errorbar(
+        x,
+        data.ettr,
+        yerr=[data.ettr - data.low, data.high - data.ettr],
+        fmt="o-",
+        color=_BLUE,
+        ms=4,
+        lw=1.2,
+        capsize=2,
+        label="pooled ETTR",
+    )
+    ax.plot([x[data.best]], [data.ettr[data.best]], "D", color=_VERMILLION, ms=7, label="best")
+    for k, label in enumerate(data.labels):
+        ax.annotate(
+            label, (x[k], data.ettr[k]), textcoords="offset points", xytext=(4, 6), fontsize=7
+        )
+    if x.min() > 0 and x.max() / x.min() > 4:
+        ax.set_xscale("log")
+        _plain_log_axis(ax.xaxis)
+    ax.set_xlabel(f"checkpoint interval ({unit})")
+    ax.set_ylabel("pooled ETTR")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="best")
+    return _finish(fig, ax, own, data.title, data.caption, caption is not None)
+
+
 # ------------------------------------------------- per-replica distributions
 
 Metric = Literal["ettr", "wall"]
@@ -1063,6 +1194,16 @@ class TimelineData:
     recorded_quarantines: int
     title: str
     caption: str
+    #: each drawn job's lane label: its ``Job.name``, else ``job N``
+    labels: tuple[str, ...] = ()
+
+
+def _job_label(res: SimulationResult, job: int) -> str:
+    """A job as figures and reports name it: its ``Job.name`` (with its
+    number), else ``job N``."""
+    names = getattr(res, "job_names", ())
+    name = names[job] if 0 <= job < len(names) else None
+    return f"{name} (job {job})" if name else f"job {job}"
 
 
 def _outage_spans(
@@ -1363,6 +1504,7 @@ def fleet_timeline_data(
         recorded_quarantines=recorded,
         title=title_,
         caption=caption_,
+        labels=tuple(_job_label(res, int(j)) for j in jobs["job"]),
     )
 
 
@@ -1447,7 +1589,8 @@ def _draw_job_lanes(ax: Axes, data: TimelineData, size: float, unit: str) -> Non
         handles.append(
             Line2D([], [], marker=marker, color=color, ls="none", label=label, markersize=6)
         )
-    labels = [f"job {j} ({g} GPUs)" for j, g in zip(data.jobs, data.gpus, strict=True)]
+    names = data.labels or tuple(f"job {j}" for j in data.jobs)
+    labels = [f"{n} ({g} GPUs)" for n, g in zip(names, data.gpus, strict=True)]
     _lane_ticks(ax, len(data.jobs), "job", labels)
     ax.set_ylabel("jobs")
     ax.set_xlabel(f"time ({unit})")

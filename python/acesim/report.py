@@ -11,9 +11,7 @@ is escaped.
 What it holds, for a result or for each of several named results:
 
 * a summary table (pooled ETTR with its confidence interval, the time
-  buckets' shares, failures, completions, GPU-hours lost) and the
-  provenance (the result's ``provenance`` dict when it has one, else its
-  seed and replicas);
+  buckets' shares, failures, completions, GPU-hours lost);
 * the ETTR breakdown and, with two or more replicas, the per-replica ETTR
   distribution;
 * with several results, the policy comparison: pooled ETTR with intervals
@@ -22,8 +20,20 @@ What it holds, for a result or for each of several named results:
   results share their seed and replicas;
 * for each result of a fleet run with the event log (node events), the
   fleet timeline of its first replica;
-* with ``optimal``, the checkpoint-interval curve;
-* a table per result of its jobs, when it has several.
+* with ``optimal`` (an :func:`acesim.optimal_interval` result) or
+  ``sweep`` (a sweep's grid table over the interval), the
+  checkpoint-interval curve;
+* a table per result of its jobs, when it has several: each by its name
+  (``Job.name``), with its own breakdown (its buckets' shares);
+* last, each result's provenance, collapsed (the result's ``provenance``
+  dict when it has one, with the paths in it relative to the scenario's
+  folder; else its seed and replicas).
+
+Where a figure is not drawn (one replica, one result, no interval search,
+no event log of a fleet run) a sentence in its place says why. Jobs are
+named by their names in the tables and the timelines' lanes, results by
+the names given (the command line's ``acesim report`` names them by their
+scenarios).
 
 >>> import acesim as ace, tempfile, pathlib
 >>> res = ace.simulate(ace.Job(8, work=ace.DAY, checkpoint_interval=ace.HOUR),
@@ -239,33 +249,65 @@ def _shorten(value: Any, limit: int = 120) -> Any:
     return value
 
 
+def _relative(value: Any, folder: Path | None) -> Any:
+    """JSON data with every absolute path under ``folder`` (the scenario's)
+    written relative to it."""
+    if folder is None:
+        return value
+    if isinstance(value, str) and os.path.isabs(value):
+        try:
+            inside = Path(value).resolve().is_relative_to(folder)
+        except (OSError, ValueError):
+            return value
+        return os.path.relpath(value, folder) if inside else value
+    if isinstance(value, list):
+        return [_relative(v, folder) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _relative(v, folder) for k, v in value.items()}
+    return value
+
+
 def _provenance(page: _Page, results: Mapping[str, SimulationResult]) -> None:
+    """Each result's provenance, collapsed (one ``<details>`` per result),
+    with the paths in it relative to the scenario's folder."""
     for name, res in results.items():
-        page.add(f"<h3>{_e(name)}</h3>")
         raw = getattr(res, "provenance", None)
+        parts: list[str] = []
         if isinstance(raw, Mapping) and raw:
+            source = raw.get("source")
+            folder = (
+                Path(source).resolve().parent
+                if isinstance(source, str) and os.path.isabs(source)
+                else None
+            )
+            raw = _relative(dict(raw), folder)
             scalars = {k: v for k, v in raw.items() if k not in _PROVENANCE_BLOCKS}
             rows = [[(k, False), (v, False)] for k, v in _flatten(scalars)]
+            if folder is not None:
+                rows.append([("paths relative to", False), (str(folder), False)])
             if rows:
-                page.add(_table(["field", "value"], rows))
+                parts.append(_table(["field", "value"], rows))
             scenario = raw.get("scenario")
             if scenario is not None:
                 text = json.dumps(scenario, indent=2, sort_keys=True, default=str)
-                page.add(f"<p>Scenario:</p><pre>{_e(text)}</pre>")
+                parts.append(f"<p>Scenario:</p><pre>{_e(text)}</pre>")
             for key in ("arguments", "batch_arguments", "fleet_model", "calls"):
                 if raw.get(key) is not None:
                     text = json.dumps(_shorten(raw[key]), indent=1, sort_keys=True, default=str)
-                    page.add(
+                    parts.append(
                         f"<details><summary>{_e(key)} (JSON data: "
                         "acesim.provenance.reproduce runs them again; long arrays shortened "
                         f"here)</summary><pre>{_e(text)}</pre></details>"
                     )
+            summary = f"{name}: how it was made (versions, seed, scenario)"
         else:
             prov = plot.provenance(res)
-            page.add(
+            parts.append(
                 f'<p class="note">No provenance recorded with this result: from the result '
                 f"itself, seed {_e(prov.seed)}, {_e(prov.replicas)} replicas.</p>"
             )
+            summary = f"{name}: no provenance recorded"
+        page.add(f"<details><summary>{_e(summary)}</summary>{''.join(parts)}</details>")
 
 
 def _comparison_table(page: _Page, results: Mapping[str, SimulationResult], ci: float) -> None:
@@ -301,17 +343,26 @@ def _comparison_table(page: _Page, results: Mapping[str, SimulationResult], ci: 
     )
 
 
-def _jobs_table(page: _Page, name: str, res: SimulationResult) -> None:
+def _jobs_table(page: _Page, name: str, res: SimulationResult, shown: list[str]) -> None:
+    """Per job (by its name where it has one), over replicas: its ETTR,
+    where its GPU-hours went (the ``shown`` buckets' shares of its wall),
+    completion, wall, failures and preemptions."""
     jobs = res.jobs
     ids = np.unique(jobs["job"])
     rows = []
     for j in ids[:MAX_JOB_ROWS]:
         mine = jobs[jobs["job"] == j]
+        g = mine["gpus"].astype(np.float64)
+        wall = float(np.sum(g * mine["wall"]))
+        shares = [
+            (_pct(float(np.sum(g * mine[b])) / wall) if wall > 0 else "n/a", True) for b in shown
+        ]
         rows.append(
             [
-                (str(int(j)), True),
+                (plot._job_label(res, int(j)), False),
                 (str(int(mine["gpus"][0])), True),
                 (_num(res.pooled_ettr(job=int(j))), True),
+                *shares,
                 (_pct(float(np.mean(mine["completed"]))), True),
                 (_num(float(np.mean(mine["wall"])) / HOUR, 2), True),
                 (_num(float(np.mean(mine["failures"])), 2), True),
@@ -322,13 +373,27 @@ def _jobs_table(page: _Page, name: str, res: SimulationResult) -> None:
     page.add(f"<h3>{_e(name)}</h3>")
     page.add(
         _table(
-            ["job", "GPUs", "pooled ETTR", "completed", "mean wall (h)", "failures", "preemptions"],
+            [
+                "job",
+                "GPUs",
+                "pooled ETTR",
+                *(f"{b} share" for b in shown),
+                "completed",
+                "mean wall (h)",
+                "failures",
+                "preemptions",
+            ],
             rows,
-            "Per job, over replicas"
+            "Per job, over replicas; shares of the job's GPU-hours"
             + (f"; the first {MAX_JOB_ROWS} of {ids.size} jobs" if more else "")
             + ".",
         )
     )
+
+
+def _absent(page: _Page, sentence: str) -> None:
+    """Where a figure is not drawn: the sentence saying why."""
+    page.add(f'<p class="note absent">{_e(sentence)}</p>')
 
 
 def _has_timeline(res: SimulationResult) -> bool:
@@ -349,6 +414,7 @@ def report_html(
     quarantine: Quarantine | Policy | Mapping[str, Quarantine | Policy] | None = None,
     ci: float = 0.95,
     dpi: int = 100,
+    sweep: Any = None,
 ) -> str:
     """The report's HTML text (see :func:`write_report`)."""
     from . import __version__
@@ -368,8 +434,6 @@ def report_html(
 
     page.section("summary", "Summary")
     _summary(page, named, level)
-    page.section("provenance", "Provenance")
-    _provenance(page, named)
 
     page.section("breakdown", "Where the wall-clock goes")
     breakdown = plot.ettr_breakdown_data(named, ci=level)
@@ -377,13 +441,21 @@ def report_html(
         plot.ettr_breakdown(named, ci=level, caption=""), breakdown.caption, breakdown.title
     )
 
+    page.section("replicas", "Per-replica ETTR")
     if any(plot._replicas_in(res) >= 2 for res in named.values()):
-        page.section("replicas", "Per-replica ETTR")
         dist = plot.replica_distribution_data(named)
         page.figure(plot.replica_distribution(named, caption=""), dist.caption, dist.title)
+    else:
+        _absent(page, "No per-replica distribution: every result has a single replica.")
 
-    if len(named) > 1:
-        page.section("comparison", "Comparison")
+    page.section("comparison", "Comparison")
+    if len(named) == 1:
+        _absent(
+            page,
+            "No comparison: it sets several results side by side (acesim report A B, "
+            "write_report({name: result, ...})), and this report has one.",
+        )
+    else:
         comparison = plot.policy_comparison_data(named, ci=level)
         page.figure(
             plot.policy_comparison(named, ci=level, caption=""),
@@ -395,15 +467,39 @@ def report_html(
         else:
             page.add(f'<p class="note">No paired differences: {_e(comparison.reason)}.</p>')
 
+    page.section("interval", "Checkpoint interval")
     if optimal is not None:
-        page.section("interval", "Checkpoint interval")
         curve = plot.interval_curve_data(optimal, chosen=chosen, ci=level)
         fig = plot.interval_curve(optimal, chosen=chosen, ci=level, caption="")
         page.figure(fig, curve.caption, curve.title)
+    if sweep is not None:
+        along = plot.sweep_curve_data(sweep)
+        page.figure(plot.sweep_curve(sweep, caption=""), along.caption, along.title)
+    if optimal is None and sweep is None:
+        _absent(
+            page,
+            "No interval curve: it comes from a search over checkpoint intervals "
+            "(acesim.optimal_interval, given as optimal=; or a sweep of "
+            "jobs[k].checkpoint_interval, acesim report --interval GRID), which these results "
+            "are not.",
+        )
 
     timelines = [(name, res) for name, res in named.items() if _has_timeline(res)]
-    if timelines:
-        page.section("timeline", "Fleet timeline")
+    page.section("timeline", "Fleet timeline")
+    if not timelines:
+        logged = any(res.events.size > 0 for res in named.values())
+        _absent(
+            page,
+            "No fleet timeline: it is drawn from the event log of a run on a fleet "
+            "(record_events=True, acesim run --record-events) where nodes leave service, "
+            + (
+                "and in this run none does (its failures leave the nodes in service)."
+                if logged and len(named) == 1
+                else "which "
+                + ("this result does not hold." if len(named) == 1 else "no result here holds.")
+            ),
+        )
+    else:
         for name, res in timelines:
             label = "" if len(named) == 1 else name
             with warnings.catch_warnings(record=True) as caught:
@@ -418,13 +514,26 @@ def report_html(
                 page.add(f"<h3>{_e(label)}</h3>")
             for w in caught[:1]:
                 page.add(f'<p class="note">Warning: {_e(w.message)}</p>')
-            page.figure(fig, data.caption, data.title)
+            lanes = ", ".join(
+                f"{label} ({g} GPUs)" for label, g in zip(data.labels, data.gpus, strict=True)
+            )
+            page.figure(fig, f"{data.caption} Job lanes, top to bottom: {lanes}.", data.title)
+        missing = [name for name in named if name not in dict(timelines)]
+        if missing:
+            _absent(
+                page,
+                f"No fleet timeline for {', '.join(missing)}: no event log of a fleet run.",
+            )
 
     multi = [(name, res) for name, res in named.items() if np.unique(res.jobs["job"]).size > 1]
     if multi:
         page.section("jobs", "Jobs")
+        shown = _shown_buckets(named)
         for name, res in multi:
-            _jobs_table(page, name, res)
+            _jobs_table(page, name, res, shown)
+
+    page.section("provenance", "Provenance")
+    _provenance(page, named)
 
     contents = "".join(f'<li><a href="#{_e(a)}">{_e(h)}</a></li>' for a, h in page.contents)
     lead = (
@@ -461,6 +570,7 @@ def write_report(
     quarantine: Quarantine | Policy | Mapping[str, Quarantine | Policy] | None = None,
     ci: float = 0.95,
     dpi: int = 100,
+    sweep: Any = None,
 ) -> Path:
     """Write a self-contained HTML report of ``results`` (a
     :class:`acesim.SimulationResult`, or a mapping of names to results, the
@@ -470,12 +580,17 @@ def write_report(
     ``optimal``: an :class:`acesim.OptimalInterval` to draw the interval
     curve of (``chosen``: the job's interval, to mark); ``quarantine``:
     deprecated and ignored (the timelines read quarantines from each
-    result's ``node_events``); ``ci``: the confidence
+    result's ``node_events``); ``sweep``: a sweep's grid table over a
+    ``jobs[k].checkpoint_interval`` axis (the ``points`` table of ``acesim
+    sweep --out``, :func:`acesim.results_io.load_tables`) to draw the
+    interval curve of (:func:`acesim.plot.sweep_curve`); ``ci``: the confidence
     level; ``dpi``: the figures' resolution. Needs matplotlib (an
     ImportError naming ``pip install "acesim[plot]"`` otherwise).
     """
     plot._no_quarantine_argument(quarantine)
-    text = report_html(results, title=title, optimal=optimal, chosen=chosen, ci=ci, dpi=dpi)
+    text = report_html(
+        results, title=title, optimal=optimal, chosen=chosen, ci=ci, dpi=dpi, sweep=sweep
+    )
     out = Path(path)
     _atomic.replace_file(out, text)
     return out

@@ -1891,10 +1891,12 @@ def dump_scenario(
     path: str | os.PathLike[str],
     *,
     header: str | None = None,
+    comments: Mapping[str, str] | None = None,
 ) -> None:
     """Write a scenario (or a dict, checked as :meth:`Scenario.from_dict`
     checks it, its paths relative to the current directory) to ``path`` as
-    TOML, after ``header`` as comment lines. The files it names are written
+    TOML, after ``header`` as comment lines; ``comments``: comment lines
+    above a key, by its dotted path (``"fleet.repair"``). The files it names are written
     relative to the new file's folder, so ``load_scenario(path)`` gives an
     equal scenario."""
     if not isinstance(scenario, Scenario):
@@ -1907,7 +1909,7 @@ def dump_scenario(
             _set(spec, key, os.path.relpath(file, folder))
         except ValueError:  # another drive
             _set(spec, key, str(file))
-    _atomic.replace_file(target, _toml.dumps(spec, header=header))
+    _atomic.replace_file(target, _toml.dumps(spec, header=header, comments=comments))
 
 
 # ---------------------------------------------------------------------------

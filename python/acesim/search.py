@@ -83,7 +83,7 @@ from .plot import _new_figure
 from .results_io import ResultFileError, load_tables, save_tables
 from .scenario import Scenario, _plain, parse_key
 from .stats import Estimate, t_quantile
-from .sweep import _Progress
+from .sweep import _Progress, progress_bar
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -749,7 +749,7 @@ def tune(
             )
         return out
 
-    bar = _Progress(k * n0, desc="tune", unit="replica") if progress else None
+    bar = progress_bar(progress, k * n0, desc="tune", unit="replica")
     runs: list[_Run] = []
     feasible: dict[int, bool] = {}
     try:

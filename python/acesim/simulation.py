@@ -295,6 +295,19 @@ class _Provenance:
 _R = TypeVar("_R", bound=_Provenance)
 
 
+class Row(dict[str, Any]):
+    """One row of a result table, by field name (a dict of plain Python
+    numbers), that prints as ``Row(replica=0, job=1, gpus=16, ...)``
+    rather than as a bare tuple."""
+
+    def __init__(self, record: Any) -> None:
+        names = record.dtype.names or ()
+        super().__init__((name, record[name].item()) for name in names)
+
+    def __repr__(self) -> str:
+        return "Row(" + ", ".join(f"{k}={v!r}" for k, v in self.items()) + ")"
+
+
 @dataclass(frozen=True)
 class SimulationResult(_Provenance):
     """Results of :func:`simulate`.
@@ -374,6 +387,38 @@ class SimulationResult(_Provenance):
         from .results_io import load_result
 
         return load_result(path)
+
+    def __repr__(self) -> str:
+        """A summary: its jobs, replicas and seed, the pooled ETTR, failures
+        per replica, the share completed and its tables' sizes (the arrays
+        themselves are the attributes)."""
+        jobs = self.jobs
+        n_jobs = int(np.unique(jobs["job"]).size) if jobs.size else 0
+        replicas = max(self.replicas, 1)
+        tables = ", ".join(
+            f"{name} {len(table)}"
+            for name in ("jobs", "fleet", "trace", "events", "placements", "node_events")
+            if (table := getattr(self, name)) is not None and len(table)
+        )
+        completed = float(np.mean(jobs["completed"])) if jobs.size else math.nan
+        return (
+            f"SimulationResult({n_jobs} job{'s' if n_jobs != 1 else ''}, {self.replicas} "
+            f"replica{'s' if self.replicas != 1 else ''}, seed {self.seed}: "
+            f"ETTR {self.pooled_ettr():.4f}, "
+            f"{float(np.sum(jobs['failures'])) / replicas:.2f} failures/replica, "
+            f"completed {completed:.1%}; rows: {tables or 'none'})"
+        )
+
+    def row(self, job: int = 0, replica: int = 0) -> Row:
+        """One row of :attr:`jobs` (job ``job`` of replica ``replica``) as a
+        :class:`Row`, a dict by field name that prints with the names; a
+        ValueError when there is no such row."""
+        job = integer("job", job, minimum=0)
+        replica = integer("replica", replica, minimum=0)
+        found = self.jobs[(self.jobs["job"] == job) & (self.jobs["replica"] == replica)]
+        if not found.size:
+            raise ValueError(f"no row for job {job} in replica {replica}")
+        return Row(found[0])
 
     def pooled_ettr(self, job: int | None = None) -> float:
         """Total productive time / total wall over replicas (for one job, or all
@@ -912,6 +957,7 @@ def simulate(
     check_invariants: bool = False,
     target_se: float | None = None,
     max_stalled_failures: int = DEFAULT_MAX_STALLED_FAILURES,
+    progress: bool = False,
 ) -> SimulationResult:
     """Simulate the fail-stop/checkpoint lifecycle of ``jobs``.
 
@@ -954,21 +1000,30 @@ def simulate(
     job and the count, as it does at the failure cap (2**25 failures in a
     replica), instead of running on for minutes and gigabytes.
 
+    ``progress``: the replicas run in chunks (about 20, ``first_replica``
+    offsets joined in replica order: the same result, table for table) and
+    the replicas done are shown on stderr when it is a terminal outside CI
+    (:func:`acesim.sweep.progress_bar`; with ``tqdm`` when installed).
+
     >>> import acesim as ace
     >>> job = ace.Job(1024, work=2 * ace.DAY, checkpoint_interval=ace.HOUR)
     >>> res = ace.simulate(job, replicas=100, seed=1)
     >>> bool(0.8 < res.pooled_ettr() < 1.0)
     True
     """
-    if target_se is not None:
+    if target_se is not None or _progress_flag(progress):
         arguments = dict(jobs=jobs, failures=failures, fleet=fleet, policy=policy, seed=seed,
                          horizon=horizon, record_events=record_events, threads=threads,
                          causes=causes, gpus_per_node=gpus_per_node, max_events=max_events,
                          check_invariants=check_invariants,
                          max_stalled_failures=max_stalled_failures)  # fmt: skip
-        result: SimulationResult = _until_precise(
-            simulate, arguments, replicas, first_replica, target_se
-        )
+        result: SimulationResult
+        if target_se is not None:
+            result = _until_precise(
+                simulate, arguments, replicas, first_replica, target_se, progress, "simulate"
+            )
+        else:
+            result = _in_chunks(simulate, arguments, replicas, first_replica, "simulate")
         return result
     job_list = _job_input(jobs)
     if fleet is not None and not isinstance(fleet, Fleet):
@@ -1049,14 +1104,56 @@ def simulate(
 FIRST_ROUND = 32
 
 
+def _progress_flag(progress: Any) -> bool:
+    from .sweep import progress_flag
+
+    return progress_flag(progress)
+
+
+def _in_chunks(
+    run: Any, arguments: dict[str, Any], replicas: Any, first_replica: Any, desc: str
+) -> Any:
+    """``run`` (simulate or batch_simulate) over chunks of the replicas
+    (about 20, none under 4 replicas per thread), ``first_replica`` offsets
+    joined in replica order: the result of one call, with the replicas done
+    shown on stderr on a terminal (:func:`acesim.sweep.progress_bar`)."""
+    from .sweep import progress_bar
+
+    cap, _, first, _ = _run_options(replicas, 0, first_replica, 1.0)
+    threads = arguments.get("threads")
+    per = 4 * (threads if isinstance(threads, int) and threads > 0 else os.cpu_count() or 1)
+    chunk = max(math.ceil(cap / 20), per)
+    bar = progress_bar(True, cap, desc=desc, unit="replica")
+    parts: list[Any] = []
+    try:
+        for offset in range(0, cap, chunk):
+            size = min(chunk, cap - offset)
+            parts.append(run(**arguments, replicas=size, first_replica=first + offset))
+            if bar is not None:
+                bar.update(size)
+    finally:
+        if bar is not None:
+            bar.close()
+    return _join_rounds(parts)
+
+
 def _until_precise(
-    run: Any, arguments: dict[str, Any], replicas: Any, first_replica: Any, target_se: Any
+    run: Any,
+    arguments: dict[str, Any],
+    replicas: Any,
+    first_replica: Any,
+    target_se: Any,
+    progress: bool = False,
+    desc: str = "simulate",
 ) -> Any:
     """``run`` (simulate or batch_simulate) in rounds of replicas until the
     pooled ETTR's standard error (every point's, for a batch) is at most
     ``target_se`` or ``replicas`` ran: FIRST_ROUND, then doubling the total.
     Rounds continue the replica ids, so the result is that of one run of as
-    many replicas."""
+    many replicas. ``progress``: the replicas done, out of the most it may
+    run, on stderr on a terminal."""
+    from .sweep import progress_bar
+
     target = finite("target_se", target_se)
     if target <= 0:
         raise ValueError(f"target_se must be > 0, got {target!r}")
@@ -1064,14 +1161,21 @@ def _until_precise(
     parts: list[Any] = []
     done = 0
     size = min(cap, FIRST_ROUND)
-    while True:
-        parts.append(run(**arguments, replicas=size, first_replica=first + done))
-        done += size
-        joined = _join_rounds(parts)
-        se = _precision(joined)
-        if done >= cap or (done >= 2 and bool(np.all(se <= target))):
-            return joined
-        size = min(cap - done, done)
+    bar = progress_bar(_progress_flag(progress), cap, desc=desc, unit="replica")
+    try:
+        while True:
+            parts.append(run(**arguments, replicas=size, first_replica=first + done))
+            done += size
+            if bar is not None:
+                bar.update(size)
+            joined = _join_rounds(parts)
+            se = _precision(joined)
+            if done >= cap or (done >= 2 and bool(np.all(se <= target))):
+                return joined
+            size = min(cap - done, done)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _precision(result: Any) -> npt.NDArray[np.float64]:
@@ -1161,6 +1265,7 @@ def batch_simulate(
     device: str = "cpu",
     target_se: float | None = None,
     max_stalled_failures: int = DEFAULT_MAX_STALLED_FAILURES,
+    progress: bool = False,
 ) -> BatchResult:
     """Batch Monte Carlo of the single-job model over a grid of jobs.
 
@@ -1175,7 +1280,8 @@ def batch_simulate(
     code and streams (see :func:`acesim.cuda_available`). ``target_se``:
     rounds of replicas as in :func:`simulate`, until every point's pooled
     ETTR has at most that standard error (every point runs the same
-    replicas). ``max_stalled_failures``: as in :func:`simulate`.
+    replicas). ``max_stalled_failures`` and ``progress``: as in
+    :func:`simulate` (the same result with or without progress).
 
     >>> import acesim as ace
     >>> grid = [ace.Job(512, work=ace.DAY, checkpoint_interval=tau * ace.MINUTE)
@@ -1184,13 +1290,17 @@ def batch_simulate(
     >>> res.pooled_ettr().shape
     (3,)
     """
-    if target_se is not None:
+    if target_se is not None or _progress_flag(progress):
         arguments = dict(jobs=jobs, failures=failures, seed=seed, horizon=horizon, causes=causes,
                          threads=threads, gpus_per_node=gpus_per_node, max_events=max_events,
                          device=device, max_stalled_failures=max_stalled_failures)  # fmt: skip
-        batch: BatchResult = _until_precise(
-            batch_simulate, arguments, replicas, first_replica, target_se
-        )
+        batch: BatchResult
+        if target_se is not None:
+            batch = _until_precise(
+                batch_simulate, arguments, replicas, first_replica, target_se, progress, "batch"
+            )
+        else:
+            batch = _in_chunks(batch_simulate, arguments, replicas, first_replica, "batch")
         return batch
     job_list = _job_input(jobs)
     cause_list = _cause_list(causes)

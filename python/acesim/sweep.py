@@ -32,6 +32,7 @@ import importlib
 import inspect
 import itertools
 import math
+import os
 import pickle
 import sys
 import time
@@ -149,7 +150,9 @@ class Sweep:
     whole ``jobs``: for a huge ``JobArray`` prefer few large chunks.
 
     ``progress``: show the tasks done on stderr (with ``tqdm`` when it is
-    installed, else a plain text line).
+    installed, else a plain text line) when stderr is a terminal and the
+    environment variable ``CI`` is not set: nothing in a pipe, a log file or
+    CI (see :func:`progress_bar`).
     """
 
     #: :func:`grid`, so that ``acesim.sweep.grid`` works on the function too.
@@ -189,8 +192,7 @@ def _sweep(
         raise TypeError(
             f"executor must be a concurrent.futures.Executor or None, got {type(executor).__name__}"
         )
-    if not isinstance(progress, bool | np.bool_):
-        raise TypeError(f"progress must be a bool, got {type(progress).__name__}")
+    progress = progress_flag(progress)
     todo = given if executor is None else [{"threads": 1, **kwargs} for kwargs in given]
     if isinstance(executor, ProcessPoolExecutor):
         _check_picklable(todo)
@@ -208,7 +210,7 @@ def _sweep(
             else:
                 tasks.append((i, {**kwargs, "first_replica": first + offset, "replicas": n}))
 
-    bar = _Progress(len(tasks), desc=label[0], unit=label[1]) if progress else None
+    bar = progress_bar(progress, len(tasks), desc=label[0], unit=label[1])
     try:
         if executor is None:
             parts = [_local(i, kwargs, bar) for i, kwargs in tasks]
@@ -441,6 +443,40 @@ def _check_picklable(todo: list[dict[str, Any]]) -> None:
 # ---------------------------------------------------------------------------
 
 
+#: Set (to anything) in CI: progress is never drawn there.
+_CI = "CI"
+
+
+def on_terminal(stream: Any = None) -> bool:
+    """Whether progress may be drawn on ``stream`` (default stderr): it is a
+    terminal and the environment variable ``CI`` is not set."""
+    if _CI in os.environ:
+        return False
+    isatty = getattr(sys.stderr if stream is None else stream, "isatty", None)
+    try:
+        return bool(isatty is not None and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def progress_flag(progress: Any) -> bool:
+    """``progress`` as a bool; a TypeError naming it otherwise."""
+    if not isinstance(progress, bool | np.bool_):
+        raise TypeError(f"progress must be a bool, got {type(progress).__name__}")
+    return bool(progress)
+
+
+def progress_bar(progress: bool, total: int, *, desc: str, unit: str) -> _Progress | None:
+    r"""The progress of every long call (``sweep``, ``simulate``,
+    ``batch_simulate``, ``optimal_interval``, ``History.backtest`` and the
+    command line's long commands): a :class:`_Progress` of ``total``
+    ``unit``\ s on stderr when ``progress`` is asked and stderr is a
+    terminal outside CI (:func:`on_terminal`), else None (nothing drawn)."""
+    if not progress or not on_terminal():
+        return None
+    return _Progress(total, desc=desc, unit=unit)
+
+
 class _Progress:
     """Tasks done, on stderr: a tqdm bar when tqdm is installed, else a text
     line (rewritten in place on a terminal, every 10% otherwise)."""
@@ -470,6 +506,7 @@ class _Progress:
         self._shown = -1
 
     def update(self, n: int = 1) -> None:
+        """``n`` more done."""
         self.done += n
         if self.done > self.total:  # a search that learns its length as it goes
             self.total = self.done

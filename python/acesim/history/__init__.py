@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from ._analysis import Backtest, Burstiness, FamilyFit, Fit, Lemons, recorded_jobs, restart_gaps
 from ._errors import HistoryFormatError
-from ._events import EVENT_FIELDS, EVENT_KINDS, read_events, write_events
+from ._events import EVENT_ALIASES, EVENT_FIELDS, EVENT_KINDS, read_events, write_events
 from ._model import (
     BUCKET_SOURCES,
     CHECKPOINT_DTYPE,
@@ -72,6 +72,7 @@ __all__ = [
     "CHECKPOINT_DTYPE",
     "DEFAULT_EPOCH",
     "DEFAULT_FAILURE_STATES",
+    "EVENT_ALIASES",
     "EVENT_FIELDS",
     "EVENT_KINDS",
     "FAILURE_DTYPE",

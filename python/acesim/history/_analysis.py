@@ -318,7 +318,9 @@ class Fit:
     (counts), ``dropped`` (zero-length samples left out), ``partial`` and
     ``note`` as :class:`acesim.history.Intervals` says them; ``failed``: each
     family that could not be fitted to these samples, with the reason (the
-    others are ranked without it).
+    others are ranked without it); ``left_truncated``: the left-truncated
+    samples left out (see :meth:`History.fit`'s ``truncated``).
+    :meth:`samples_line` says all of it in one sentence.
     """
 
     fits: tuple[FamilyFit, ...]
@@ -331,6 +333,33 @@ class Fit:
     note: str = ""
     label: str = ""
     failed: dict[str, str] = field(default_factory=dict)
+    left_truncated: int = 0
+
+    def samples_line(self) -> str:
+        """Which samples the fit used and how many, and which it left out.
+
+        >>> fit = Fit((), "node", "calendar", 12, 9, dropped=1, left_truncated=2)
+        >>> fit.samples_line()  # doctest: +NORMALIZE_WHITESPACE
+        'samples: 12 node intervals (calendar clock), 9 failures and 3 censored
+        (still running when the record ended or was cut short); left out: 2
+        left-truncated (begun before the record began; truncated=True keeps
+        them), 1 of zero length'
+        """
+        what = f"{self.by} intervals" + (f" of cause {self.label}" if self.label else "")
+        text = (
+            f"samples: {self.samples} {what} ({self.clock} clock), {self.failures} failures and "
+            f"{self.samples - self.failures} censored (still running when the record ended or "
+            "was cut short)"
+        )
+        out = []
+        if self.left_truncated:
+            out.append(
+                f"{self.left_truncated} left-truncated (begun before the record began; "
+                "truncated=True keeps them)"
+            )
+        if self.dropped:
+            out.append(f"{self.dropped} of zero length")
+        return text + "; left out: " + (", ".join(out) if out else "none")
 
     @property
     def best(self) -> FamilyFit:
@@ -543,7 +572,9 @@ def fit_history(
         iv, label = iv.of(cause), cause
     elif cause is not None:
         raise ValueError("cause= goes with by='cause'")
+    left_truncated = 0
     if not truncated:
+        left_truncated = int(np.count_nonzero(iv.truncated))
         iv = iv.select(~iv.truncated)
     fits, dropped, failed = fit_samples(iv.samples, iv.censored, families, level)
     return Fit(
@@ -557,6 +588,7 @@ def fit_history(
         note=iv.note,
         label=label,
         failed=failed,
+        left_truncated=left_truncated,
     )
 
 
@@ -1075,13 +1107,16 @@ def backtest(
     seed: int = 0,
     checkpoint_interval: float = 3600.0,
     restart_delay: Any = "measured",
+    progress: bool = False,
 ) -> Backtest:
     """:meth:`History.backtest`."""
     from ..distributions import Empirical
     from ..exports import replay_schedule
     from ..fleet import Fleet
+    from ..sweep import progress_bar, progress_flag
 
     replicas = integer("replicas", replicas, minimum=1)
+    progress_flag(progress)
     level = finite("level", level)
     if not 0.0 < level <= 1.0:
         raise ValueError(f"level must be in (0, 1], got {level!r}")
@@ -1136,21 +1171,28 @@ def backtest(
             meas[b] = float(np.nansum(mj[b] * mj["gpus"])) / 3600.0
     sims: dict[str, list[float]] = {b: [] for b in want}
     horizon = h.span[1] if math.isfinite(h.span[1]) else math.inf
-    for k in range(replicas):
-        res = replay_schedule(
-            schedule,
-            jobs,
-            fleet,
-            model.get("failures"),
-            model.get("causes"),
-            seed=seed,
-            replica=k,
-            horizon=horizon,
-            restart="free",
-            restart_delay=restart_delay,
-        )
-        for b in want:
-            sims[b].append(_simulated(res.jobs, b))
+    bar = progress_bar(progress_flag(progress), replicas, desc="backtest", unit="replica")
+    try:
+        for k in range(replicas):
+            res = replay_schedule(
+                schedule,
+                jobs,
+                fleet,
+                model.get("failures"),
+                model.get("causes"),
+                seed=seed,
+                replica=k,
+                horizon=horizon,
+                restart="free",
+                restart_delay=restart_delay,
+            )
+            for b in want:
+                sims[b].append(_simulated(res.jobs, b))
+            if bar is not None:
+                bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
     table = np.zeros(len(want), BACKTEST_DTYPE)
     q = (1.0 - level) / 2.0
     for i, b in enumerate(want):

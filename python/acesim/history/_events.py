@@ -6,11 +6,31 @@ object per line. CSV (``.csv``): a header naming some of the keys below
 keys, ``nodes`` as a Slurm host list (``gpu[001-004]``). Blank lines are
 skipped; unknown keys are ignored.
 
+Other names: a key (a CSV column, or a JSON key) may also be given by one of
+its aliases (:data:`EVENT_ALIASES`, used only when the key itself is absent;
+keys and aliases are matched without regard to case): ``timestamp``, ``ts``, ``datetime`` or
+``date`` for ``time``; ``event``, ``type`` or ``event_type`` for ``kind``;
+``host``, ``hostname`` or ``node_name`` for ``node``; ``hosts``,
+``hostnames`` or ``nodelist`` for ``nodes``; ``job_id``, ``jobid`` for
+``job``.
+
+A log of failures only: a log whose events carry no ``kind`` at all (no such
+column, no such key on any line) but name their node (``time,node`` rows) is
+read as ``node_failure`` events, one per row.
+
+Every problem with the columns (or, in JSON lines, with a line's ``time``
+and ``kind``) is reported in one error naming each missing column, what it
+holds and its other names.
+
 Keys:
 
 ``time`` (every event)
-    seconds (a number, from any origin), or an ISO time
-    ``2024-01-02T03:04:05[.ffffff]`` (one or the other in a file).
+    seconds (a number, integer or fractional, from any origin: epoch
+    seconds or hours into the log), or an ISO 8601 time read by
+    :meth:`datetime.datetime.fromisoformat` (``2024-01-02T03:04:05[.ffffff]``,
+    with a zone as ``Z`` or ``+02:00``, or without one: UTC). One or the other
+    in a file; a log whose ISO times mix zoned and naive ones is refused,
+    naming the first line that differs.
 ``kind`` (every event)
     ``job_submit``, ``job_start``, ``job_stop``, ``job_failure``,
     ``checkpoint``, ``node_failure``, ``node_down``, ``node_up``,
@@ -102,13 +122,13 @@ from typing import Any
 
 from .. import _atomic
 from ._errors import HistoryFormatError
-from ._io import PathArg, check_path, csv_rows, read_lines
+from ._io import PathArg, canonical_header, check_path, csv_rows, missing_columns, read_lines
 from ._model import DEFAULT_FAILURE_STATES, History, RunState, TableBuilder, posix_origin
 from ._nodelist import MAX_TOTAL_NODES, NodeListError, compress_nodelist, expand_nodelist
 from ._result import cause_namer, node_namer, result_log
-from ._times import MAX_SECONDS, parse_timestamp, to_posix
+from ._times import MAX_SECONDS, parse_time, parse_timestamp, to_posix
 
-__all__ = ["EVENT_FIELDS", "EVENT_KINDS", "read_events", "write_events"]
+__all__ = ["EVENT_ALIASES", "EVENT_FIELDS", "EVENT_KINDS", "read_events", "write_events"]
 
 #: The event kinds of the generic log.
 EVENT_KINDS = (
@@ -143,6 +163,27 @@ EVENT_FIELDS = (
     "requeued",
 )
 
+#: Other names accepted for a key (a CSV column or a JSON key) when the key
+#: itself is absent; matched without regard to case.
+EVENT_ALIASES: dict[str, tuple[str, ...]] = {
+    "time": ("timestamp", "ts", "datetime", "date"),
+    "kind": ("event", "type", "event_type"),
+    "node": ("host", "hostname", "node_name"),
+    "nodes": ("hosts", "hostnames", "nodelist"),
+    "job": ("job_id", "jobid"),
+}
+
+#: Every key by its aliases (none for most): any key is matched without
+#: regard to case.
+_NAMES = {key: EVENT_ALIASES.get(key, ()) for key in (*EVENT_FIELDS, "node")}
+
+#: What the required keys hold, for the error that names them missing.
+_EXPECTS = {
+    "time": "seconds, or ISO 8601 times such as 2024-01-02T03:04:05Z",
+    "kind": "one of " + ", ".join(EVENT_KINDS) + "; a log of only time and node columns "
+    "is read as node_failure events",
+}
+
 _STOP_STATES = {s.name: s for s in RunState if s != RunState.RUNNING}
 _REASONS = ("failure", "maintenance", "drain", "other")
 
@@ -152,6 +193,7 @@ class _Reader:
         self.path = path
         self.csv = csv_form
         self.iso: bool | None = None
+        self.zoned: tuple[bool, int] | None = None  # of the first ISO time, and its line
         self.total_nodes = 0
         self.failure_ids: dict[str, tuple[int, float]] = {}
 
@@ -177,9 +219,21 @@ class _Reader:
             raise self.err(line, "time", "the log mixes ISO times and numbers")
         if iso:
             try:
-                return parse_timestamp(str(value).strip())
+                seconds, zoned = parse_time(str(value).strip())
             except ValueError as exc:
                 raise self.err(line, "time", str(exc)) from None
+            if self.zoned is None:
+                self.zoned = (zoned, line)
+            elif self.zoned[0] != zoned:
+                first = "with a zone" if self.zoned[0] else "without a zone"
+                raise self.err(
+                    line,
+                    "time",
+                    f"{value!r} {'has' if zoned else 'has no'} zone, but the time on line "
+                    f"{self.zoned[1]} is {first}: a log's times are all zoned (Z, +02:00) "
+                    "or all naive (UTC)",
+                )
+            return seconds
         return self.number(line, "time", value, minimum=-MAX_SECONDS)
 
     def number(self, line: int, field: str, value: Any, *, minimum: float = 0.0) -> float:
@@ -261,7 +315,13 @@ class _Reader:
     def events(self) -> list[tuple[int, dict[str, Any]]]:
         out: list[tuple[int, dict[str, Any]]] = []
         if self.csv:
-            _, rows = csv_rows(self.path, ("time", "kind"))
+
+            def required(header: list[str]) -> tuple[str, ...]:
+                if "kind" not in header and ("node" in header or "nodes" in header):
+                    return ("time",)  # a log of failures only
+                return ("time", "kind")
+
+            _, rows = csv_rows(self.path, required, aliases=_NAMES, expects=_EXPECTS)
             for number, row in rows:
                 out.append((number, {k: v.strip() for k, v in row.items() if v.strip()}))
             if not out:
@@ -275,7 +335,8 @@ class _Reader:
                 raise self.err(number, None, f"not a JSON object: {reason}") from None
             if not isinstance(event, dict):
                 raise self.err(number, None, "not a JSON object")
-            out.append((number, event))
+            keys = canonical_header(list(event), _NAMES)
+            out.append((number, dict(zip(keys, event.values(), strict=True))))
         return out
 
 
@@ -319,14 +380,22 @@ def read_events(
     reader = _Reader(path, _format(path, format))
     raw = reader.events()
     timed: list[tuple[float, int, int, dict[str, Any]]] = []
+    failures_only = all("kind" not in e for _, e in raw) and any(
+        "node" in e or "nodes" in e for _, e in raw
+    )
     for seq, (number, event) in enumerate(raw):
-        if "kind" not in event:
-            raise reader.err(number, "kind", "missing")
+        if failures_only:
+            event["kind"] = "node_failure"
+        missing = [key for key in ("time", "kind") if key not in event]
+        if missing:
+            raise reader.err(
+                number, missing[0], missing_columns(missing, _EXPECTS, EVENT_ALIASES, noun="key")
+            )
         kind = event["kind"]
         if not isinstance(kind, str) or kind not in EVENT_KINDS:
-            raise reader.err(number, "kind", f"unknown event kind {kind!r}")
-        if "time" not in event:
-            raise reader.err(number, "time", "missing")
+            raise reader.err(
+                number, "kind", f"unknown event kind {kind!r} (one of {', '.join(EVENT_KINDS)})"
+            )
         timed.append((reader.time(number, event["time"]), seq, number, event))
     timed.sort(key=lambda item: (item[0], item[1]))
     origin_s: float | None

@@ -5,13 +5,20 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from .._validation import NO_SUCH_FILE, input_file_problem, repeated_column
 from ._errors import HistoryFormatError
 
-__all__ = ["PathArg", "check_path", "csv_rows", "read_lines"]
+__all__ = [
+    "PathArg",
+    "canonical_header",
+    "check_path",
+    "csv_rows",
+    "missing_columns",
+    "read_lines",
+]
 
 PathArg = str | os.PathLike[str]
 
@@ -63,24 +70,77 @@ def read_lines(path: PathArg, name: str = "path") -> list[tuple[int, str]]:
     return out
 
 
+def canonical_header(
+    header: Sequence[str], aliases: Mapping[str, Sequence[str]] | None
+) -> list[str]:
+    """``header`` with every column named by one of its accepted aliases
+    (``aliases``: column -> other names, matched without regard to case)
+    renamed to the column, unless the file also has the column itself."""
+    if not aliases:
+        return list(header)
+    present = set(header)
+    out: list[str] = []
+    for h in header:
+        target = h
+        if h not in aliases:
+            low = h.lower()
+            for column, others in aliases.items():
+                if column not in present and low in (column, *(o.lower() for o in others)):
+                    target = column
+                    break
+        out.append(target)
+    return out
+
+
+def missing_columns(
+    missing: Sequence[str],
+    expects: Mapping[str, str] | None = None,
+    aliases: Mapping[str, Sequence[str]] | None = None,
+    noun: str = "column",
+) -> str:
+    """The one sentence naming every missing column (or key: ``noun``), what
+    each holds (``expects``) and the other names it may have (``aliases``)."""
+    parts = []
+    for column in missing:
+        notes = []
+        if expects and column in expects:
+            notes.append(expects[column])
+        if aliases and aliases.get(column):
+            notes.append(f"also read from a {noun} named " + " or ".join(aliases[column]))
+        parts.append(f"{column!r}" + (f" ({'; '.join(notes)})" if notes else ""))
+    return f"missing {noun}{'s' if len(missing) > 1 else ''} {', '.join(parts)}"
+
+
 def csv_rows(
-    path: PathArg, required: Sequence[str], name: str = "path"
+    path: PathArg,
+    required: Sequence[str] | Callable[[list[str]], Sequence[str]],
+    name: str = "path",
+    *,
+    aliases: Mapping[str, Sequence[str]] | None = None,
+    expects: Mapping[str, str] | None = None,
 ) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]]]:
     """A CSV file with a header: (header, rows as (line number, {column: text})).
-    Every column in ``required`` must be in the header; ``name``: the
-    parameter that gave ``path``, for the error when it is not a path."""
+    Every column in ``required`` (or in what it returns for the header) must
+    be in the header, once; all those missing are named in one error, with
+    what each holds (``expects``) and its other names (``aliases``: a header
+    column named by an alias is read as the column). ``name``: the parameter
+    that gave ``path``, for the error when it is not a path."""
     lines = read_lines(path, name)
     header_line, header_text = lines[0]
     try:
         header = next(csv.reader([header_text]))
     except csv.Error as exc:
         raise HistoryFormatError(path, header_line, None, f"bad CSV header: {exc}") from None
-    header = [h.strip() for h in header]
-    for name in required:
-        if name not in header:
-            raise HistoryFormatError(
-                path, header_line, name, f"missing column (the header has {', '.join(header)})"
-            )
+    header = canonical_header([h.strip() for h in header], aliases)
+    needed = required(header) if callable(required) else required
+    missing = [column for column in needed if column not in header]
+    if missing:
+        raise HistoryFormatError(
+            path,
+            header_line,
+            missing[0],  # the first; the reason names them all
+            f"{missing_columns(missing, expects, aliases)} (the header has {', '.join(header)})",
+        )
     twice = repeated_column(header)
     if twice is not None:
         raise HistoryFormatError(path, header_line, twice, "the header names this column twice")

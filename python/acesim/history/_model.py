@@ -1243,6 +1243,7 @@ class History:
         seed: int = 0,
         checkpoint_interval: float = 3600.0,
         restart_delay: Any = "measured",
+        progress: bool = False,
     ) -> Any:
         """The recorded schedule replayed with the model's failures: a
         :class:`~acesim.history.Backtest` comparing each measured bucket
@@ -1270,7 +1271,9 @@ class History:
 
         ``replicas`` is an integer >= 1, ``level`` in (0, 1],
         ``checkpoint_interval`` seconds > 0; a bad argument raises a
-        TypeError or ValueError naming it."""
+        TypeError or ValueError naming it. ``progress``: the replays done on
+        stderr when it is a terminal outside CI
+        (:func:`acesim.sweep.progress_bar`)."""
         from . import _analysis
 
         return _analysis.backtest(
@@ -1281,6 +1284,7 @@ class History:
             seed=seed,
             checkpoint_interval=checkpoint_interval,
             restart_delay=restart_delay,
+            progress=progress,
         )
 
 

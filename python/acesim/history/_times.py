@@ -7,14 +7,19 @@ import datetime as _dt
 import math
 import re
 
-__all__ = ["format_timestamp", "parse_duration", "parse_timestamp", "to_posix"]
+__all__ = [
+    "format_timestamp",
+    "parse_duration",
+    "parse_time",
+    "parse_timestamp",
+    "to_posix",
+]
 
 #: Absolute times beyond this many seconds from 1970 are taken for garbage.
 MAX_SECONDS = 1e12
 
-_ISO = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?)?", re.ASCII
-)
+#: Epoch seconds: digits with an optional fraction (no sign, no exponent).
+_EPOCH = re.compile(r"\d{1,13}(?:\.\d{1,9})?", re.ASCII)
 _ELAPSED = re.compile(r"(?:(\d{1,9})-)?(?:(\d{1,9}):)?(\d{1,9}):(\d{1,9})(\.\d{1,9})?", re.ASCII)
 
 
@@ -32,32 +37,35 @@ def from_posix(seconds: float) -> _dt.datetime:
     return _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=seconds)
 
 
-def parse_timestamp(text: str) -> float:
-    """POSIX seconds of ``YYYY-MM-DDTHH:MM:SS`` (also with a space for the
-    ``T``, without the seconds, or date only; fractional seconds allowed) or of
-    a plain integer (``SLURM_TIME_FORMAT=%s``). ValueError otherwise."""
-    if text.isascii() and text.isdigit() and len(text) <= 13:
-        seconds = float(int(text))
+def parse_time(text: str) -> tuple[float, bool]:
+    """POSIX seconds of an ISO 8601 time (``datetime.fromisoformat``:
+    ``2024-01-02T03:04:05``, a space for the ``T``, fractional seconds, date
+    only, a zone as ``Z`` or ``+02:00``) or of epoch seconds (``1704164645``
+    or ``1704164645.25``; ``SLURM_TIME_FORMAT=%s``), and whether the text gave
+    a zone (epoch seconds count as zoned: they are UTC). A naive time is read
+    as UTC. ValueError otherwise."""
+    t = text.strip()
+    if _EPOCH.fullmatch(t):
+        seconds, zoned = float(t), True
     else:
-        m = _ISO.fullmatch(text)
-        if m is None:
-            raise ValueError(f"{text!r} is not a time like 2024-01-02T03:04:05")
-        year, month, day, hour, minute, second, frac = m.groups()
         try:
-            stamp = _dt.datetime(
-                int(year),
-                int(month),
-                int(day),
-                int(hour or 0),
-                int(minute or 0),
-                int(second or 0),
-            )
+            stamp = _dt.datetime.fromisoformat(t)
         except ValueError as exc:
-            raise ValueError(f"{text!r} is not a valid time: {exc}") from None
-        seconds = to_posix(stamp) + (float(frac) if frac else 0.0)
+            if t[:4].isascii() and t[:4].isdigit() and t[4:5] == "-":
+                raise ValueError(f"{text!r} is not a valid time: {exc}") from None
+            raise ValueError(
+                f"{text!r} is not a time like 2024-01-02T03:04:05, 2024-01-02T03:04:05Z, "
+                "2024-01-02T03:04:05+02:00 or epoch seconds"
+            ) from None
+        seconds, zoned = to_posix(stamp), stamp.tzinfo is not None
     if not abs(seconds) <= MAX_SECONDS:
         raise ValueError(f"{text!r} is too far from 1970")
-    return seconds
+    return seconds, zoned
+
+
+def parse_timestamp(text: str) -> float:
+    """POSIX seconds of :func:`parse_time`'s times. ValueError otherwise."""
+    return parse_time(text)[0]
 
 
 def format_timestamp(seconds: float) -> str:

@@ -51,7 +51,7 @@ from ..objectives import Cost, Objective, as_scenario, evaluate
 from ..plot import sensitivity_figure
 from ..results_io import ResultFileError, load_tables, save_tables
 from ..scenario import Scenario
-from ..sweep import _Progress
+from ..sweep import progress_bar
 from .designs import (
     morris_design,
     morris_indices,
@@ -324,7 +324,7 @@ def _run(
     seen before is not run again."""
     keys = [tuple(float(x) for x in row) for row in coordinates]
     distinct = list(dict.fromkeys(keys))
-    bar = _Progress(len(distinct), desc="sensitivity", unit="run") if progress else None
+    bar = progress_bar(progress, len(distinct), desc="sensitivity", unit="run")
     found: dict[tuple[float, ...], float] = {}
     try:
         for key in distinct:
