@@ -177,12 +177,11 @@ def optimal_interval(
         chunk = max(math.ceil(n / 10), 1)
         for offset in range(0, n, chunk):
             size = min(chunk, n - offset)
-            parts.append(
-                batch_simulate(
-                    grid_jobs, model, replicas=size, seed=seed, threads=threads,
-                    first_replica=first + offset, causes=causes,
-                )  # fmt: skip
-            )
+            part = batch_simulate(
+                grid_jobs, model, replicas=size, seed=seed, threads=threads,
+                first_replica=first + offset, causes=causes,
+            )  # fmt: skip
+            parts.append(part)
             if bar is not None:
                 bar.update(size)
         return cast(BatchResult, _join_rounds(parts))
