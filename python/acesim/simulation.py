@@ -690,22 +690,42 @@ class _DistributionTable(dict[Any, int]):
     ``table.index(law)``) is its index in ``compiled``, -1 for None; a law
     seen before is a plain dict hit. The table holds on to every law it
     indexed (a law converted on the way in, from scipy, would otherwise be
-    freed and its id reused)."""
+    freed and its id reused).
 
-    __slots__ = ("compiled",)
+    ``by_value=True`` (a table that lives as long as a FleetModel, which
+    every submitted job's new law objects would otherwise grow without end)
+    keys laws by value instead: equal laws (the same compiled table,
+    ``_core.Distribution.value_key``) share one index, and the table holds
+    on to the first of them only."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_by_value", "compiled")
+
+    def __init__(self, by_value: bool = False) -> None:
         self[None] = -1
         self.compiled: list[Any] = []
+        self._by_value: dict[bytes, int] | None = {} if by_value else None
 
     @property
     def index(self) -> Callable[[Distribution | None], int]:
         """The index of a law (the bound lookup: no Python frame on a hit)."""
-        return self.__getitem__
+        return self.__getitem__ if self._by_value is None else self._value_index
 
     def __missing__(self, dist: Distribution) -> int:
         found = self[dist] = len(self.compiled)
         self.compiled.append(dist._compiled)
+        return found
+
+    def _value_index(self, dist: Distribution | None) -> int:
+        """The index of a law by value (``by_value=True``)."""
+        if dist is None:
+            return -1
+        compiled = dist._compiled
+        by_value: dict[bytes, int] = self._by_value  # type: ignore[assignment]
+        key = compiled.value_key
+        found = by_value.get(key)
+        if found is None:
+            found = by_value[key] = len(self.compiled)
+            self.compiled.append(compiled)
         return found
 
 
