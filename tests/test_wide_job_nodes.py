@@ -56,7 +56,10 @@ def _plan() -> tuple[dict[int, list[float]], list[int], list[list[int]]]:
     return times, struck, lists
 
 
-def _drive(model: ace.FleetModel, job: int) -> tuple[list[int], list[list[int]], float, tuple[int, ...]]:
+Drive = tuple[list[int], list[list[int]], float, tuple[int, ...]]
+
+
+def _drive(model: ace.FleetModel, job: int) -> Drive:
     """Drives the model to the job's first job-level failure, restarting it
     after each node failure on its survivors and the lowest free node;
     returns the struck nodes, the list after each restart, and the time and
