@@ -1133,7 +1133,7 @@ def simulate(
         or call.causes is not causes
         or call.given != given
         or call.types != tuple(map(type, given))
-        or call.ready.fingerprint != _fingerprint(jobs)
+        or call.fingerprint != _fingerprint(jobs)
     ):
         ready = _last_input(jobs, failures, fleet, policy, causes)
         call = _prepare_call(ready, jobs, failures, fleet, policy, causes, given)
@@ -1144,7 +1144,7 @@ def simulate(
             with _callback_error_guard():
                 raw = _core.simulate(*call.args, **call.options)
     except NoProgressError as exc:
-        named = _named_stall(exc, call.ready.core_jobs.names)
+        named = _named_stall(exc, call.names)
         if named is None:
             raise
         raise named from None
@@ -1152,15 +1152,17 @@ def simulate(
     attributes: dict[str, Any] = raw
     attributes["seed"] = call.seed
     attributes["replicas"] = call.replicas
-    attributes["job_names"] = call.ready.core_jobs.names
+    attributes["job_names"] = call.names
     attributes["_origin"] = call.origin
     result = object.__new__(SimulationResult)
     object.__setattr__(result, "__dict__", attributes)
     return result
 
 
-class _Call(NamedTuple):
-    """A ``simulate`` call as the core takes it (_prepare_call)."""
+@dataclass(slots=True, eq=False)
+class _Call:
+    """A ``simulate`` call as the core takes it (_prepare_call). Slots: a
+    repeated call reads a dozen of its attributes."""
 
     jobs: Any  # the call's input (_Ready's, beside the call for a quick check)
     failures: Any
@@ -1175,6 +1177,8 @@ class _Call(NamedTuple):
     seed: int
     replicas: int
     origin: Mapping[str, Any]  # the results' provenance: {"arguments": ...}, read-only
+    fingerprint: tuple[Any, ...] | None  # the jobs' fields (_fingerprint)
+    names: tuple[str | None, ...]  # the jobs' names
 
 
 #: The last call (_prepare_call): a call with the same input (_last_input)
@@ -1269,7 +1273,8 @@ def _prepare_call(
         arguments["max_stalled_failures"] = max_stalled
     origin = MappingProxyType({"arguments": MappingProxyType(arguments)})
     call = _Call(jobs, failures, fleet, policy, causes, ready, given, tuple(map(type, given)),
-                 args, options, seed_, n_replicas, origin)  # fmt: skip
+                 args, options, seed_, n_replicas, origin, ready.fingerprint,
+                 ready.core_jobs.names)  # fmt: skip
     if _LAST_INPUT and _LAST_INPUT[0] is ready:  # a call that can be recognized
         _LAST_CALL[:] = [call]
     return call
