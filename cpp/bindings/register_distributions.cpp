@@ -41,6 +41,7 @@ void register_distributions(py::module_& m) {
         .def("forward_recurrence_mean", &Distribution::forward_recurrence_mean, py::arg("gpus"))
         .def_property_readonly("has_replay", &Distribution::has_replay)
         .def_property_readonly("kind", &Distribution::kind)
+        .def_property_readonly("value_key", [](const Distribution& d) { return py::bytes(d.value_key()); })
         .def_property_readonly("scale_dependent", &Distribution::scale_dependent)
         .def_property_readonly("node_count", [](const Distribution& d) { return d.nodes().size(); });
 

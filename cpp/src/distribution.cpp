@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 #include "acesim/distribution_table.hpp"
 #include "acesim/portable_math.hpp"
@@ -279,6 +280,29 @@ double Distribution::forward_recurrence_mean(double gpus) const {
     const double m = mean(gpus);
     if (!(m > 0.0)) return 0.0;  // all of the mass at 0
     return moment(2, gpus) / (2.0 * m);
+}
+
+std::string Distribution::value_key() const {
+    const Table& t = table();
+    std::string key;
+    key.reserve(sizeof(std::uint32_t) + t.nodes.size() * 32 + t.data.size() * 12);
+    const auto put = [&key](const auto& value) {
+        key.append(reinterpret_cast<const char*>(&value), sizeof(value));
+    };
+    // Field by field: a DistNode's padding bytes are not part of the law.
+    put(t.root);
+    put(static_cast<std::uint64_t>(t.nodes.size()));
+    for (const DistNode& n : t.nodes) {
+        put(static_cast<std::uint32_t>(n.kind));
+        put(n.a);
+        put(n.b);
+        put(n.p0);
+        put(n.p1);
+    }
+    put(static_cast<std::uint64_t>(t.data.size()));
+    for (double x : t.data) put(x);
+    for (std::uint32_t x : t.links) put(x);
+    return key;
 }
 
 bool Distribution::scale_dependent() const {

@@ -42,10 +42,11 @@ FleetModelCore::FleetModelCore(SimulationInput setup, bool report_checkpoints) :
 FleetModelCore::~FleetModelCore() = default;
 
 std::uint32_t FleetModelCore::add_distribution(Distribution d) {
+    // A view points into its law's table, which copies and moves of the law
+    // share (it does not move with the vector): the others stay valid, and
+    // the engine reads views_ through its reference.
+    views_.push_back(d.view());
     in_.distributions.push_back(std::move(d));
-    // The views point into the distributions' tables: build them all again.
-    views_.clear();
-    for (const Distribution& x : in_.distributions) views_.push_back(x.view());
     return static_cast<std::uint32_t>(in_.distributions.size() - 1);
 }
 

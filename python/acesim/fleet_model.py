@@ -245,7 +245,7 @@ class FleetModel:
         law = failures
         if law is None and fleet.node_failures is None:
             law = meta_scale_model()
-        self._table = _DistributionTable()
+        self._table = _DistributionTable(by_value=True)  # submits add no law twice
         index = self._table.index
         quarantine = Policy(quarantine=policy.quarantine) if policy is not None else None
         model = core_model(index, fleet, quarantine, self._causes)

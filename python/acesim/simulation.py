@@ -9,24 +9,26 @@ import dataclasses
 import enum
 import functools
 import math
+import operator
 import os
 import struct
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from ._core_input import core_model
+from ._core_input import CoreModel, core_model
 from ._validation import boolean, check_replica_ids, finite, integer, real, seconds
 from .analytic import meta_scale_model
 from .distributions import Distribution, Never, scipy_to_law
 from .errors import NoProgressError
-from .fleet import Fleet, _cause_list
+from .fleet import Cause, Fleet, _cause_list
 from .job import RULE_CODES, CheckpointTier, Job, JobArray
 from .policy import Policy
 
@@ -354,23 +356,32 @@ class SimulationResult(_Provenance):
         *,
         arguments: Mapping[str, Any] | None = None,
         job_names: Sequence[str | None] = (),
+        origin: Mapping[str, Any] | None = None,
     ) -> SimulationResult:
         """From the core's tables by name (a run's, or a closed FleetModel's).
+        ``origin`` (read-only, shared by the results of equal calls) stands
+        for ``{"arguments": arguments}``.
 
         Every field is set at once, as the frozen dataclass's ``__init__``
         would set them one by one (a third of a small call's Python time)."""
-        result = cls.__new__(cls)
-        result.__dict__.update(
-            jobs=raw["jobs"],
-            fleet=raw["fleet"],
-            trace=raw["trace"],
-            events=raw["events"],
-            seed=seed,
-            replicas=replicas,
-            placements=raw["placements"],
-            node_events=raw["node_events"],
-            job_names=tuple(job_names),
-            _origin=None if arguments is None else {"arguments": arguments},
+        if origin is None and arguments is not None:
+            origin = {"arguments": arguments}
+        result = object.__new__(cls)
+        object.__setattr__(
+            result,
+            "__dict__",
+            {
+                "jobs": raw["jobs"],
+                "fleet": raw["fleet"],
+                "trace": raw["trace"],
+                "events": raw["events"],
+                "seed": seed,
+                "replicas": replicas,
+                "placements": raw["placements"],
+                "node_events": raw["node_events"],
+                "job_names": tuple(job_names),
+                "_origin": origin,
+            },
         )
         return result
 
@@ -735,18 +746,34 @@ class _DistributionTable(dict[Any, int]):
     ``table.index(law)``) is its index in ``compiled``, -1 for None; a law
     seen before is a plain dict hit. The table holds on to every law it
     indexed (a law converted on the way in, from scipy, would otherwise be
-    freed and its id reused)."""
+    freed and its id reused).
 
-    __slots__ = ("compiled",)
+    ``by_value=True`` (a table that lives as long as a FleetModel, which
+    every submitted job's new law objects would otherwise grow without end)
+    keys laws by value instead: equal laws (the same compiled table,
+    ``_core.Distribution.value_key``) share one index, and the table holds
+    on to the first of them only."""
 
-    def __init__(self) -> None:
+    __slots__ = ("_by_value", "compiled")
+
+    def __init__(self, by_value: bool = False) -> None:
         self[None] = -1
         self.compiled: list[Any] = []
+        self._by_value: dict[bytes, int] | None = {} if by_value else None
 
     @property
     def index(self) -> Callable[[Distribution | None], int]:
         """The index of a law (the bound lookup: no Python frame on a hit)."""
-        return self.__getitem__
+        return self.__getitem__ if self._by_value is None else self._value_index
+
+    def copy(self) -> _DistributionTable:
+        """Another table with the same laws at the same indices."""
+        out = _DistributionTable(self._by_value is not None)
+        dict.update(out, self)
+        out.compiled = list(self.compiled)
+        if self._by_value is not None:
+            out._by_value = dict(self._by_value)
+        return out
 
     def __missing__(self, dist: Distribution) -> int:
         if isinstance(dist, Never):  # no law: the failure process is absent
@@ -755,6 +782,42 @@ class _DistributionTable(dict[Any, int]):
         found = self[dist] = len(self.compiled)
         self.compiled.append(dist._compiled)
         return found
+
+    def _value_index(self, dist: Distribution | None) -> int:
+        """The index of a law by value (``by_value=True``)."""
+        if dist is None:
+            return -1
+        compiled = dist._compiled
+        by_value: dict[bytes, int] = self._by_value  # type: ignore[assignment]
+        key = compiled.value_key
+        found = by_value.get(key)
+        if found is None:
+            found = by_value[key] = len(self.compiled)
+            self.compiled.append(compiled)
+        return found
+
+
+#: The last call's fleet, policy and causes, their core specs and the table
+#: that indexes their laws (_model_table).
+_LAST_MODEL: list[tuple[Any, ...]] = []
+
+
+def _model_table(
+    fleet: Fleet | None, policy: Policy | None, causes: Any, cause_list: list[Cause]
+) -> tuple[_DistributionTable, CoreModel]:
+    """The core's fleet, policy and causes, and a new table of laws that
+    holds theirs (first, at the indices their specs name). Fleets, policies
+    and causes are frozen values: a call with the same objects as the last
+    (causes None or a tuple) reuses their specs, which cost most of a small
+    call's Python time to build."""
+    last = _LAST_MODEL[0] if _LAST_MODEL else None
+    if last is not None and last[0] is fleet and last[1] is policy and last[2] is causes:
+        return last[3].copy(), last[4]
+    table = _DistributionTable()
+    model = core_model(table.index, fleet, policy, cause_list)
+    if causes is None or isinstance(causes, tuple):
+        _LAST_MODEL[:] = [(fleet, policy, causes, table.copy(), model)]
+    return table, model
 
 
 def _failure_laws(
@@ -921,22 +984,111 @@ def _max_stalled_failures(value: Any) -> int:
     return integer("max_stalled_failures", value, minimum=1, maximum=2**32 - 1)
 
 
+def _named_stall(
+    exc: NoProgressError, names: Sequence[str | None] | None
+) -> NoProgressError | None:
+    """A NoProgressError from the core names a job by its index: the same
+    error with the job's name added, where it has one (None: it has none)."""
+    job = getattr(exc, "job", None)
+    known = names is not None and isinstance(job, int) and job < len(names)
+    name = names[job] if known and names is not None and isinstance(job, int) else None
+    if name is None:
+        return None
+    named = NoProgressError(str(exc).replace(f"job {job} ", f"job {job} ({name!r}) ", 1))
+    for key in ("job", "count", "replica"):
+        setattr(named, key, getattr(exc, key, None))
+    return named
+
+
 @contextlib.contextmanager
 def _naming_stalled_jobs(names: Sequence[str | None] | None) -> Iterator[None]:
-    """A NoProgressError from the core names a job by its index: add the
-    job's name where it has one."""
+    """_named_stall around a block."""
     try:
         yield
     except NoProgressError as exc:
-        job = getattr(exc, "job", None)
-        known = names is not None and isinstance(job, int) and job < len(names)
-        name = names[job] if known and names is not None and isinstance(job, int) else None
-        if name is None:
+        named = _named_stall(exc, names)
+        if named is None:
             raise
-        named = NoProgressError(str(exc).replace(f"job {job} ", f"job {job} ({name!r}) ", 1))
-        for key in ("job", "count", "replica"):
-            setattr(named, key, getattr(exc, key, None))
         raise named from None
+
+
+#: Every field of a Job, read at once (a tuple; laws compare by identity).
+_JOB_FIELDS = operator.attrgetter(*Job.__slots__)
+
+
+#: The most jobs of a call whose input is kept for the next (_fingerprint):
+#: a small call's conversion is most of its Python time, a large one's is not.
+_KEPT_JOBS = 64
+
+
+def _fingerprint(jobs: Any) -> tuple[Any, ...] | None:
+    """The fields of ``jobs`` (a Job, or a list or tuple of at most
+    _KEPT_JOBS Job objects), as ``simulate`` converts them; None for other
+    inputs (a JobArray's columns are arrays, which can change in place
+    unseen)."""
+    if type(jobs) is Job:
+        return (_JOB_FIELDS(jobs),)
+    if (type(jobs) is list or type(jobs) is tuple) and len(jobs) <= _KEPT_JOBS:
+        if all(type(job) is Job for job in jobs):
+            return tuple(map(_JOB_FIELDS, jobs))
+    return None
+
+
+class _Ready(NamedTuple):
+    """``simulate``'s input as the core takes it, and the arguments it was
+    made from (_last_input)."""
+
+    jobs: Any
+    failures_arg: Any
+    fleet: Fleet | None
+    policy: Policy | None
+    causes: Any
+    fingerprint: tuple[Any, ...] | None
+    failures: Any  # the job-level law(s), the default one put in
+    job_count: int
+    compiled: list[Any]
+    failure_index: int | list[int]
+    core_jobs: _CoreJobs
+    model: CoreModel
+    options: _core.JobOptionColumns | None
+
+
+#: The last call's _Ready, when its input can be recognized (_last_input).
+_LAST_INPUT: list[_Ready] = []
+
+
+def _remember(ready: _Ready) -> _Ready:
+    """Keeps ``ready`` for the next call when it can be recognized: jobs that
+    are Job objects, a single law or None for ``failures`` (a list of laws
+    can change in place unseen) and causes None or a tuple."""
+    failures = ready.failures_arg
+    if (
+        ready.fingerprint is not None
+        and (failures is None or isinstance(failures, Distribution))
+        and (ready.causes is None or isinstance(ready.causes, tuple))
+    ):
+        _LAST_INPUT[:] = [ready]
+    return ready
+
+
+def _last_input(jobs: Any, failures: Any, fleet: Any, policy: Any, causes: Any) -> _Ready | None:
+    """The last call's converted input when this call's is the same: the same
+    objects (fleets, policies, causes and laws are frozen values) and jobs
+    whose every field is the one converted then (Job objects can be
+    changed). A repeated small call then costs its argument checks only."""
+    if not _LAST_INPUT:
+        return None
+    last = _LAST_INPUT[0]
+    if (
+        last.jobs is jobs
+        and last.failures_arg is failures
+        and last.fleet is fleet
+        and last.policy is policy
+        and last.causes is causes
+        and _fingerprint(jobs) == last.fingerprint
+    ):
+        return last
+    return None
 
 
 def simulate(
@@ -1025,20 +1177,104 @@ def simulate(
         else:
             result = _in_chunks(simulate, arguments, replicas, first_replica, "simulate")
         return result
-    job_list = _job_input(jobs)
-    if fleet is not None and not isinstance(fleet, Fleet):
-        raise TypeError(f"fleet must be a Fleet or None, got {type(fleet).__name__}")
-    if policy is not None and not isinstance(policy, Policy):
-        raise TypeError(f"policy must be a Policy or None, got {type(policy).__name__}")
-    cause_list = _cause_list(causes)
-    if policy is not None and fleet is None:
-        _check_policy_without_fleet(policy)
-    _check_cause_widths(cause_list, fleet)
-    node_level = fleet is not None and fleet.node_failures is not None
-    if failures is None and not node_level:
-        failures = _default_failures()
+    given = (replicas, seed, first_replica, horizon, record_events, check_invariants, threads,
+             gpus_per_node, max_events, max_stalled_failures)  # fmt: skip
+    # The same call as the last (_prepare_call): the same objects, the same
+    # run options of the same types, and jobs whose fields are the same.
+    call = _LAST_CALL[0] if _LAST_CALL else None
+    if (
+        call is None
+        or call.jobs is not jobs
+        or call.failures is not failures
+        or call.fleet is not fleet
+        or call.policy is not policy
+        or call.causes is not causes
+        or call.given != given
+        or call.types != tuple(map(type, given))
+        or call.fingerprint != _fingerprint(jobs)
+    ):
+        ready = _last_input(jobs, failures, fleet, policy, causes)
+        call = _prepare_call(ready, jobs, failures, fleet, policy, causes, given)
+    try:
+        if policy is None or not _python_backed(policy):  # nothing to guard
+            raw = _core.simulate(*call.args, **call.options)
+        else:
+            with _callback_error_guard():
+                raw = _core.simulate(*call.args, **call.options)
+    except NoProgressError as exc:
+        named = _named_stall(exc, call.names)
+        if named is None:
+            raise
+        raise named from None
+    # The core's new dict of tables becomes the result's attributes.
+    attributes: dict[str, Any] = raw
+    attributes["seed"] = call.seed
+    attributes["replicas"] = call.replicas
+    attributes["job_names"] = call.names
+    attributes["_origin"] = call.origin
+    result = object.__new__(SimulationResult)
+    object.__setattr__(result, "__dict__", attributes)
+    return result
+
+
+@dataclass(slots=True, eq=False)
+class _Call:
+    """A ``simulate`` call as the core takes it (_prepare_call). Slots: a
+    repeated call reads a dozen of its attributes."""
+
+    jobs: Any  # the call's input (_Ready's, beside the call for a quick check)
+    failures: Any
+    fleet: Fleet | None
+    policy: Policy | None
+    causes: Any
+    ready: _Ready
+    given: tuple[Any, ...]  # the run options as given
+    types: tuple[type, ...]  # and their types
+    args: tuple[Any, ...]  # _core.simulate's positional arguments
+    options: dict[str, Any]  # and its keywords
+    seed: int
+    replicas: int
+    origin: Mapping[str, Any]  # the results' provenance: {"arguments": ...}, read-only
+    fingerprint: tuple[Any, ...] | None  # the jobs' fields (_fingerprint)
+    names: tuple[str | None, ...]  # the jobs' names
+
+
+#: The last call (_prepare_call): a call with the same input (_last_input)
+#: and the same run options, of the same types, is the same call.
+_LAST_CALL: list[_Call] = []
+
+
+def _prepare_call(
+    ready: _Ready | None,
+    jobs: Any,
+    failures: Any,
+    fleet: Any,
+    policy: Any,
+    causes: Any,
+    given: tuple[Any, ...],
+) -> _Call:
+    """``simulate``'s arguments checked and converted (the input too, unless
+    ``ready`` has it already), in the order simulate checks them."""
+    (replicas, seed, first_replica, horizon, record_events, check_invariants, threads,
+     gpus_per_node, max_events, max_stalled_failures) = given  # fmt: skip
+    if ready is None:
+        job_list = _job_input(jobs)
+        if fleet is not None and not isinstance(fleet, Fleet):
+            raise TypeError(f"fleet must be a Fleet or None, got {type(fleet).__name__}")
+        if policy is not None and not isinstance(policy, Policy):
+            raise TypeError(f"policy must be a Policy or None, got {type(policy).__name__}")
+        cause_list = _cause_list(causes)
+        if policy is not None and fleet is None:
+            _check_policy_without_fleet(policy)
+        _check_cause_widths(cause_list, fleet)
+        node_level = fleet is not None and fleet.node_failures is not None
+        laws = _default_failures() if failures is None and not node_level else failures
+        job_count = len(job_list)
+    else:
+        laws = ready.failures
+        job_count = ready.job_count
     n_replicas, seed_, first, horizon_ = _run_options(replicas, seed, first_replica, horizon)
-    _check_result_size(n_replicas, len(job_list))
+    _check_result_size(n_replicas, job_count)
     record_events = boolean("record_events", record_events)
     check_invariants = boolean("check_invariants", check_invariants)
     threads_ = _threads(threads)
@@ -1049,38 +1285,36 @@ def simulate(
         0 if max_events is None else integer("max_events", max_events, minimum=1, maximum=2**63)
     )
     max_stalled = _max_stalled_failures(max_stalled_failures)
-
-    table = _DistributionTable()
-    index = table.index
-    failure_index = _failure_laws(failures, job_list, index)
-    core_jobs = _core_jobs(job_list, index)
-
-    model = core_model(index, fleet, policy, cause_list)
-
-    with _python_callback_errors(policy), _naming_stalled_jobs(core_jobs.names):
-        raw = _core.simulate(
-            table.compiled,
-            core_jobs.specs,
-            failure_index,
-            model.causes,
-            model.fleet,
-            model.policy,
-            gpus_per_node=per_node,
-            replicas=n_replicas,
-            first_replica=first,
-            seed=seed_,
-            horizon=horizon_,
-            record_events=record_events,
-            check_invariants=check_invariants,
-            threads=threads_,
-            max_events=max_events_,
-            time_limit=core_jobs.time_limits,
-            job_options=_checkpoint_levels(job_list, index) if core_jobs.leveled else None,
-            max_stalled_failures=max_stalled,
-        )
+    if ready is None:
+        table, model = _model_table(fleet, policy, causes, cause_list)
+        index = table.index
+        failure_index = _failure_laws(laws, job_list, index)
+        core_jobs = _core_jobs(job_list, index)
+        levels = _checkpoint_levels(job_list, index) if core_jobs.leveled else None
+        ready = _remember(
+            _Ready(jobs, failures, fleet, policy, causes, _fingerprint(jobs), laws, job_count,
+                   table.compiled, failure_index, core_jobs, model, levels)
+        )  # fmt: skip
+    model = ready.model
+    args = (ready.compiled, ready.core_jobs.specs, ready.failure_index, model.causes, model.fleet,
+            model.policy)  # fmt: skip
+    options = {
+        "gpus_per_node": per_node,
+        "replicas": n_replicas,
+        "first_replica": first,
+        "seed": seed_,
+        "horizon": horizon_,
+        "record_events": record_events,
+        "check_invariants": check_invariants,
+        "threads": threads_,
+        "max_events": max_events_,
+        "time_limit": ready.core_jobs.time_limits,
+        "job_options": ready.options,
+        "max_stalled_failures": max_stalled,
+    }
     arguments = {
         "jobs": jobs,
-        "failures": failures,
+        "failures": laws,
         "fleet": fleet,
         "policy": policy,
         "replicas": n_replicas,
@@ -1095,9 +1329,13 @@ def simulate(
     }
     if max_stalled != DEFAULT_MAX_STALLED_FAILURES:
         arguments["max_stalled_failures"] = max_stalled
-    return SimulationResult._from_tables(
-        raw, seed_, n_replicas, arguments=arguments, job_names=core_jobs.names
-    )
+    origin = MappingProxyType({"arguments": MappingProxyType(arguments)})
+    call = _Call(jobs, failures, fleet, policy, causes, ready, given, tuple(map(type, given)),
+                 args, options, seed_, n_replicas, origin, ready.fingerprint,
+                 ready.core_jobs.names)  # fmt: skip
+    if _LAST_INPUT and _LAST_INPUT[0] is ready:  # a call that can be recognized
+        _LAST_CALL[:] = [call]
+    return call
 
 
 #: Replicas of the first round of a precision-driven run (``target_se``).

@@ -45,6 +45,9 @@ public:
     double forward_recurrence_mean(double gpus) const;
     /// Whether the tree holds a Replay anywhere.
     bool has_replay() const;
+    /// The law as bytes (its table, field by field): two laws with the same
+    /// key draw the same numbers, so a table of laws may keep one of them.
+    std::string value_key() const;
     /// Whether draws depend on the job size.
     bool scale_dependent() const;
     /// Kind of the root node.

@@ -17,12 +17,31 @@ NodePool::NodePool(const FleetSpec& fleet, const QuarantineSpec& quarantine, std
       gpn_(gpus_per_node),
       repair_(fleet, gpus_per_node),
       plans_(plans),
-      slots_(fleet.nodes),
+      slots_(widest_span(fleet.nodes)),
       processes_(fleet, gpus_per_node),
       calendar_(fleet) {
     held_.resize(plans.size());
     reserved_.assign(plans.size(), 0);
     acquiring_.assign(plans.size(), 0);
+}
+
+void NodePool::compact(std::uint32_t j) {
+    NodeSlice& held = held_[j];
+    const std::uint32_t slots = capacity(j);
+    std::uint32_t* data = slots_.at(held.first);
+    std::uint32_t kept = 0;
+    for (std::uint32_t at = 0; at < held.end; ++at) {
+        const std::uint32_t n = data[at];
+        if (n == kVacant) continue;
+        nodes_[n].held_slot = kept;
+        data[kept++] = n;
+    }
+    held.end = kept;
+    std::uint32_t* counts = data + slots;
+    for (std::uint32_t b = 0; b < slots / kHeldBlock; ++b) {
+        const std::uint32_t from = b * kHeldBlock;
+        counts[b] = kept > from ? std::min(kept - from, kHeldBlock) : 0u;
+    }
 }
 
 void NodePool::add_job() {

@@ -8,7 +8,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <unordered_map>
@@ -97,32 +99,96 @@ private:
     std::unique_ptr<std::vector<std::uint32_t>> more_;  ///< every job while there are more than kInline
 };
 
-/// The nodes a job holds: a slice of the pool's SliceArena as wide as the
-/// job's node count (a job never holds more; nor more than the fleet has),
-/// held while it holds a node, so jobs cost no allocation of their own. A
-/// job keeps its slice's first slot and length (8 bytes a job); the pool
-/// changes it (NodePool::attach, detach), everyone else reads it through a
-/// NodeList.
+/// A slot of a wide job's node list that no longer holds a node (NodeSlice).
+inline constexpr std::uint32_t kVacant = std::numeric_limits<std::uint32_t>::max();
+/// Slots per count of a wide job's node list (NodeSlice).
+inline constexpr std::uint32_t kHeldBlock = 64;
+
+/// The nodes a job holds: a slice of the pool's SliceArena, held while it
+/// holds a node, so jobs cost no allocation of their own. A job keeps its
+/// slice's first slot, its node count and the slots used (12 bytes a job);
+/// the pool changes it (NodePool::attach, detach), everyone else reads it
+/// through a NodeList.
+///
+/// A narrow job's slice is as wide as its node count (a job never holds
+/// more; nor more than the fleet has): a node it gives back is removed and
+/// the later ones move up, which costs at most that width.
+///
+/// A wide job's (more than kHeldBlock whole nodes) would cost 16,384 moves
+/// for a node change of a 16,384-node job: its slice has twice its node
+/// count in slots, then one count per kHeldBlock of them. A node it takes
+/// goes in the next slot (the slice is compacted, in order, when it has
+/// none left: at most once per node count of changes); a node it gives
+/// back leaves its slot kVacant (found through NodeState::held_slot) and
+/// its block's count goes down. Both are O(1); the nodes keep the order in
+/// which the job took them, and the i-th (the blamed node of a job-level
+/// failure) is found by walking the counts, then one block.
 struct NodeSlice {
     std::uint32_t first = 0;  ///< its first slot in the flat array
     std::uint32_t size = 0;   ///< nodes held
+    std::uint32_t end = 0;    ///< slots used: the nodes and the kVacant slots among them
 };
 
 /// A read-only view of the nodes a job holds, in the order it took them;
-/// valid until the pool next changes them.
+/// valid until the pool next changes them. Iterating skips the kVacant
+/// slots of a wide job's slice (NodeSlice).
 class NodeList {
 public:
-    NodeList(const std::uint32_t* data, std::uint32_t size) : data_(data), size_(size) {}
+    class Iterator {
+    public:
+        using iterator_category = std::forward_iterator_tag;
+        using value_type = std::uint32_t;
+        using difference_type = std::ptrdiff_t;
+        using pointer = const std::uint32_t*;
+        using reference = const std::uint32_t&;
+
+        Iterator() = default;
+        Iterator(const std::uint32_t* at, const std::uint32_t* end) : at_(at), end_(end) { skip(); }
+        reference operator*() const { return *at_; }
+        Iterator& operator++() {
+            ++at_;
+            skip();
+            return *this;
+        }
+        Iterator operator++(int) {
+            Iterator before = *this;
+            ++*this;
+            return before;
+        }
+        bool operator==(const Iterator& o) const { return at_ == o.at_; }
+        bool operator!=(const Iterator& o) const { return at_ != o.at_; }
+
+    private:
+        void skip() {
+            while (at_ != end_ && *at_ == kVacant) ++at_;
+        }
+        const std::uint32_t* at_ = nullptr;
+        const std::uint32_t* end_ = nullptr;
+    };
+
+    NodeList(const std::uint32_t* data, std::uint32_t size, std::uint32_t end = 0,
+             const std::uint32_t* counts = nullptr)
+        : data_(data), size_(size), end_(counts ? end : size), counts_(counts) {}
     std::uint32_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
-    std::uint32_t back() const { return data_[size_ - 1]; }
-    const std::uint32_t* begin() const { return data_; }
-    const std::uint32_t* end() const { return data_ + size_; }
-    std::uint32_t operator[](std::uint32_t i) const { return data_[i]; }
+    /// The last node (a slice never ends with a kVacant slot).
+    std::uint32_t back() const { return data_[end_ - 1]; }
+    Iterator begin() const { return {data_, data_ + end_}; }
+    Iterator end() const { return {data_ + end_, data_ + end_}; }
+    /// The i-th node in the order the job took them.
+    std::uint32_t operator[](std::uint32_t i) const {
+        if (end_ == size_) return data_[i];  // no kVacant slot
+        std::uint32_t block = 0;
+        while (i >= counts_[block]) i -= counts_[block++];
+        for (const std::uint32_t* at = data_ + block * kHeldBlock;; ++at)
+            if (*at != kVacant && i-- == 0) return *at;
+    }
 
 private:
     const std::uint32_t* data_;
     std::uint32_t size_;
+    std::uint32_t end_;
+    const std::uint32_t* counts_;  ///< a wide job's counts per block (null: a narrow job's)
 };
 
 /// Cache-line aligned: what a placement and a release change (the jobs,
@@ -153,6 +219,7 @@ struct alignas(64) NodeState {
     std::int32_t acquiring_for = -1;  ///< in acquisition for this job (-1: none)
     double acquired_at = std::numeric_limits<double>::infinity();  ///< when that acquisition ends
     std::uint32_t out_pos = 0;  ///< position in the out-of-service list while out of service
+    std::uint32_t held_slot = 0;  ///< its slot in the node list of the wide job holding it (NodeSlice)
 };
 
 /// Node-level totals of one replica, for the fleet rollup.
@@ -179,6 +246,8 @@ public:
 
 private:
     void check_cold(std::uint32_t n) const;
+    /// Job j's node list (NodeSlice): counts, slots and order.
+    void check_held(std::uint32_t j) const;
     const NodePool& p_;
 };
 
@@ -202,7 +271,10 @@ public:
     // --- job-node links -----------------------------------------------------
     NodeList nodes_of(std::uint32_t j) const {
         const NodeSlice& held = held_[j];
-        return held.size == 0 ? NodeList(nullptr, 0) : NodeList(slots_.at(held.first), held.size);
+        if (held.size == 0) return {nullptr, 0};
+        const std::uint32_t* data = slots_.at(held.first);
+        if (!wide(j)) return {data, held.size};
+        return {data, held.size, held.end, data + capacity(j)};
     }
     /// WAIT_REPAIR nodes job j waits for.
     std::uint32_t reserved(std::uint32_t j) const { return reserved_[j]; }
@@ -228,9 +300,7 @@ public:
         NodeState& node = nodes_[n];
         node.jobs.push_back(j);
         node.free_gpus -= plans_[j].gpus_per_node;
-        NodeSlice& held = held_[j];
-        if (held.size == 0) held.first = slots_.take(slice_width(j));
-        slots_.at(held.first)[held.size++] = n;
+        add_held(j, n);
         repool(n);
         if (processes_.busy_clock() && node.jobs.size() == 1) busy_changed(n);
     }
@@ -421,16 +491,73 @@ public:
     void check_invariants() const { NodePoolAudit(*this).check_invariants(); }
 
 private:
-    /// The width of job j's slice: the most nodes it can hold.
+    /// The most nodes job j can hold.
     std::uint32_t slice_width(std::uint32_t j) const { return std::min(plans_[j].nodes, fleet_.nodes); }
+    /// Job j's node list is a wide one (NodeSlice): more than kHeldBlock
+    /// nodes, each held whole (no other job on it: NodeState::held_slot is
+    /// its slot in j's list).
+    bool wide(std::uint32_t j) const { return slice_width(j) > kHeldBlock && plans_[j].gpus_per_node == gpn_; }
+    /// Node slots of job j's slice: its width, twice that (in whole blocks) for a wide job.
+    std::uint32_t capacity(std::uint32_t j) const {
+        return wide(j) ? wide_capacity(slice_width(j)) : slice_width(j);
+    }
+    static std::uint32_t wide_capacity(std::uint32_t width) {
+        return (2 * width + kHeldBlock - 1) / kHeldBlock * kHeldBlock;
+    }
+    /// Slots of job j's slice: its node slots, then a wide job's counts.
+    std::uint32_t span(std::uint32_t j) const {
+        return wide(j) ? capacity(j) + capacity(j) / kHeldBlock : slice_width(j);
+    }
+    /// The widest slice a job of this fleet can take.
+    static std::uint32_t widest_span(std::uint32_t nodes) {
+        const std::uint32_t wide = wide_capacity(nodes);
+        return std::max(nodes, wide + wide / kHeldBlock);
+    }
+    /// Job j holds node n too, after the others.
+    void add_held(std::uint32_t j, std::uint32_t n) {
+        NodeSlice& held = held_[j];
+        if (!wide(j)) {
+            if (held.size == 0) held.first = slots_.take(span(j));
+            slots_.at(held.first)[held.size++] = n;
+            held.end = held.size;
+            return;
+        }
+        const std::uint32_t slots = capacity(j);
+        if (held.size == 0) {
+            held.first = slots_.take(span(j));
+            held.end = 0;
+            std::uint32_t* counts = slots_.at(held.first) + slots;
+            std::fill(counts, counts + slots / kHeldBlock, 0u);
+        } else if (held.end == slots) {
+            compact(j);
+        }
+        std::uint32_t* data = slots_.at(held.first);
+        nodes_[n].held_slot = held.end;
+        ++data[slots + held.end / kHeldBlock];
+        data[held.end++] = n;
+        ++held.size;
+    }
     /// Job j no longer holds node n; the others keep their order. A job that
     /// holds none gives its slice back.
     void remove_held(std::uint32_t j, std::uint32_t n) {
         NodeSlice& held = held_[j];
         std::uint32_t* first = slots_.at(held.first);
-        remove_in_order(first, first + held.size, n);
-        if (--held.size == 0) slots_.give(held.first, slice_width(j));
+        if (!wide(j)) {
+            remove_in_order(first, first + held.size, n);
+            held.end = held.size - 1;
+        } else {
+            const std::uint32_t at = nodes_[n].held_slot;
+            first[at] = kVacant;
+            --first[capacity(j) + at / kHeldBlock];
+            if (at + 1 == held.end) {  // no slice ends with a kVacant slot
+                while (held.end > 0 && first[held.end - 1] == kVacant) --held.end;
+            }
+        }
+        if (--held.size == 0) slots_.give(held.first, span(j));
     }
+    /// Moves wide job j's nodes to the first slots of its slice, in order,
+    /// and counts them again.
+    void compact(std::uint32_t j);
 
     void pool_add(std::uint32_t n, std::uint32_t p) {
         ++changes_;

@@ -14,12 +14,49 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }  // namespace
 
+void NodePoolAudit::check_held(std::uint32_t j) const {
+    const NodeSlice& held = p_.held_[j];
+    const auto fail = [j](const char* what) {
+        throw std::logic_error("invariant: job " + std::to_string(j) + "'s node list: " + what);
+    };
+    if (held.size == 0) return;
+    if (!p_.wide(j)) {
+        if (held.end != held.size) fail("a narrow list has slots beyond its nodes");
+        return;
+    }
+    const std::uint32_t slots = p_.capacity(j);
+    const std::uint32_t* data = p_.slots_.at(held.first);
+    if (held.end > slots || data[held.end - 1] == kVacant) fail("it ends past its slots or on a vacant slot");
+    std::uint32_t alive = 0;
+    for (std::uint32_t b = 0; b < slots / kHeldBlock; ++b) {
+        std::uint32_t count = 0;
+        for (std::uint32_t at = b * kHeldBlock; at < std::min((b + 1) * kHeldBlock, held.end); ++at) {
+            if (data[at] == kVacant) continue;
+            ++count;
+            if (p_.nodes_[data[at]].held_slot != at) fail("a node's slot is not where it is");
+        }
+        if (data[slots + b] != count) fail("a block's count is not its nodes'");
+        alive += count;
+    }
+    if (alive != held.size) fail("its nodes are not its size");
+    // A few places (each a walk of the counts): the first, last, and a third and half way.
+    const NodeList list = p_.nodes_of(j);
+    const std::uint32_t size = list.size();
+    std::uint32_t i = 0;
+    for (std::uint32_t n : list) {
+        const bool probe = i == 0 || i == size - 1 || i == size / 3 || i == size / 2;
+        if (probe && list[i] != n) fail("the i-th node is not the one iterating finds");
+        ++i;
+    }
+}
+
 void NodePoolAudit::check_invariants() const {
     if (!p_.fleet_.enabled) return;
     std::vector<std::uint32_t> used(p_.nodes_.size(), 0);
     std::uint32_t retired = 0;
     std::uint32_t retired_cold = 0;
     for (std::uint32_t j = 0; j < p_.held_.size(); ++j) {
+        check_held(j);
         for (std::uint32_t n : p_.nodes_of(j)) {
             const auto& on = p_.nodes_[n].jobs;
             if (std::count(on.begin(), on.end(), j) != 1)
