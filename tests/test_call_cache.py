@@ -65,3 +65,17 @@ def test_equal_calls_give_equal_results_and_other_seeds_other_ones() -> None:
     assert first.trace.tobytes() == again.trace.tobytes()
     assert other.jobs.tobytes() != first.jobs.tobytes()
     assert (again.seed, other.seed, again.replicas) == (1, 2, 1)
+
+
+def test_a_field_of_another_type_is_checked_again() -> None:
+    # 8.0 == 8, but a Job's gpus is an integer: set after a call, the next
+    # call refuses it as a first call would.
+    job = _job()
+    assert ace.simulate(job, NEVER, seed=1, threads=1).jobs["wall"].tolist() == [3720.0]
+    job.gpus = 8.0  # type: ignore[assignment]
+    with pytest.raises(TypeError, match="jobs\\[0\\]"):
+        ace.simulate(job, NEVER, seed=1, threads=1)
+    fresh = _job()
+    fresh.gpus = 8.0  # type: ignore[assignment]
+    with pytest.raises(TypeError, match="jobs\\[0\\]"):
+        ace.simulate(fresh, NEVER, seed=1, threads=1)

@@ -1013,7 +1013,14 @@ def _naming_stalled_jobs(names: Sequence[str | None] | None) -> Iterator[None]:
 
 
 #: Every field of a Job, read at once (a tuple; laws compare by identity).
-_JOB_FIELDS = operator.attrgetter(*Job.__slots__)
+_JOB_FIELDS_ONLY = operator.attrgetter(*Job.__slots__)
+
+
+def _job_fields(job: Job) -> tuple[Any, ...]:
+    """A Job's fields and their types: ``gpus = 8.0`` set on a Job after a
+    call is not that call's ``8`` (it is checked again, and refused)."""
+    fields = _JOB_FIELDS_ONLY(job)
+    return (*fields, *map(type, fields))
 
 
 #: The most jobs of a call whose input is kept for the next (_fingerprint):
@@ -1027,10 +1034,10 @@ def _fingerprint(jobs: Any) -> tuple[Any, ...] | None:
     inputs (a JobArray's columns are arrays, which can change in place
     unseen)."""
     if type(jobs) is Job:
-        return (_JOB_FIELDS(jobs),)
+        return (_job_fields(jobs),)
     if (type(jobs) is list or type(jobs) is tuple) and len(jobs) <= _KEPT_JOBS:
         if all(type(job) is Job for job in jobs):
-            return tuple(map(_JOB_FIELDS, jobs))
+            return tuple(map(_job_fields, jobs))
     return None
 
 
