@@ -155,9 +155,9 @@ void ReplicaEngine::handle(const DueEvent& e) {
     pool_.set_now(e.time);
     current_ = e;
     if (e.planned) {
-        failures_.begin_maintenance(e.id, e.time);
+        if (failures_.begin_maintenance(e.id, e.time)) recovery_.dispatch(e.time);
     } else if (e.node) {
-        failures_.handle_node(e.id, e.time);
+        handle_node(e.id, e.time);
     } else {
         if (e.arrival) open_job(e.id);  // its submission
         handle_job(e.id);
@@ -166,6 +166,47 @@ void ReplicaEngine::handle(const DueEvent& e) {
     ledger_.check_trace_bound();
     if (checking_) check_invariants();
     jobs_.release_done();
+}
+
+void ReplicaEngine::handle_node(std::uint32_t n, double t) {
+    if (pool_.failure_due(n, t)) {
+        after_strike(failures_.node_failure(n, t), t);
+        // A node the failure left in service (its cause does not take it to
+        // repair, or another node was repaired in its place) keeps its
+        // renewal process: the next gap counts from now.
+        pool_.renew(n, t, draws_);
+    } else if (pool_.return_due(n, t)) {
+        // WAIT_REPAIR jobs get their node back first.
+        for (std::uint32_t j : failures_.return_to_service(n, t)) {
+            switch (failures_.node_back(j, n)) {
+                case NodeBack::Resume:
+                    recovery_.resume(j, t);
+                    break;
+                case NodeBack::WaitAgain:
+                    recovery_.give_up_if_unplaceable(j, t);
+                    break;
+                case NodeBack::Nothing:
+                    break;
+            }
+        }
+        pool_.settle(n);
+        recovery_.dispatch(t);
+    } else if (pool_.acquisition_due(n, t)) {
+        const std::int32_t whole = failures_.finish_acquisition(n, t);
+        if (whole >= 0) {
+            recovery_.resume(static_cast<std::uint32_t>(whole), t);
+        } else {
+            recovery_.dispatch(t);
+        }
+    }
+    requests_.node_at(n, pool_.next_event(n));
+}
+
+void ReplicaEngine::after_strike(const Strike& struck, double t) {
+    if (outside_.enabled && !struck.out_of_service.empty())
+        outside_.report({t, t, ModelEvent::NodeDown, struck.blamed_job, struck.cause, struck.out_of_service});
+    if (struck.retired) recovery_.give_up_unplaceable(t);
+    if (struck.lost_waits) recovery_.dispatch(t);
 }
 
 void ReplicaEngine::handle_job(std::uint32_t j) {
@@ -177,7 +218,8 @@ void ReplicaEngine::handle_job(std::uint32_t j) {
     const double limit = limits_ ? limit_at_[j] : std::numeric_limits<double>::infinity();
     const double end = job.life.phase_end;
     if (job.clock.strikes_before(std::min(due_.phase(j), limit))) {
-        failures_.job_level_failure(j, job.clock.fail_at);
+        const double t = job.clock.fail_at;
+        after_strike(failures_.job_level_failure(j, t), t);
     } else if (!levels_.empty() &&
                levels_[j].persist_end <= std::min(std::min(end, limit), levels_[j].slow_until)) {
         const double at = levels_[j].persist_end;

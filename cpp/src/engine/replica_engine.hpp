@@ -79,9 +79,6 @@ public:
     void resume(std::uint32_t j, double t) { recovery_.resume(j, t); }
     void preempt(std::uint32_t v, std::uint32_t by, double t) { recovery_.preempt(v, by, t); }
     void retry_preemption(std::int32_t by, double t) { recovery_.retry_preemption(by, t); }
-    void cancel_replacement_delay(std::uint32_t j) { recovery_.cancel_replacement_delay(j); }
-    bool give_up_if_unplaceable(std::uint32_t j, double t) { return recovery_.give_up_if_unplaceable(j, t); }
-    void give_up_unplaceable(double t) { recovery_.give_up_unplaceable(t); }
     // CheckpointWrites: storage transfers
     void end_transfer(std::uint32_t j, double t, bool finished) { checkpoints_.end_transfer(j, t, finished); }
     // ElasticResize: elastic jobs' grows and narrow runs
@@ -108,6 +105,13 @@ private:
     void begin();
     void open_job(std::uint32_t j);
     void handle(const DueEvent& e);
+    /// Node n's event is due: its failure, its return to service or a cold
+    /// spare's arrival.
+    void handle_node(std::uint32_t n, double t);
+    /// Carries out what a failure event at t left to do: the outside
+    /// scheduler hears of the nodes it took; a retirement may strand jobs;
+    /// waiting jobs that lost a spare or a delay look for nodes again.
+    void after_strike(const Strike& struck, double t);
     /// Job j's event is due: a job-level failure, a persist's end, a slow
     /// failure's detection, its time limit or the end of its phase.
     void handle_job(std::uint32_t j);
