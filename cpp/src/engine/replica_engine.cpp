@@ -45,13 +45,13 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
                              std::uint64_t max_events, JobRecord* rows, SimulationOutput& out)
     : ReplicaState(in, plans, views, replica, max_events, rows, out),
       lifecycle_(in_, plans_, kernel_, pool_, scheduler_, ledger_, jobs_, reservation_, limits_, limit_at_,
-                 levels_, storage_, outside_, job_draws_, due_, requests_, run_ahead_, current_, *this),
+                 levels_, storage_, outside_, job_draws_, due_, requests_, run_ahead_, current_),
       failures_(in_, plans_, replica_, draws_, pool_, scheduler_, ledger_, jobs_, reservation_, levels_,
                 outside_, job_draws_, due_, requests_, *this),
       recovery_(in_, plans_, replica_, draws_, kernel_, pool_, scheduler_, policy_, ledger_, jobs_,
                 reservation_, levels_, outside_, job_draws_, due_, requests_, *this),
       checkpoints_(in_, plans_, scheduler_, ledger_, jobs_, levels_, storage_, outside_, job_draws_, due_,
-                   requests_, *this),
+                   requests_),
       elastic_(in_, plans_, pool_, scheduler_, ledger_, jobs_, levels_, job_draws_, due_, requests_) {}
 
 void ReplicaEngine::run() {
@@ -227,6 +227,7 @@ void ReplicaEngine::handle_job(std::uint32_t j) {
     } else if (!levels_.empty() && levels_[j].slow_until < end && levels_[j].slow_until <= limit) {
         failures_.detect_slow_failure(j, levels_[j].slow_until);
     } else if (limit < job.life.phase_end) {
+        interrupt(j, limit);
         lifecycle_.stop_at_time_limit(j, limit);
         recovery_.give_up_if_unplaceable(j, limit);
         recovery_.dispatch(limit);
@@ -281,7 +282,7 @@ void ReplicaEngine::compute(std::uint32_t j, double t) {
 }
 
 void ReplicaEngine::after_write(std::uint32_t j, double t, WriteOutcome outcome) {
-    switch (outcome) {
+    switch (outcome.kind) {
         case WriteOutcome::Handled:
             break;
         case WriteOutcome::Compute:
@@ -290,11 +291,28 @@ void ReplicaEngine::after_write(std::uint32_t j, double t, WriteOutcome outcome)
         case WriteOutcome::Done:
             finish(j, t);
             break;
+        case WriteOutcome::Preempt:
+            recovery_.preempt(j, outcome.by, t);
+            // Free nodes it counted on may have gone to others meanwhile.
+            if (jobs_[outcome.by].pledged == 0)
+                recovery_.retry_preemption(static_cast<std::int32_t>(outcome.by), t);
+            recovery_.dispatch(t);
+            break;
     }
+}
+
+double ReplicaEngine::interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes) {
+    // (with shared storage no transition runs ahead: nothing to catch up first)
+    if (!levels_.empty() && levels_[j].transfer != 0) checkpoints_.end_transfer(j, t, false);
+    const double lost = lifecycle_.interrupt(j, t, lost_nodes);
+    // A failure keeps an elastic job's claims for its recovery; a stop gives them up.
+    if (jobs_[j].narrow || jobs_[j].grow_pending) elastic_.end_narrow(j, lost_nodes != kAllNodes);
+    return lost;
 }
 
 void ReplicaEngine::finish(std::uint32_t j, double t) {
     const std::int32_t by = jobs_.cancel_deferred_preemption(j);
+    if (jobs_[j].narrow || jobs_[j].grow_pending) elastic_.end_narrow(j, false);
     lifecycle_.complete(j, t);
     if (pool_.enabled()) recovery_.dispatch(t);  // its nodes
     recovery_.retry_preemption(by, t);

@@ -70,20 +70,19 @@ public:
     void phase_end(std::uint32_t j, double t);
     // JobTransitions: a job's lifecycle
     void begin_start(std::uint32_t j, double t) { lifecycle_.begin_start(j, t); }
-    double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes) {
-        return lifecycle_.interrupt(j, t, lost_nodes);
-    }
+    /// Job j's run stops at t (a failure, a preemption, a planned stop or
+    /// its time limit): its storage transfer is cut off, its phase ended
+    /// early (JobTransitions::interrupt), its narrow run ended. Returns the
+    /// compute rolled back.
+    double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes);
     void enqueue(std::uint32_t j, double t) { lifecycle_.enqueue(j, t); }
     // RecoveryActions: recovery, placement, preemption and the scheduler's pass
     void dispatch(double t) { recovery_.dispatch(t); }
     void resume(std::uint32_t j, double t) { recovery_.resume(j, t); }
     void preempt(std::uint32_t v, std::uint32_t by, double t) { recovery_.preempt(v, by, t); }
     void retry_preemption(std::int32_t by, double t) { recovery_.retry_preemption(by, t); }
-    // CheckpointWrites: storage transfers
-    void end_transfer(std::uint32_t j, double t, bool finished) { checkpoints_.end_transfer(j, t, finished); }
-    // ElasticResize: elastic jobs' grows and narrow runs
+    // ElasticResize: elastic jobs' grows
     void grow(std::uint32_t j, double t) { elastic_.grow(j, t); }
-    void end_narrow(std::uint32_t j, bool keep_claims) { elastic_.end_narrow(j, keep_claims); }
 
 private:
     void check_invariants() const;

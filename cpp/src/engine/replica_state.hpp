@@ -81,6 +81,15 @@ inline bool uses_storage(const StorageChannel& storage, const SimulationInput& i
     return storage.enabled() && in.options(j).checkpoint_bytes > 0.0;
 }
 
+/// A drain checkpoint's step (its write, then its persist) that would end
+/// at `end`, after its planned end `due`, ends at `due` instead when the
+/// checkpoint is on time (`on_time`) and the step's draw takes no longer
+/// than its mean: it ends as planned whatever the rounding. A late or long
+/// step ends when it ends (JobTransitions::plan_drain_checkpoint).
+inline bool ends_as_planned(double end, double due, bool on_time, double drawn, double mean) {
+    return on_time && drawn <= mean && due < end;
+}
+
 /// Elastic job j, `failing` of its nodes about to be detached, would hold
 /// at least its min_gpus (it may go on with them: ElasticResize::shrink).
 inline bool can_shrink(const SimulationInput& in, const Plans& plans, const NodePool& pool, std::uint32_t j,
