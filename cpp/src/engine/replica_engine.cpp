@@ -331,7 +331,7 @@ void ReplicaEngine::after_recovery(std::uint32_t j, double t, Recovery decided) 
             recovery_.dispatch(t);
             break;
         case Recovery::Shrink:
-            lifecycle_.begin_start(j, t, elastic_.shrink(j, t, decided.lost_nodes));
+            lifecycle_.begin_start(j, t, elastic_.shrink(j, t, decided.lost_nodes).reconfigure);
             recovery_.dispatch(t);
             break;
         case Recovery::Wait:

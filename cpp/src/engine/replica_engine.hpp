@@ -99,8 +99,6 @@ private:
                                   const std::vector<std::uint32_t>& nodes) const;
     /// start_job's checks of the job and the node count.
     void check_start(std::uint32_t j, const std::vector<std::uint32_t>& nodes) const;
-    /// Job j holds exactly `nodes` (in that order for those it did not hold).
-    void place_on(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
     void begin();
     void open_job(std::uint32_t j);
     void handle(const DueEvent& e);

@@ -7,6 +7,7 @@
 // alone runs the event loop and schedules the kernel.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -79,6 +80,21 @@ struct ReplicaState {
 /// Shared storage: job j's durable checkpoints move bytes through it.
 inline bool uses_storage(const StorageChannel& storage, const SimulationInput& in, std::uint32_t j) {
     return storage.enabled() && in.options(j).checkpoint_bytes > 0.0;
+}
+
+/// An outside scheduler's nodes for job j: those it holds and is not given
+/// are released (into `released`, in its order); the rest are taken, in order.
+inline void hold_exactly(NodePool& pool, std::uint32_t j, const std::vector<std::uint32_t>& nodes,
+                         std::vector<std::uint32_t>& released) {
+    released.clear();
+    for (std::uint32_t n : pool.nodes_of(j))
+        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) released.push_back(n);
+    for (std::uint32_t n : released) pool.detach(j, n);
+    const NodeList kept = pool.nodes_of(j);
+    std::vector<std::uint32_t> taken;
+    for (std::uint32_t n : nodes)
+        if (std::find(kept.begin(), kept.end(), n) == kept.end()) taken.push_back(n);
+    for (std::uint32_t n : taken) pool.take_chosen(j, n);
 }
 
 /// A drain checkpoint's step (its write, then its persist) that would end
