@@ -12,7 +12,8 @@ WriteOutcome CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
     outside_.report_checkpoint(j, t, job.life.committed, true);
     if (done) return WriteOutcome::Done;
     const std::int32_t by = preempt_if_deferred(j, t, true);
-    return by >= 0 ? WriteOutcome(WriteOutcome::Preempt, static_cast<std::uint32_t>(by)) : WriteOutcome::Compute;
+    return by >= 0 ? WriteOutcome(WriteOutcome::Preempt, static_cast<std::uint32_t>(by))
+                   : WriteOutcome::Compute;
 }
 
 std::int32_t CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_boundary) {
@@ -57,9 +58,9 @@ void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
     const LevelPlan& plan = plans_.levels[j];
     const double transfer = L.transfer_due & 1u ? storage_transfer(in_, j) : 0.0;
     const double due = job.drain_by - plan.persist_mean;
-    if (L.writing == 0 && ends_as_planned(job.life.phase_end + transfer, due,
-                                                          t <= due_.drain_point(j, job.drain_by),
-                                                          save + transfer, plans_.of(j).save_mean))
+    if (L.writing == 0 &&
+        ends_as_planned(job.life.phase_end + transfer, due, t <= due_.drain_point(j, job.drain_by),
+                        save + transfer, plans_.of(j).save_mean))
         job.life.phase_end = due - transfer;
     // (a snapshot's persist still has to be timed: its end clears it)
     if (L.writing != 0 || plan.persist == kNoLevelLaw) job.drain_by = std::numeric_limits<double>::infinity();
@@ -84,9 +85,9 @@ WriteOutcome CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
         // persist of the mean: durable by the maintenance start (its
         // transfer, alone on the storage, after it).
         const double after = transfer ? storage_transfer(in_, j) : 0.0;
-        if (L.persisting() && ends_as_planned(L.persist_end + after, job.drain_by,
-                                                              t <= job.drain_by - plan.persist_mean,
-                                                              persist + after, plan.persist_mean))
+        if (L.persisting() &&
+            ends_as_planned(L.persist_end + after, job.drain_by, t <= job.drain_by - plan.persist_mean,
+                            persist + after, plan.persist_mean))
             L.persist_end = job.drain_by - after;
         job.drain_by = std::numeric_limits<double>::infinity();
     }

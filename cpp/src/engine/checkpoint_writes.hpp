@@ -28,8 +28,8 @@ struct WriteOutcome {
 class CheckpointWrites {
 public:
     /// The state it reads.
-    CheckpointWrites(const SimulationInput& in, const Plans& plans, const Scheduler& scheduler, Ledger& ledger,
-                     JobStates& jobs, std::vector<Levels>& levels, StorageChannel& storage,
+    CheckpointWrites(const SimulationInput& in, const Plans& plans, const Scheduler& scheduler,
+                     Ledger& ledger, JobStates& jobs, std::vector<Levels>& levels, StorageChannel& storage,
                      OutsideScheduler& outside, JobDraws& job_draws, const JobDue& due,
                      KernelRequests& requests)
         : in_(in),

@@ -41,9 +41,9 @@ const Strike& FailureRouting::node_failure(std::uint32_t n, double t) {
                   -1);
 }
 
-const Strike& FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_t origin, std::int32_t cause,
-                            std::uint32_t source, double t, double drawn, double detect,
-                            std::int32_t blamed_job) {
+const Strike& FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_t origin,
+                                     std::int32_t cause, std::uint32_t source, double t, double drawn,
+                                     double detect, std::int32_t blamed_job) {
     const CauseSpec* spec = draws_.cause_spec(cause);
     const bool down = spec ? spec->node_down : true;
     const std::uint32_t width = spec ? std::max(spec->nodes, 1u) : 1u;
@@ -176,11 +176,10 @@ void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
     job.life.phase_end = t + detect;
-    if (detect == 0.0) {
-        detected_at(j, t);
-    } else {
-        requests_.job_at(j, due_.next(j));
-    }
+    // Seen at once without a fleet (nothing to wait for): the engine ends
+    // its detection after the strike (no preemption is deferred without one).
+    if (detect == 0.0 && detected_at(j)) struck_.detected_now = static_cast<std::int32_t>(j);
+    if (detect != 0.0) requests_.job_at(j, due_.next(j));
     engine_.retry_preemption(preemptor, t);  // j is no longer a candidate: it is down
 }
 
@@ -193,12 +192,10 @@ void FailureRouting::count_stall(std::uint32_t j) {
         throw stalled_job_error(j, in_.max_stalled_failures, replica_);
 }
 
-void FailureRouting::detected_at(std::uint32_t j, double t) {
-    if (!pool_.enabled()) {
-        engine_.phase_end(j, t);  // seen at once and nothing to wait for
-    } else {
-        requests_.job_at(j, due_.next(j));
-    }
+bool FailureRouting::detected_at(std::uint32_t j) {
+    if (!pool_.enabled()) return true;  // seen at once and nothing to wait for
+    requests_.job_at(j, due_.next(j));
+    return false;
 }
 
 void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect, std::int32_t cause,
@@ -223,15 +220,14 @@ void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect
     engine_.retry_preemption(preemptor, t);
 }
 
-void FailureRouting::detect_slow_failure(std::uint32_t j, double t) {
+bool FailureRouting::detect_slow_failure(std::uint32_t j, double t, double lost) {
     JobState& job = jobs_[j];
-    const std::uint32_t lost_nodes = levels_[j].slow_lost_nodes;
-    job.lost_work = engine_.interrupt(j, t, lost_nodes);  // ends the slow failure
+    job.lost_work = lost;
     if (reservation_.enabled()) reservation_.set_end(j, t + reservation_.run_estimate(j, jobs_[j].life));
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
     job.life.phase_end = t;
-    detected_at(j, t);
+    return detected_at(j);
 }
 
 std::vector<std::uint32_t> FailureRouting::return_to_service(std::uint32_t n, double t) {

@@ -20,6 +20,9 @@ struct Strike {
     std::vector<std::uint32_t> out_of_service;  ///< nodes it took out of service
     std::int32_t blamed_job = -1;               ///< a job-level failure's job (else -1)
     std::int32_t cause = -1;
+    /// Without a fleet: the job whose fault is seen at once (the engine ends
+    /// its detection now); else -1.
+    std::int32_t detected_now = -1;
     bool retired = false;  ///< a node was retired: some job may never be placed again
     /// A waiting job lost a cold spare on its way, or its re-placement delay:
     /// it looks for nodes again.
@@ -29,6 +32,7 @@ struct Strike {
         out_of_service.clear();
         blamed_job = -1;
         cause = -1;
+        detected_now = -1;
         retired = false;
         lost_waits = false;
     }
@@ -74,14 +78,17 @@ public:
     /// One failure event on `node` (and its block for multi-node causes):
     /// every running job on the struck nodes faults; nodes go to repair.
     const Strike& strike(std::uint32_t event, std::uint32_t node, std::int32_t origin, std::int32_t cause,
-                std::uint32_t source, double t, double drawn, double detect, std::int32_t blamed_job);
+                         std::uint32_t source, double t, double drawn, double detect,
+                         std::int32_t blamed_job);
     /// A job's hardware faulted at t: progress rolls back now; it notices
     /// after `detect` seconds.
     void fault(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level,
                std::uint32_t lost_nodes);
     /// A slow failure of j, faulted earlier, is detected at t: handled as a
-    /// failure now (rolled back, then recovery).
-    void detect_slow_failure(std::uint32_t j, double t);
+    /// failure now (the engine interrupted it, rolling back `lost`; then
+    /// recovery). True when it is seen at once (no fleet): the engine ends
+    /// its detection now.
+    [[nodiscard]] bool detect_slow_failure(std::uint32_t j, double t, double lost);
     /// A failure interrupted job j: throws NoProgress when it is the
     /// max_stalled_failures-th in a row without a new durable checkpoint.
     void count_stall(std::uint32_t j);
@@ -109,8 +116,9 @@ private:
     /// A slow failure begins: j runs at the cause's rate until t + detect.
     void begin_slow_failure(std::uint32_t j, double t, double detect, std::int32_t cause, bool job_level,
                             std::uint32_t lost_nodes);
-    /// Detection of j's failure ends at t: recovery now (or as j's next event with a fleet).
-    void detected_at(std::uint32_t j, double t);
+    /// Job j's failure is detected now: true when its recovery is now (no
+    /// fleet: the engine's), else it is j's next event.
+    bool detected_at(std::uint32_t j);
     /// j's re-placement delay is cancelled: a node it holds went down during
     /// the delay; it waits for nodes again and pays a fresh delay once it has them.
     void cancel_replacement_delay(std::uint32_t j);

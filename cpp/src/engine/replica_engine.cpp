@@ -207,6 +207,7 @@ void ReplicaEngine::after_strike(const Strike& struck, double t) {
         outside_.report({t, t, ModelEvent::NodeDown, struck.blamed_job, struck.cause, struck.out_of_service});
     if (struck.retired) recovery_.give_up_unplaceable(t);
     if (struck.lost_waits) recovery_.dispatch(t);
+    if (struck.detected_now >= 0) phase_end(static_cast<std::uint32_t>(struck.detected_now), t);
 }
 
 void ReplicaEngine::handle_job(std::uint32_t j) {
@@ -225,7 +226,9 @@ void ReplicaEngine::handle_job(std::uint32_t j) {
         const double at = levels_[j].persist_end;
         after_write(j, at, checkpoints_.end_persist(j, at));
     } else if (!levels_.empty() && levels_[j].slow_until < end && levels_[j].slow_until <= limit) {
-        failures_.detect_slow_failure(j, levels_[j].slow_until);
+        const double t = levels_[j].slow_until;
+        if (failures_.detect_slow_failure(j, t, interrupt(j, t, levels_[j].slow_lost_nodes)))  // ends it
+            phase_end(j, t);
     } else if (limit < job.life.phase_end) {
         interrupt(j, limit);
         lifecycle_.stop_at_time_limit(j, limit);

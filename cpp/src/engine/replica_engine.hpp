@@ -5,8 +5,12 @@
 // persists and storage transfers; ElasticResize: elastic jobs' shrinks and
 // grows), then checks the invariants.
 // Only the engine runs the loop and schedules the kernel (serving the parts'
-// KernelRequests); each part is given the state it reads and the engine,
-// never another part: what one raises for another, the engine routes.
+// KernelRequests); each part is given the state it reads, never another
+// part. A part returns what it leaves for others as an outcome (Strike,
+// NodeBack, Recovery, WriteOutcome, Resize) that the engine carries out;
+// only what FailureRouting and RecoveryActions raise in the middle of a
+// transition (an interrupt, a start, a requeue, a preemptor's retry, a grow)
+// goes through the engine's few methods below, served at once.
 #pragma once
 
 #include <cstddef>
@@ -63,28 +67,27 @@ public:
     /// a failure) on `nodes`, as many as it needs or fewer (down to min_gpus).
     void resize_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
 
-    // --- what a part raises, routed by the engine to the part that does it ------
+    // --- what a part raises in the middle of its own transition -----------------
     // Served at once, where it is raised (the order of transitions is kept,
-    // and with it every recorded result).
-    /// The end of job j's phase is due at t (or its fault is seen at once).
-    void phase_end(std::uint32_t j, double t);
-    // JobTransitions: a job's lifecycle
-    void begin_start(std::uint32_t j, double t) { lifecycle_.begin_start(j, t); }
+    // and with it every recorded result); everything else a part leaves to
+    // the engine it returns as an outcome (Strike, NodeBack, Recovery,
+    // WriteOutcome, Resize) and the engine carries out.
     /// Job j's run stops at t (a failure, a preemption, a planned stop or
     /// its time limit): its storage transfer is cut off, its phase ended
     /// early (JobTransitions::interrupt), its narrow run ended. Returns the
     /// compute rolled back.
     double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes);
+    // JobTransitions: a job's lifecycle (the scheduler's pass starts and requeues jobs)
+    void begin_start(std::uint32_t j, double t) { lifecycle_.begin_start(j, t); }
     void enqueue(std::uint32_t j, double t) { lifecycle_.enqueue(j, t); }
-    // RecoveryActions: recovery, placement, preemption and the scheduler's pass
-    void dispatch(double t) { recovery_.dispatch(t); }
-    void resume(std::uint32_t j, double t) { recovery_.resume(j, t); }
-    void preempt(std::uint32_t v, std::uint32_t by, double t) { recovery_.preempt(v, by, t); }
+    // RecoveryActions: a preemptor whose deferred victim failed looks again
     void retry_preemption(std::int32_t by, double t) { recovery_.retry_preemption(by, t); }
-    // ElasticResize: elastic jobs' grows
+    // ElasticResize: an elastic job running narrow resumes whole
     void grow(std::uint32_t j, double t) { elastic_.grow(j, t); }
 
 private:
+    /// The end of job j's phase is due at t (or its fault is seen at once).
+    void phase_end(std::uint32_t j, double t);
     void check_invariants() const;
     /// Serves what the parts asked of the kernel while an event was handled.
     void serve_requests();

@@ -3,8 +3,8 @@
 // every job's state, with the services each owns. The engine's parts
 // (JobTransitions, FailureRouting, RecoveryActions, CheckpointWrites,
 // ElasticResize) are each given the state they read; they never hold one
-// another: what one raises for another goes through ReplicaEngine, which
-// alone runs the event loop and schedules the kernel.
+// another: they return outcomes that ReplicaEngine, which alone runs the
+// event loop and schedules the kernel, carries out.
 #pragma once
 
 #include <algorithm>
@@ -116,7 +116,9 @@ inline bool can_shrink(const SimulationInput& in, const Plans& plans, const Node
     return held > 0 && held * plans.jobs[j].gpus_per_node >= min_gpus;
 }
 
-/// The engine that sequences the parts (each part holds it, never another part).
+/// The engine that sequences the parts (FailureRouting and RecoveryActions
+/// hold it for what they raise in the middle of a transition; no part holds
+/// another).
 class ReplicaEngine;
 
 }  // namespace acesim
