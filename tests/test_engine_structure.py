@@ -104,3 +104,69 @@ def test_no_class_over_400_lines():
             if lines > 400:
                 long[f"{p.name}:{m.group(1)}"] = lines
     assert long == {}
+
+
+ENGINE_CALL = re.compile(r"\bengine_\s*\.\s*(\w+)\s*\(")
+
+# What a part may raise through the engine in the middle of its own
+# transition (served at once, so that the order of transitions and every
+# recorded result stay as they are); everything else a part returns as an
+# outcome for the engine to carry out.
+RAISED = {
+    "FailureRouting": {"interrupt", "retry_preemption"},
+    "RecoveryActions": {"interrupt", "begin_start", "enqueue", "grow"},
+}
+
+
+def test_parts_raise_only_what_they_must():
+    """JobTransitions, CheckpointWrites and ElasticResize never reach the
+    engine (their constructors take only the state they read);
+    FailureRouting and RecoveryActions call it only for RAISED."""
+    for name, stem in zip(PARTS, PART_FILES, strict=True):
+        header = _code(ENGINE / f"{stem}.hpp")
+        source = _code(ENGINE / f"{stem}.cpp")
+        called = set(ENGINE_CALL.findall(header + source))
+        assert called == RAISED.get(name, set()), name
+        holds = bool(re.search(r"\bReplicaEngine\s*&", _class_body(header, name)))
+        assert holds == (name in RAISED), name
+        if name not in RAISED:
+            assert '#include "replica_engine.hpp"' not in source, stem
+
+
+def test_the_engine_serves_only_what_is_raised():
+    """The engine's public methods for its parts are the raised ones and
+    nothing else: no forwarding method stands for an outcome."""
+    header = _code(ENGINE / "replica_engine.hpp")
+    public = header[header.index("public:") : header.index("private:")]
+    raised = set().union(*RAISED.values())
+    for name in raised:
+        assert re.search(r"\b" + name + r"\s*\(", public), name
+    for gone in (
+        "dispatch",
+        "resume",
+        "preempt",
+        "cancel_replacement_delay",
+        "give_up_if_unplaceable",
+        "give_up_unplaceable",
+        "end_transfer",
+        "end_narrow",
+        "phase_end",
+    ):
+        assert not re.search(r"\b" + gone + r"\s*\(", public), gone
+
+
+def test_transitions_return_outcomes():
+    """A strike, a node back, a recovery, a write end and a resize each
+    return an outcome the engine acts on (replica_engine.cpp names them)."""
+    engine = _code(ENGINE / "replica_engine.cpp") + _code(ENGINE / "replica_engine_outside.cpp")
+    declared = {
+        "failure_routing": ("Strike", "NodeBack"),
+        "recovery_actions": ("Recovery",),
+        "checkpoint_writes": ("WriteOutcome",),
+        "elastic_resize": ("Resize",),
+    }
+    for stem, outcomes in declared.items():
+        header = _code(ENGINE / f"{stem}.hpp")
+        for outcome in outcomes:
+            assert re.search(r"\b(?:struct|enum class)\s+" + outcome + r"\b", header), outcome
+            assert re.search(r"\b" + outcome + r"\b", engine), outcome

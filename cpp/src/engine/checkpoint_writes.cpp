@@ -2,8 +2,6 @@
 
 #include <limits>
 
-#include "replica_engine.hpp"
-
 namespace acesim {
 
 WriteOutcome CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
@@ -13,15 +11,18 @@ WriteOutcome CheckpointWrites::end_checkpoint(std::uint32_t j, double t) {
     ledger_.log(j, EventKind::CheckpointEnd, t, jobs_[j]);
     outside_.report_checkpoint(j, t, job.life.committed, true);
     if (done) return WriteOutcome::Done;
-    return preempt_if_deferred(j, t, true) ? WriteOutcome::Handled : WriteOutcome::Compute;
+    const std::int32_t by = preempt_if_deferred(j, t, true);
+    return by >= 0 ? WriteOutcome(WriteOutcome::Preempt, static_cast<std::uint32_t>(by))
+                   : WriteOutcome::Compute;
 }
 
-bool CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_boundary) {
+std::int32_t CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_boundary) {
     JobState& job = jobs_[j];
-    if (job.preempt_for < 0) return false;
-    const auto by = static_cast<std::uint32_t>(jobs_.cancel_deferred_preemption(j));
-    if (jobs_.phase(by) != Phase::Waiting || !scheduler_.waiting(by))
-        return false;  // the preemptor no longer needs the nodes
+    if (job.preempt_for < 0) return -1;
+    const std::int32_t by = jobs_.cancel_deferred_preemption(j);
+    if (jobs_.phase(static_cast<std::uint32_t>(by)) != Phase::Waiting ||
+        !scheduler_.waiting(static_cast<std::uint32_t>(by)))
+        return -1;  // the preemptor no longer needs the nodes
     if (at_boundary) {
         // At its checkpoint nothing is lost: the write is done and no
         // compute has started.
@@ -29,11 +30,7 @@ bool CheckpointWrites::preempt_if_deferred(std::uint32_t j, double t, bool at_bo
         job.life.phase_start = t;
         if (!levels_.empty()) levels_[j].seg_acc = 0.0;
     }
-    engine_.preempt(j, by, t);
-    // Free nodes it counted on may have gone to others meanwhile.
-    if (jobs_[by].pledged == 0) engine_.retry_preemption(static_cast<std::int32_t>(by), t);
-    engine_.dispatch(t);
-    return true;
+    return by;
 }
 
 void CheckpointWrites::reach_leveled_boundary(std::uint32_t j, double t) {
@@ -61,9 +58,9 @@ void CheckpointWrites::begin_leveled_write(std::uint32_t j, double t) {
     const LevelPlan& plan = plans_.levels[j];
     const double transfer = L.transfer_due & 1u ? storage_transfer(in_, j) : 0.0;
     const double due = job.drain_by - plan.persist_mean;
-    if (L.writing == 0 && JobTransitions::ends_as_planned(job.life.phase_end + transfer, due,
-                                                          t <= due_.drain_point(j, job.drain_by),
-                                                          save + transfer, plans_.of(j).save_mean))
+    if (L.writing == 0 &&
+        ends_as_planned(job.life.phase_end + transfer, due, t <= due_.drain_point(j, job.drain_by),
+                        save + transfer, plans_.of(j).save_mean))
         job.life.phase_end = due - transfer;
     // (a snapshot's persist still has to be timed: its end clears it)
     if (L.writing != 0 || plan.persist == kNoLevelLaw) job.drain_by = std::numeric_limits<double>::infinity();
@@ -88,9 +85,9 @@ WriteOutcome CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
         // persist of the mean: durable by the maintenance start (its
         // transfer, alone on the storage, after it).
         const double after = transfer ? storage_transfer(in_, j) : 0.0;
-        if (L.persisting() && JobTransitions::ends_as_planned(L.persist_end + after, job.drain_by,
-                                                              t <= job.drain_by - plan.persist_mean,
-                                                              persist + after, plan.persist_mean))
+        if (L.persisting() &&
+            ends_as_planned(L.persist_end + after, job.drain_by, t <= job.drain_by - plan.persist_mean,
+                            persist + after, plan.persist_mean))
             L.persist_end = job.drain_by - after;
         job.drain_by = std::numeric_limits<double>::infinity();
     }
@@ -107,8 +104,11 @@ WriteOutcome CheckpointWrites::end_leveled_write(std::uint32_t j, double t) {
             job.life.phase_end = L.persist_end;
             requests_.job_at(j, due_.next(j));
             return WriteOutcome::Handled;
-        case WriteEnd::Continue:
-            return durable && preempt_if_deferred(j, t, true) ? WriteOutcome::Handled : WriteOutcome::Compute;
+        case WriteEnd::Continue: {
+            const std::int32_t by = durable ? preempt_if_deferred(j, t, true) : -1;
+            return by >= 0 ? WriteOutcome(WriteOutcome::Preempt, static_cast<std::uint32_t>(by))
+                           : WriteOutcome::Compute;
+        }
         case WriteEnd::Persisting:
             break;
     }
@@ -132,10 +132,14 @@ WriteOutcome CheckpointWrites::end_persist(std::uint32_t j, double t) {
         if (L.durable >= in_.jobs[j].work) return WriteOutcome::Done;  // the final checkpoint
         // (else: its snapshot is next)
         job.life.phase_start = t;
-        if (!preempt_if_deferred(j, t, false)) begin_leveled_write(j, t);
+        const std::int32_t by = preempt_if_deferred(j, t, false);
+        if (by >= 0) return {WriteOutcome::Preempt, static_cast<std::uint32_t>(by)};
+        begin_leveled_write(j, t);
         return WriteOutcome::Handled;
     }
-    if (!preempt_if_deferred(j, t, false)) requests_.job_at(j, due_.next(j));
+    const std::int32_t by = preempt_if_deferred(j, t, false);
+    if (by >= 0) return {WriteOutcome::Preempt, static_cast<std::uint32_t>(by)};
+    requests_.job_at(j, due_.next(j));
     return WriteOutcome::Handled;
 }
 

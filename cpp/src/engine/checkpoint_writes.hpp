@@ -13,19 +13,25 @@
 namespace acesim {
 
 /// What the end of a write or of a persist leaves for the engine to do.
-enum class WriteOutcome : std::uint8_t {
-    Handled,  ///< nothing: carried out here (its next event asked, or it was preempted)
-    Compute,  ///< it computes next (JobTransitions::begin_compute)
-    Done,     ///< its final checkpoint is durable: it is done
+struct WriteOutcome {
+    enum Kind : std::uint8_t {
+        Handled,  ///< nothing: carried out here (its next event asked)
+        Compute,  ///< it computes next (JobTransitions::begin_compute)
+        Done,     ///< its final checkpoint is durable: it is done
+        Preempt,  ///< a preemption deferred to this checkpoint: `by` preempts it now
+    };
+    WriteOutcome(Kind k, std::uint32_t preemptor = 0) : kind(k), by(preemptor) {}  // NOLINT: a Kind converts
+    Kind kind;
+    std::uint32_t by;  ///< Preempt: the job that preempts it
 };
 
 class CheckpointWrites {
 public:
-    /// The state it reads, and the engine that sequences it.
-    CheckpointWrites(const SimulationInput& in, const Plans& plans, Scheduler& scheduler, Ledger& ledger,
-                     JobStates& jobs, std::vector<Levels>& levels, StorageChannel& storage,
+    /// The state it reads.
+    CheckpointWrites(const SimulationInput& in, const Plans& plans, const Scheduler& scheduler,
+                     Ledger& ledger, JobStates& jobs, std::vector<Levels>& levels, StorageChannel& storage,
                      OutsideScheduler& outside, JobDraws& job_draws, const JobDue& due,
-                     KernelRequests& requests, ReplicaEngine& engine)
+                     KernelRequests& requests)
         : in_(in),
           plans_(plans),
           scheduler_(scheduler),
@@ -36,8 +42,7 @@ public:
           outside_(outside),
           job_draws_(job_draws),
           due_(due),
-          requests_(requests),
-          engine_(engine) {}
+          requests_(requests) {}
 
     /// The write in progress ends at t (after its transfer, if any).
     [[nodiscard]] WriteOutcome end_checkpoint(std::uint32_t j, double t);
@@ -61,16 +66,17 @@ private:
     /// durable's snapshot or synchronous write).
     WriteOutcome end_leveled_write(std::uint32_t j, double t);
     /// j's checkpoint became durable at t: a preemption deferred to it
-    /// happens now. `at_boundary`: at the end of a write (nothing is lost);
-    /// else in the middle of the run. Returns true when j was preempted.
-    bool preempt_if_deferred(std::uint32_t j, double t, bool at_boundary);
+    /// happens now (the engine carries it out). `at_boundary`: at the end of
+    /// a write (nothing is lost); else in the middle of the run. Returns the
+    /// preemptor, or -1 when j is not preempted.
+    std::int32_t preempt_if_deferred(std::uint32_t j, double t, bool at_boundary);
     /// j's transfer (1: its phase's, 2: its persist's) begins at t.
     void begin_transfer(std::uint32_t j, double t, std::uint32_t kind);
     /// The transfers in flight end when the storage's shares say: their jobs' events move.
     void reschedule_transfers();
     const SimulationInput& in_;
     const Plans& plans_;
-    Scheduler& scheduler_;
+    const Scheduler& scheduler_;
     Ledger& ledger_;
     JobStates& jobs_;
     std::vector<Levels>& levels_;
@@ -79,7 +85,6 @@ private:
     JobDraws& job_draws_;
     const JobDue& due_;
     KernelRequests& requests_;
-    ReplicaEngine& engine_;
 };
 
 }  // namespace acesim

@@ -4,7 +4,7 @@
 
 namespace acesim {
 
-double ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
+const Resize& ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
     // It restarts at once on the nodes it holds (init + load, and a
     // reconfiguration onto fewer nodes) and waits, running, for the rest.
     JobState& job = jobs_[j];
@@ -22,7 +22,38 @@ double ElasticResize::shrink(std::uint32_t j, double t, bool lost_nodes) {
         if (law != kNoDistribution) reconfigure = job_draws_.law(j, Purpose::Reconfigure, law);
     }
     job.replaced = false;  // it took no new node
-    return reconfigure;
+    resized_.given_back.clear();
+    resized_.restart = true;
+    resized_.reconfigure = reconfigure;
+    return resized_;
+}
+
+const Resize& ElasticResize::resize(std::uint32_t j, const std::vector<std::uint32_t>& nodes, double t,
+                                    bool waiting) {
+    JobState& job = jobs_[j];
+    hold_exactly(pool_, j, nodes, resized_.given_back);
+    const JobOptions& options = in_.options(j);
+    const JobPlan& plan = plans_.jobs[j];
+    Levels& L = levels_[j];
+    const double held = static_cast<double>(nodes.size());
+    const double width = held < plan.nodes ? std::pow(held / plan.nodes, options.scaling) : 1.0;
+    job.narrow = held < plan.nodes;
+    job.grow_pending = false;
+    const double reconfigure = options.reconfigure == kNoDistribution
+                                   ? 0.0
+                                   : job_draws_.law(j, Purpose::Reconfigure, options.reconfigure);
+    ledger_.log(j, job.narrow ? EventKind::Shrink : EventKind::Grow, t, jobs_[j]);
+    resized_.restart = waiting;
+    resized_.reconfigure = reconfigure;
+    if (waiting) {
+        // A restart on these nodes (init + load + the reconfiguration): the engine's.
+        levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
+    } else {
+        levels_pause_compute(job.life, L, *job.rec, t, reconfigure);
+        levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
+        requests_.job_at(j, due_.next(j));
+    }
+    return resized_;
 }
 
 void ElasticResize::grow(std::uint32_t j, double t) {

@@ -7,10 +7,20 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "replica_state.hpp"
 
 namespace acesim {
+
+/// What a resize leaves for the engine to do: the nodes the job gave back
+/// (free again), and whether it restarts on the nodes it holds now (the
+/// engine starts it, adding the reconfiguration to its start).
+struct Resize {
+    std::vector<std::uint32_t> given_back;  ///< nodes it held and gave back, in its order
+    bool restart = false;                   ///< it restarts on the nodes it holds
+    double reconfigure = 0.0;               ///< restart: the reconfiguration its start adds
+};
 
 class ElasticResize {
 public:
@@ -31,9 +41,16 @@ public:
 
     /// Elastic job j goes on with the nodes it holds (it restarts on them,
     /// reconfiguring when it `lost_nodes` since it last ran; a narrow job
-    /// that a fault restarts on the same nodes keeps their layout). Returns
-    /// the reconfiguration its restart adds (the engine starts it).
-    [[nodiscard]] double shrink(std::uint32_t j, double t, bool lost_nodes);
+    /// that a fault restarts on the same nodes keeps their layout). Its
+    /// restart, for the engine to start (it gives back no node: the failed
+    /// ones left it in its recovery).
+    [[nodiscard]] const Resize& shrink(std::uint32_t j, double t, bool lost_nodes);
+    /// An outside scheduler runs elastic job j (computing, or waiting after a
+    /// failure: `waiting`) on `nodes` from t: it gives back those it holds
+    /// and is not given, takes the others, and runs at their width (a
+    /// reconfiguration while it computes; a restart after a failure).
+    [[nodiscard]] const Resize& resize(std::uint32_t j, const std::vector<std::uint32_t>& nodes, double t,
+                                       bool waiting);
     /// Elastic job j, running narrow, has all its nodes again: it takes them
     /// now if it is computing, else before its next compute.
     void grow(std::uint32_t j, double t);
@@ -45,6 +62,7 @@ public:
     void end_narrow(std::uint32_t j, bool keep_claims);
 
 private:
+    Resize resized_;  ///< the last resize's outcome
     const SimulationInput& in_;
     const Plans& plans_;
     NodePool& pool_;

@@ -9,7 +9,7 @@
 #include "replica_engine.hpp"
 
 namespace acesim {
-void FailureRouting::job_level_failure(std::uint32_t j, double t) {
+const Strike& FailureRouting::job_level_failure(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     const double drawn = job.fail_draw;
     const std::uint32_t span = pool_.enabled() ? pool_.nodes_of(j).size() : plans_.jobs[j].nodes;
@@ -24,49 +24,43 @@ void FailureRouting::job_level_failure(std::uint32_t j, double t) {
                       drawn);
         const CauseSpec* spec = draws_.cause_spec(cause);
         const std::uint32_t width = spec ? (spec->node_scope ? std::max(spec->nodes, 1u) : 0u) : 1u;
+        struck_.clear();  // (nothing for the engine to act on without a fleet)
         fault(j, t, detect, cause, true, std::min(width, plans_.jobs[j].nodes));
-        return;
+        return struck_;
     }
     const std::uint32_t blamed = pool_.nodes_of(j)[local];
-    strike(event, blamed, -1, cause, 0u, t, drawn, detect, static_cast<std::int32_t>(j));
+    return strike(event, blamed, -1, cause, 0u, t, drawn, detect, static_cast<std::int32_t>(j));
 }
 
-void FailureRouting::handle_node(std::uint32_t n, double t) {
-    if (pool_.failure_due(n, t)) {
-        const double drawn = pool_.fire(n);
-        const std::int32_t cause = draws_.cause(EntityKind::Node, n, pool_.counters(n));
-        const double detect = draws_.detect(cause, EntityKind::Node, n, pool_.counters(n),
-                                            static_cast<double>(in_.gpus_per_node));
-        strike(ledger_.next_failure_event(), n, static_cast<std::int32_t>(n), cause, 1u, t, drawn, detect,
-               -1);
-        // A node the failure left in service (its cause does not take it to
-        // repair, or another node was repaired in its place) keeps its
-        // renewal process: the next gap counts from now.
-        pool_.renew(n, t, draws_);
-    } else if (pool_.return_due(n, t)) {
-        return_to_service(n, t);
-    } else if (pool_.acquisition_due(n, t)) {
-        finish_acquisition(n, t);
-    }
-    requests_.node_at(n, pool_.next_event(n));
+const Strike& FailureRouting::node_failure(std::uint32_t n, double t) {
+    const double drawn = pool_.fire(n);
+    const std::int32_t cause = draws_.cause(EntityKind::Node, n, pool_.counters(n));
+    const double detect =
+        draws_.detect(cause, EntityKind::Node, n, pool_.counters(n), static_cast<double>(in_.gpus_per_node));
+    return strike(ledger_.next_failure_event(), n, static_cast<std::int32_t>(n), cause, 1u, t, drawn, detect,
+                  -1);
 }
 
-void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_t origin, std::int32_t cause,
-                            std::uint32_t source, double t, double drawn, double detect,
-                            std::int32_t blamed_job) {
+const Strike& FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_t origin,
+                                     std::int32_t cause, std::uint32_t source, double t, double drawn,
+                                     double detect, std::int32_t blamed_job) {
     const CauseSpec* spec = draws_.cause_spec(cause);
     const bool down = spec ? spec->node_down : true;
     const std::uint32_t width = spec ? std::max(spec->nodes, 1u) : 1u;
     const std::uint32_t first = (node / width) * width;
     const std::uint32_t last = std::min(first + width, in_.fleet.nodes);
-    hit_.clear();
+    struck_.clear();
+    struck_.blamed_job = blamed_job;
+    struck_.cause = cause;
+    std::vector<std::uint32_t>& hit = struck_.interrupted;
+    std::vector<std::uint32_t>& downed = struck_.out_of_service;
     // One trace row per job the event interrupts (counted in its failures),
     // and one row with job -1 for each struck node none of whose jobs it
     // interrupts (idle, or its jobs were already down).
     auto hit_job = [&](std::uint32_t j, std::uint32_t m) {
-        if (std::find(hit_.begin(), hit_.end(), j) != hit_.end()) return true;
+        if (std::find(hit.begin(), hit.end(), j) != hit.end()) return true;
         if (!jobs_[j].interruptible()) return false;
-        hit_.push_back(j);
+        hit.push_back(j);
         ledger_.trace(event, static_cast<std::int32_t>(j), static_cast<std::int32_t>(m), origin, cause,
                       source, t, drawn);
         fault(j, t, detect, cause, static_cast<std::int32_t>(j) == blamed_job,
@@ -74,8 +68,8 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
         return true;
     };
     if (blamed_job >= 0) hit_job(static_cast<std::uint32_t>(blamed_job), node);
-    bool retired = false;
-    bool redispatch = false;  // a waiting job lost a cold spare on its way, or its re-placement delay
+    bool& retired = struck_.retired;
+    bool& redispatch = struck_.lost_waits;
     for (std::uint32_t m = first; m < last; ++m) {
         if (!pool_.node(m).in_service) continue;  // a node out of service cannot fail
         pool_.count_failure(m, t);
@@ -103,15 +97,14 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
             }
             pool_.send_to_repair(repaired, t, detect, draws_);
             requests_.node_at(repaired, pool_.next_event(repaired));
-            downed_.push_back(repaired);
+            downed.push_back(repaired);
         }
         // Quarantine counts the failure against the node diagnosed.
         if (pool_.note_failure_for_quarantine(repaired, t)) {
             requests_.node_at(repaired, pool_.next_event(repaired));
             quarantined_.push_back(repaired);
             retired = retired || pool_.node(repaired).retired;
-            if (std::find(downed_.begin(), downed_.end(), repaired) == downed_.end())
-                downed_.push_back(repaired);
+            if (std::find(downed.begin(), downed.end(), repaired) == downed.end()) downed.push_back(repaired);
         }
         // A cold spare out of service is no longer on its way: its job, still
         // waiting, looks for another node.
@@ -122,18 +115,14 @@ void FailureRouting::strike(std::uint32_t event, std::uint32_t node, std::int32_
             if (jobs_[j].phase() == Phase::Waiting) redispatch = lose_held_node(j, repaired, t) || redispatch;
         }
     }
-    for (std::uint32_t n : downed_) ledger_.node_event(n, 0, t, event, cause);
+    for (std::uint32_t n : downed) ledger_.node_event(n, 0, t, event, cause);
     for (std::uint32_t n : quarantined_) {  // after the node's kNodeDown row of this event
         const NodeState& q = pool_.node(n);
         ledger_.node_event(n, q.retired ? kNodeRetired : kNodeQuarantined, t, event, cause,
                            q.quarantined_until);
     }
     quarantined_.clear();
-    if (outside_.enabled && !downed_.empty())
-        outside_.report({t, t, ModelEvent::NodeDown, blamed_job, cause, downed_});
-    downed_.clear();
-    if (retired) engine_.give_up_unplaceable(t);
-    if (redispatch) engine_.dispatch(t);
+    return struck_;
 }
 
 bool FailureRouting::lose_held_node(std::uint32_t j, std::uint32_t m, double t) {
@@ -142,8 +131,16 @@ bool FailureRouting::lose_held_node(std::uint32_t j, std::uint32_t m, double t) 
     pool_.detach(j, m);
     if (job.decision == Replacement::WaitRepair && pool_.under_repair_only(m, t)) pool_.reserve(j, m);
     if (!job.replacing) return false;
-    engine_.cancel_replacement_delay(j);
+    cancel_replacement_delay(j);
     return true;
+}
+
+void FailureRouting::cancel_replacement_delay(std::uint32_t j) {
+    JobState& job = jobs_[j];
+    job.replacing = false;
+    job.replaced = true;
+    requests_.void_job(j);
+    if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
 }
 
 std::uint32_t FailureRouting::nodes_taken(std::uint32_t j, std::int32_t cause, std::uint32_t first,
@@ -179,11 +176,10 @@ void FailureRouting::fault(std::uint32_t j, double t, double detect, std::int32_
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
     job.life.phase_end = t + detect;
-    if (detect == 0.0) {
-        detected_at(j, t);
-    } else {
-        requests_.job_at(j, due_.next(j));
-    }
+    // Seen at once without a fleet (nothing to wait for): the engine ends
+    // its detection after the strike (no preemption is deferred without one).
+    if (detect == 0.0 && detected_at(j)) struck_.detected_now = static_cast<std::int32_t>(j);
+    if (detect != 0.0) requests_.job_at(j, due_.next(j));
     engine_.retry_preemption(preemptor, t);  // j is no longer a candidate: it is down
 }
 
@@ -196,12 +192,10 @@ void FailureRouting::count_stall(std::uint32_t j) {
         throw stalled_job_error(j, in_.max_stalled_failures, replica_);
 }
 
-void FailureRouting::detected_at(std::uint32_t j, double t) {
-    if (!pool_.enabled()) {
-        engine_.phase_end(j, t);  // seen at once and nothing to wait for
-    } else {
-        requests_.job_at(j, due_.next(j));
-    }
+bool FailureRouting::detected_at(std::uint32_t j) {
+    if (!pool_.enabled()) return true;  // seen at once and nothing to wait for
+    requests_.job_at(j, due_.next(j));
+    return false;
 }
 
 void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect, std::int32_t cause,
@@ -226,38 +220,38 @@ void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect
     engine_.retry_preemption(preemptor, t);
 }
 
-void FailureRouting::detect_slow_failure(std::uint32_t j, double t) {
+bool FailureRouting::detect_slow_failure(std::uint32_t j, double t, double lost) {
     JobState& job = jobs_[j];
-    const std::uint32_t lost_nodes = levels_[j].slow_lost_nodes;
-    job.lost_work = engine_.interrupt(j, t, lost_nodes);  // ends the slow failure
+    job.lost_work = lost;
     if (reservation_.enabled()) reservation_.set_end(j, t + reservation_.run_estimate(j, jobs_[j].life));
     job.life.phase = Phase::Detecting;
     job.life.phase_start = t;
     job.life.phase_end = t;
-    detected_at(j, t);
+    return detected_at(j);
 }
 
-void FailureRouting::return_to_service(std::uint32_t n, double t) {
+std::vector<std::uint32_t> FailureRouting::return_to_service(std::uint32_t n, double t) {
     ledger_.node_event(n, 1, t, 0xFFFFFFFFu, -1);
     if (outside_.enabled) outside_.report({t, t, ModelEvent::NodeUp, -1, -1, {n}});
-    // WAIT_REPAIR jobs get their node back first.
-    for (std::uint32_t j : pool_.return_to_service(n, t, draws_)) {
-        JobState& job = jobs_[j];
-        pool_.attach(j, n);
-        const bool waits = job.waiting_for_nodes();
-        if (pool_.has_all_nodes(j) && waits) {
-            if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
-            engine_.resume(j, t);  // its own node back: a re-placement only if it took others
-        } else if (pool_.reserved(j) == 0 && waits && !scheduler_.waiting(j)) {
-            scheduler_.wait(j);
-            engine_.give_up_if_unplaceable(j, t);
-        }
-    }
-    pool_.settle(n);
-    engine_.dispatch(t);
+    return pool_.return_to_service(n, t, draws_);
 }
 
-void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
+NodeBack FailureRouting::node_back(std::uint32_t j, std::uint32_t n) {
+    JobState& job = jobs_[j];
+    pool_.attach(j, n);
+    const bool waits = job.waiting_for_nodes();
+    if (pool_.has_all_nodes(j) && waits) {
+        if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
+        return NodeBack::Resume;  // its own node back: a re-placement only if it took others
+    }
+    if (pool_.reserved(j) == 0 && waits && !scheduler_.waiting(j)) {
+        scheduler_.wait(j);
+        return NodeBack::WaitAgain;
+    }
+    return NodeBack::Nothing;
+}
+
+bool FailureRouting::begin_maintenance(std::uint32_t k, double t) {
     const std::vector<MaintenanceCalendar::Drain>& drains = pool_.maintenance().at(k);
     bool redispatch = false;  // a waiting job lost a cold spare on its way, or its re-placement delay
     for (const MaintenanceCalendar::Drain& d : drains) {
@@ -283,7 +277,7 @@ void FailureRouting::begin_maintenance(std::uint32_t k, double t) {
             }
         }
     }
-    if (redispatch) engine_.dispatch(t);
+    return redispatch;
 }
 
 void FailureRouting::planned_stop(std::uint32_t j, double t) {
@@ -305,16 +299,15 @@ void FailureRouting::planned_stop(std::uint32_t j, double t) {
     requests_.job_at(j, due_.next(j));
 }
 
-void FailureRouting::finish_acquisition(std::uint32_t n, double t) {
+std::int32_t FailureRouting::finish_acquisition(std::uint32_t n, double /*t*/) {
     const std::uint32_t j = pool_.rules().finish_acquisition(n);
     // A job in detection (it failed again while the spare was on its way)
     // finds the node when it recovers.
     if (jobs_[j].waiting_for_nodes() && pool_.has_all_nodes(j)) {
         if (scheduler_.waiting(j)) scheduler_.stop_waiting(j);
-        engine_.resume(j, t);
-        return;
+        return static_cast<std::int32_t>(j);
     }
-    engine_.dispatch(t);  // it still lacks a node (one it held went down meanwhile)
+    return -1;  // it still lacks a node (one it held went down meanwhile)
 }
 
 }  // namespace acesim

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "acesim/analytic.hpp"
-#include "replica_engine.hpp"
 
 namespace acesim {
 namespace {
@@ -318,7 +317,6 @@ void JobTransitions::complete(std::uint32_t j, double t) {
     JobState& job = jobs_[j];
     job.clock.unhold(t);
     end_slow_failure(j);  // done before its slow failure was found
-    if (job.narrow || job.grow_pending) engine_.end_narrow(j, false);
     if (limits_) limit_at_[j] = std::numeric_limits<double>::infinity();
     job.life.phase = Phase::Done;
     job.rec->completed = true;
@@ -340,7 +338,6 @@ void JobTransitions::stop_at_time_limit(std::uint32_t j, double t) {
     // job waits in the queue again (recovery_wait) to restart from it.
     JobState& job = jobs_[j];
     jobs_.cancel_deferred_preemption(j);
-    interrupt(j, t);
     ++job.rec->timeouts;
     ledger_.log(j, EventKind::TimeLimit, t, jobs_[j]);
     if (pool_.enabled()) reservation_.release_nodes(j, pool_);
@@ -352,16 +349,11 @@ double JobTransitions::interrupt(std::uint32_t j, double t, std::uint32_t lost_n
     JobState& job = jobs_[j];
     const double overhead = t - job.life.phase_start;
     const bool starting = job.life.phase == Phase::Starting;
-    if (!levels_.empty()) {
-        if (levels_[j].transfer != 0) engine_.end_transfer(j, t, false);
-        levels_[j].transfer_due = 0;
-    }
+    if (!levels_.empty()) levels_[j].transfer_due = 0;  // (one in flight was cut off: the engine's)
     const double lost =
         levels_.empty() ? acesim::interrupt(job.life, *job.rec, t)
                         : levels_roll_back(job.life, levels_[j], plans_.levels[j], *job.rec, t, lost_nodes);
     end_slow_failure(j);
-    // A failure keeps an elastic job's claims for its recovery; a stop gives them up.
-    if (job.narrow || job.grow_pending) engine_.end_narrow(j, lost_nodes != kAllNodes);
     if (starting) charge_restart_churn(j, overhead);
     job.clock.unhold(t);
     job.drain_by = std::numeric_limits<double>::infinity();

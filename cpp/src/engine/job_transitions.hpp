@@ -16,13 +16,13 @@ namespace acesim {
 
 class JobTransitions {
 public:
-    /// The state it reads, and the engine that sequences it.
+    /// The state it reads.
     JobTransitions(const SimulationInput& in, const Plans& plans, EventKernel& kernel, NodePool& pool,
                    Scheduler& scheduler, Ledger& ledger, JobStates& jobs, Reservation& reservation,
                    bool limits, std::vector<double>& limit_at, std::vector<Levels>& levels,
                    const StorageChannel& storage, OutsideScheduler& outside, JobDraws& job_draws,
                    const JobDue& due, KernelRequests& requests, const bool& run_ahead,
-                   const DueEvent& current, ReplicaEngine& engine)
+                   const DueEvent& current)
         : in_(in),
           plans_(plans),
           kernel_(kernel),
@@ -40,8 +40,7 @@ public:
           due_(due),
           requests_(requests),
           run_ahead_(run_ahead),
-          current_(current),
-          engine_(engine) {}
+          current_(current) {}
 
     // --- the end of a job's phase (the engine routes it: ReplicaEngine::phase_end)
     /// Its submission is due at t: it is queued.
@@ -72,23 +71,19 @@ public:
     /// an extra checkpoint is durable by the window's start (its write, and
     /// with an asynchronous persist its persist, of the mean).
     void plan_drain_checkpoint(std::uint32_t j, double t);
-    /// A drain checkpoint's step (its write, then its persist) that would
-    /// end at `end`, after its planned end `due`, ends at `due` instead when
-    /// the checkpoint is on time (`on_time`) and the step's draw takes no
-    /// longer than its mean: it ends as planned whatever the rounding. A
-    /// late or long step ends when it ends.
-    static bool ends_as_planned(double end, double due, bool on_time, double drawn, double mean) {
-        return on_time && drawn <= mean && due < end;
-    }
-    /// Job j is done at t (its nodes released; the engine dispatches them).
+    /// Job j is done at t (its nodes released; the engine dispatches them;
+    /// an elastic job ended its narrow run first: ElasticResize::end_narrow).
     void complete(std::uint32_t j, double t);
-    /// Job j's run reached its time limit at t: stopped and queued again
-    /// (the engine then asks whether it can ever be placed, and dispatches).
+    /// Job j's run reached its time limit at t and was interrupted
+    /// (ReplicaEngine::interrupt): it is queued again (the engine then asks
+    /// whether it can ever be placed, and dispatches).
     void stop_at_time_limit(std::uint32_t j, double t);
     /// Ends the current phase early (failure or preemption); returns the
     /// compute it rolls back. With checkpoint levels it rolls back to the
     /// newest checkpoint that survives the loss of `lost_nodes` of the job's
     /// nodes (kAllNodes: a stop, only the durable checkpoint survives).
+    /// The engine sequences it (ReplicaEngine::interrupt): a storage
+    /// transfer in flight is cut off before, a narrow run ended after.
     double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes);
     void charge_restart_churn(std::uint32_t j, double overhead);
     /// Job j begins a compute phase (synchronous checkpoints): its routine
@@ -136,7 +131,6 @@ private:
     KernelRequests& requests_;
     const bool& run_ahead_;
     const DueEvent& current_;
-    ReplicaEngine& engine_;
 };
 
 }  // namespace acesim

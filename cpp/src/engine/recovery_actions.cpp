@@ -58,16 +58,6 @@ void RecoveryActions::resume(std::uint32_t j, double t) {
     engine_.begin_start(j, t);
 }
 
-void RecoveryActions::cancel_replacement_delay(std::uint32_t j) {
-    // A node it holds went down during the delay: it waits for nodes again
-    // and pays a fresh delay once it has them.
-    JobState& job = jobs_[j];
-    job.replacing = false;
-    job.replaced = true;
-    requests_.void_job(j);
-    if (pool_.reserved(j) == 0 && !scheduler_.waiting(j)) scheduler_.wait(j);
-}
-
 int RecoveryActions::place_outside(std::uint32_t j, bool recovering) {
     const std::uint32_t need = pool_.missing(j);
     const double t = kernel_.now();

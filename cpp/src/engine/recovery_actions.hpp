@@ -91,7 +91,6 @@ public:
     int place_outside(std::uint32_t j, bool recovering);
     bool take_for_recovery(std::uint32_t j);
     void resume(std::uint32_t j, double t);
-    void cancel_replacement_delay(std::uint32_t j);
     // unplaceable jobs (retirement left too few nodes)
     bool give_up_if_unplaceable(std::uint32_t j, double t);
     void give_up_unplaceable(double t);

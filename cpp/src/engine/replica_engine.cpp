@@ -45,13 +45,13 @@ ReplicaEngine::ReplicaEngine(const SimulationInput& in, const Plans& plans,
                              std::uint64_t max_events, JobRecord* rows, SimulationOutput& out)
     : ReplicaState(in, plans, views, replica, max_events, rows, out),
       lifecycle_(in_, plans_, kernel_, pool_, scheduler_, ledger_, jobs_, reservation_, limits_, limit_at_,
-                 levels_, storage_, outside_, job_draws_, due_, requests_, run_ahead_, current_, *this),
+                 levels_, storage_, outside_, job_draws_, due_, requests_, run_ahead_, current_),
       failures_(in_, plans_, replica_, draws_, pool_, scheduler_, ledger_, jobs_, reservation_, levels_,
                 outside_, job_draws_, due_, requests_, *this),
       recovery_(in_, plans_, replica_, draws_, kernel_, pool_, scheduler_, policy_, ledger_, jobs_,
                 reservation_, levels_, outside_, job_draws_, due_, requests_, *this),
       checkpoints_(in_, plans_, scheduler_, ledger_, jobs_, levels_, storage_, outside_, job_draws_, due_,
-                   requests_, *this),
+                   requests_),
       elastic_(in_, plans_, pool_, scheduler_, ledger_, jobs_, levels_, job_draws_, due_, requests_) {}
 
 void ReplicaEngine::run() {
@@ -155,9 +155,9 @@ void ReplicaEngine::handle(const DueEvent& e) {
     pool_.set_now(e.time);
     current_ = e;
     if (e.planned) {
-        failures_.begin_maintenance(e.id, e.time);
+        if (failures_.begin_maintenance(e.id, e.time)) recovery_.dispatch(e.time);
     } else if (e.node) {
-        failures_.handle_node(e.id, e.time);
+        handle_node(e.id, e.time);
     } else {
         if (e.arrival) open_job(e.id);  // its submission
         handle_job(e.id);
@@ -166,6 +166,48 @@ void ReplicaEngine::handle(const DueEvent& e) {
     ledger_.check_trace_bound();
     if (checking_) check_invariants();
     jobs_.release_done();
+}
+
+void ReplicaEngine::handle_node(std::uint32_t n, double t) {
+    if (pool_.failure_due(n, t)) {
+        after_strike(failures_.node_failure(n, t), t);
+        // A node the failure left in service (its cause does not take it to
+        // repair, or another node was repaired in its place) keeps its
+        // renewal process: the next gap counts from now.
+        pool_.renew(n, t, draws_);
+    } else if (pool_.return_due(n, t)) {
+        // WAIT_REPAIR jobs get their node back first.
+        for (std::uint32_t j : failures_.return_to_service(n, t)) {
+            switch (failures_.node_back(j, n)) {
+                case NodeBack::Resume:
+                    recovery_.resume(j, t);
+                    break;
+                case NodeBack::WaitAgain:
+                    recovery_.give_up_if_unplaceable(j, t);
+                    break;
+                case NodeBack::Nothing:
+                    break;
+            }
+        }
+        pool_.settle(n);
+        recovery_.dispatch(t);
+    } else if (pool_.acquisition_due(n, t)) {
+        const std::int32_t whole = failures_.finish_acquisition(n, t);
+        if (whole >= 0) {
+            recovery_.resume(static_cast<std::uint32_t>(whole), t);
+        } else {
+            recovery_.dispatch(t);
+        }
+    }
+    requests_.node_at(n, pool_.next_event(n));
+}
+
+void ReplicaEngine::after_strike(const Strike& struck, double t) {
+    if (outside_.enabled && !struck.out_of_service.empty())
+        outside_.report({t, t, ModelEvent::NodeDown, struck.blamed_job, struck.cause, struck.out_of_service});
+    if (struck.retired) recovery_.give_up_unplaceable(t);
+    if (struck.lost_waits) recovery_.dispatch(t);
+    if (struck.detected_now >= 0) phase_end(static_cast<std::uint32_t>(struck.detected_now), t);
 }
 
 void ReplicaEngine::handle_job(std::uint32_t j) {
@@ -177,14 +219,18 @@ void ReplicaEngine::handle_job(std::uint32_t j) {
     const double limit = limits_ ? limit_at_[j] : std::numeric_limits<double>::infinity();
     const double end = job.life.phase_end;
     if (job.clock.strikes_before(std::min(due_.phase(j), limit))) {
-        failures_.job_level_failure(j, job.clock.fail_at);
+        const double t = job.clock.fail_at;
+        after_strike(failures_.job_level_failure(j, t), t);
     } else if (!levels_.empty() &&
                levels_[j].persist_end <= std::min(std::min(end, limit), levels_[j].slow_until)) {
         const double at = levels_[j].persist_end;
         after_write(j, at, checkpoints_.end_persist(j, at));
     } else if (!levels_.empty() && levels_[j].slow_until < end && levels_[j].slow_until <= limit) {
-        failures_.detect_slow_failure(j, levels_[j].slow_until);
+        const double t = levels_[j].slow_until;
+        if (failures_.detect_slow_failure(j, t, interrupt(j, t, levels_[j].slow_lost_nodes)))  // ends it
+            phase_end(j, t);
     } else if (limit < job.life.phase_end) {
+        interrupt(j, limit);
         lifecycle_.stop_at_time_limit(j, limit);
         recovery_.give_up_if_unplaceable(j, limit);
         recovery_.dispatch(limit);
@@ -239,7 +285,7 @@ void ReplicaEngine::compute(std::uint32_t j, double t) {
 }
 
 void ReplicaEngine::after_write(std::uint32_t j, double t, WriteOutcome outcome) {
-    switch (outcome) {
+    switch (outcome.kind) {
         case WriteOutcome::Handled:
             break;
         case WriteOutcome::Compute:
@@ -248,11 +294,28 @@ void ReplicaEngine::after_write(std::uint32_t j, double t, WriteOutcome outcome)
         case WriteOutcome::Done:
             finish(j, t);
             break;
+        case WriteOutcome::Preempt:
+            recovery_.preempt(j, outcome.by, t);
+            // Free nodes it counted on may have gone to others meanwhile.
+            if (jobs_[outcome.by].pledged == 0)
+                recovery_.retry_preemption(static_cast<std::int32_t>(outcome.by), t);
+            recovery_.dispatch(t);
+            break;
     }
+}
+
+double ReplicaEngine::interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes) {
+    // (with shared storage no transition runs ahead: nothing to catch up first)
+    if (!levels_.empty() && levels_[j].transfer != 0) checkpoints_.end_transfer(j, t, false);
+    const double lost = lifecycle_.interrupt(j, t, lost_nodes);
+    // A failure keeps an elastic job's claims for its recovery; a stop gives them up.
+    if (jobs_[j].narrow || jobs_[j].grow_pending) elastic_.end_narrow(j, lost_nodes != kAllNodes);
+    return lost;
 }
 
 void ReplicaEngine::finish(std::uint32_t j, double t) {
     const std::int32_t by = jobs_.cancel_deferred_preemption(j);
+    if (jobs_[j].narrow || jobs_[j].grow_pending) elastic_.end_narrow(j, false);
     lifecycle_.complete(j, t);
     if (pool_.enabled()) recovery_.dispatch(t);  // its nodes
     recovery_.retry_preemption(by, t);
@@ -271,7 +334,7 @@ void ReplicaEngine::after_recovery(std::uint32_t j, double t, Recovery decided) 
             recovery_.dispatch(t);
             break;
         case Recovery::Shrink:
-            lifecycle_.begin_start(j, t, elastic_.shrink(j, t, decided.lost_nodes));
+            lifecycle_.begin_start(j, t, elastic_.shrink(j, t, decided.lost_nodes).reconfigure);
             recovery_.dispatch(t);
             break;
         case Recovery::Wait:

@@ -5,8 +5,12 @@
 // persists and storage transfers; ElasticResize: elastic jobs' shrinks and
 // grows), then checks the invariants.
 // Only the engine runs the loop and schedules the kernel (serving the parts'
-// KernelRequests); each part is given the state it reads and the engine,
-// never another part: what one raises for another, the engine routes.
+// KernelRequests); each part is given the state it reads, never another
+// part. A part returns what it leaves for others as an outcome (Strike,
+// NodeBack, Recovery, WriteOutcome, Resize) that the engine carries out;
+// only what FailureRouting and RecoveryActions raise in the middle of a
+// transition (an interrupt, a start, a requeue, a preemptor's retry, a grow)
+// goes through the engine's few methods below, served at once.
 #pragma once
 
 #include <cstddef>
@@ -65,32 +69,27 @@ public:
     /// a failure) on `nodes`, as many as it needs or fewer (down to min_gpus).
     void resize_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
 
-    // --- what a part raises, routed by the engine to the part that does it ------
+    // --- what a part raises in the middle of its own transition -----------------
     // Served at once, where it is raised (the order of transitions is kept,
-    // and with it every recorded result).
-    /// The end of job j's phase is due at t (or its fault is seen at once).
-    void phase_end(std::uint32_t j, double t);
-    // JobTransitions: a job's lifecycle
+    // and with it every recorded result); everything else a part leaves to
+    // the engine it returns as an outcome (Strike, NodeBack, Recovery,
+    // WriteOutcome, Resize) and the engine carries out.
+    /// Job j's run stops at t (a failure, a preemption, a planned stop or
+    /// its time limit): its storage transfer is cut off, its phase ended
+    /// early (JobTransitions::interrupt), its narrow run ended. Returns the
+    /// compute rolled back.
+    double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes);
+    // JobTransitions: a job's lifecycle (the scheduler's pass starts and requeues jobs)
     void begin_start(std::uint32_t j, double t) { lifecycle_.begin_start(j, t); }
-    double interrupt(std::uint32_t j, double t, std::uint32_t lost_nodes = kAllNodes) {
-        return lifecycle_.interrupt(j, t, lost_nodes);
-    }
     void enqueue(std::uint32_t j, double t) { lifecycle_.enqueue(j, t); }
-    // RecoveryActions: recovery, placement, preemption and the scheduler's pass
-    void dispatch(double t) { recovery_.dispatch(t); }
-    void resume(std::uint32_t j, double t) { recovery_.resume(j, t); }
-    void preempt(std::uint32_t v, std::uint32_t by, double t) { recovery_.preempt(v, by, t); }
+    // RecoveryActions: a preemptor whose deferred victim failed looks again
     void retry_preemption(std::int32_t by, double t) { recovery_.retry_preemption(by, t); }
-    void cancel_replacement_delay(std::uint32_t j) { recovery_.cancel_replacement_delay(j); }
-    bool give_up_if_unplaceable(std::uint32_t j, double t) { return recovery_.give_up_if_unplaceable(j, t); }
-    void give_up_unplaceable(double t) { recovery_.give_up_unplaceable(t); }
-    // CheckpointWrites: storage transfers
-    void end_transfer(std::uint32_t j, double t, bool finished) { checkpoints_.end_transfer(j, t, finished); }
-    // ElasticResize: elastic jobs' grows and narrow runs
+    // ElasticResize: an elastic job running narrow resumes whole
     void grow(std::uint32_t j, double t) { elastic_.grow(j, t); }
-    void end_narrow(std::uint32_t j, bool keep_claims) { elastic_.end_narrow(j, keep_claims); }
 
 private:
+    /// The end of job j's phase is due at t (or its fault is seen at once).
+    void phase_end(std::uint32_t j, double t);
     void check_invariants() const;
     /// Serves what the parts asked of the kernel while an event was handled.
     void serve_requests();
@@ -105,11 +104,16 @@ private:
                                   const std::vector<std::uint32_t>& nodes) const;
     /// start_job's checks of the job and the node count.
     void check_start(std::uint32_t j, const std::vector<std::uint32_t>& nodes) const;
-    /// Job j holds exactly `nodes` (in that order for those it did not hold).
-    void place_on(std::uint32_t j, const std::vector<std::uint32_t>& nodes);
     void begin();
     void open_job(std::uint32_t j);
     void handle(const DueEvent& e);
+    /// Node n's event is due: its failure, its return to service or a cold
+    /// spare's arrival.
+    void handle_node(std::uint32_t n, double t);
+    /// Carries out what a failure event at t left to do: the outside
+    /// scheduler hears of the nodes it took; a retirement may strand jobs;
+    /// waiting jobs that lost a spare or a delay look for nodes again.
+    void after_strike(const Strike& struck, double t);
     /// Job j's event is due: a job-level failure, a persist's end, a slow
     /// failure's detection, its time limit or the end of its phase.
     void handle_job(std::uint32_t j);

@@ -138,24 +138,12 @@ bool ReplicaEngine::can_start(std::uint32_t j, const std::vector<std::uint32_t>&
     return unavailable_nodes("start", j, nodes).empty();
 }
 
-void ReplicaEngine::place_on(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
-    // The nodes it holds and is not given back are released; the rest are taken, in order.
-    std::vector<std::uint32_t> released;
-    for (std::uint32_t n : pool_.nodes_of(j))
-        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) released.push_back(n);
-    for (std::uint32_t n : released) pool_.detach(j, n);
-    const NodeList kept = pool_.nodes_of(j);
-    std::vector<std::uint32_t> taken;
-    for (std::uint32_t n : nodes)
-        if (std::find(kept.begin(), kept.end(), n) == kept.end()) taken.push_back(n);
-    for (std::uint32_t n : taken) pool_.take_chosen(j, n);
-}
-
 void ReplicaEngine::start_job(std::uint32_t j, const std::vector<std::uint32_t>& nodes) {
     const double t = kernel_.now();
     check_start(j, nodes);
     check_nodes("start", j, nodes);
-    place_on(j, nodes);
+    std::vector<std::uint32_t> released;  // (a failed job's surviving nodes it is not given)
+    hold_exactly(pool_, j, nodes, released);
     scheduler_.drop(j);
     lifecycle_.begin_start(j, t);
     serve_requests();
@@ -184,25 +172,10 @@ void ReplicaEngine::resize_job(std::uint32_t j, const std::vector<std::uint32_t>
                                          : "") +
                                     "; an elastic job is resized while it computes or after a failure");
     check_nodes("resize", j, nodes);
-    place_on(j, nodes);
-    Levels& L = levels_[j];
-    const double held = static_cast<double>(nodes.size());
-    const double width = held < plan.nodes ? std::pow(held / plan.nodes, options.scaling) : 1.0;
-    job.narrow = held < plan.nodes;
-    job.grow_pending = false;
-    const double reconfigure = options.reconfigure == kNoDistribution
-                                   ? 0.0
-                                   : job_draws_.law(j, Purpose::Reconfigure, options.reconfigure);
-    ledger_.log(j, job.narrow ? EventKind::Shrink : EventKind::Grow, t, jobs_[j]);
-    if (phase == Phase::Waiting) {
-        // A restart on these nodes (init + load + the reconfiguration).
-        levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
+    const Resize& resized = elastic_.resize(j, nodes, t, phase == Phase::Waiting);
+    if (resized.restart) {
         scheduler_.drop(j);
-        lifecycle_.begin_start(j, t, reconfigure);
-    } else {
-        levels_pause_compute(job.life, L, *job.rec, t, reconfigure);
-        levels_set_rates(job.life, L, *job.rec, t, width, L.slow_rate);
-        requests_.job_at(j, due_.next(j));
+        lifecycle_.begin_start(j, t, resized.reconfigure);
     }
     serve_requests();
     if (checking_) check_invariants();

@@ -3,10 +3,11 @@
 // every job's state, with the services each owns. The engine's parts
 // (JobTransitions, FailureRouting, RecoveryActions, CheckpointWrites,
 // ElasticResize) are each given the state they read; they never hold one
-// another: what one raises for another goes through ReplicaEngine, which
-// alone runs the event loop and schedules the kernel.
+// another: they return outcomes that ReplicaEngine, which alone runs the
+// event loop and schedules the kernel, carries out.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -81,6 +82,30 @@ inline bool uses_storage(const StorageChannel& storage, const SimulationInput& i
     return storage.enabled() && in.options(j).checkpoint_bytes > 0.0;
 }
 
+/// An outside scheduler's nodes for job j: those it holds and is not given
+/// are released (into `released`, in its order); the rest are taken, in order.
+inline void hold_exactly(NodePool& pool, std::uint32_t j, const std::vector<std::uint32_t>& nodes,
+                         std::vector<std::uint32_t>& released) {
+    released.clear();
+    for (std::uint32_t n : pool.nodes_of(j))
+        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) released.push_back(n);
+    for (std::uint32_t n : released) pool.detach(j, n);
+    const NodeList kept = pool.nodes_of(j);
+    std::vector<std::uint32_t> taken;
+    for (std::uint32_t n : nodes)
+        if (std::find(kept.begin(), kept.end(), n) == kept.end()) taken.push_back(n);
+    for (std::uint32_t n : taken) pool.take_chosen(j, n);
+}
+
+/// A drain checkpoint's step (its write, then its persist) that would end
+/// at `end`, after its planned end `due`, ends at `due` instead when the
+/// checkpoint is on time (`on_time`) and the step's draw takes no longer
+/// than its mean: it ends as planned whatever the rounding. A late or long
+/// step ends when it ends (JobTransitions::plan_drain_checkpoint).
+inline bool ends_as_planned(double end, double due, bool on_time, double drawn, double mean) {
+    return on_time && drawn <= mean && due < end;
+}
+
 /// Elastic job j, `failing` of its nodes about to be detached, would hold
 /// at least its min_gpus (it may go on with them: ElasticResize::shrink).
 inline bool can_shrink(const SimulationInput& in, const Plans& plans, const NodePool& pool, std::uint32_t j,
@@ -91,7 +116,9 @@ inline bool can_shrink(const SimulationInput& in, const Plans& plans, const Node
     return held > 0 && held * plans.jobs[j].gpus_per_node >= min_gpus;
 }
 
-/// The engine that sequences the parts (each part holds it, never another part).
+/// The engine that sequences the parts (FailureRouting and RecoveryActions
+/// hold it for what they raise in the middle of a transition; no part holds
+/// another).
 class ReplicaEngine;
 
 }  // namespace acesim
