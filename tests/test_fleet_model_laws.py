@@ -63,3 +63,19 @@ def test_laws_that_differ_in_family_or_value_are_not_shared() -> None:
     assert len(model._table.compiled) == own + 4
     first = np.array([model._table.index(law) for law in laws]) - own
     assert first.tolist() == [0, 1, 2, 3, 0]
+
+
+def test_never_is_no_law_by_value_too() -> None:
+    # The model's law table keeps laws by value; Never() has no compiled form
+    # and is the core's "no law", as in simulate. One node, no node failures
+    # in its trace; the job (no init, no load) computes 0-3,600 and writes
+    # its final checkpoint 3,600-3,660: done at 3,660, nothing failed.
+    model = ace.FleetModel(trace_fleet(1, {}, repair=HOUR), failures=ace.Never())
+    j = model.submit(ace.Job(8, HOUR, HOUR, init=ZERO, save=C(60.0), load=ZERO))
+    model.start(j, [0])
+    events = []
+    while batch := model.advance(10 * HOUR):
+        events += batch
+    assert [(e.kind, e.time) for e in events] == [("job_done", 3660.0)]
+    row = model.result().jobs[0]
+    assert (row["end"], row["failures"]) == (3660.0, 0)

@@ -784,8 +784,9 @@ class _DistributionTable(dict[Any, int]):
         return found
 
     def _value_index(self, dist: Distribution | None) -> int:
-        """The index of a law by value (``by_value=True``)."""
-        if dist is None:
+        """The index of a law by value (``by_value=True``); -1 for None and
+        for :class:`Never` (no law), as by identity."""
+        if dist is None or isinstance(dist, Never):
             return -1
         compiled = dist._compiled
         by_value: dict[bytes, int] = self._by_value  # type: ignore[assignment]
