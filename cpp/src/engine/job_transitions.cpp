@@ -22,18 +22,24 @@ double JobTransitions::routine_bound(std::uint32_t j) const {
     return clock.holding ? std::min(bound, clock.fail_at) : bound;
 }
 
-std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool at_bound) {
+std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool at_bound, std::uint32_t most,
+                                           bool& capped) {
     // The same arithmetic and draws as on_phase_end's Computing and Saving
     // cases (without maintenance, limits, deferred preemptions or an event
     // log, which turn run_ahead_ off).
-    if (!levels_.empty()) return apply_leveled_routine(j, bound, at_bound);
+    if (!levels_.empty()) return apply_leveled_routine(j, bound, at_bound, most, capped);
     JobState& job = jobs_[j];
     Lifecycle& life = job.life;
     const JobSpec& spec = in_.jobs[j];
     std::uint32_t n = 0;
+    capped = false;
     for (;;) {
         const double t = life.phase_end;
         if (!(t < bound || (at_bound && t == bound))) break;
+        if (n == most) {
+            capped = true;  // (its stretch continues: resume)
+            break;
+        }
         if (life.phase == Phase::Computing) {
             double save;
             if (!job_draws_.try_law(j, Purpose::Save, spec.save, save))
@@ -49,7 +55,8 @@ std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool 
     return n;
 }
 
-std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double bound, bool at_bound) {
+std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double bound, bool at_bound,
+                                                   std::uint32_t most, bool& capped) {
     // The same arithmetic and draws, in the same order, as handle_job's
     // persist end (CheckpointWrites::end_persist) and phase ends
     // (reach_leveled_boundary, end_leveled_write, begin_compute) without
@@ -67,11 +74,16 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
                               : job_draws_.try_law(j, Purpose::TierSave, plan.tier[L.writing - 1].save, save);
     };
     std::uint32_t n = 0;
+    capped = false;
     for (;;) {
         // At equal times a persist's end comes before the phase's (handle_job).
         const bool persist = L.persist_end <= life.phase_end;
         const double t = persist ? L.persist_end : life.phase_end;
         if (!(t < bound || (at_bound && t == bound))) break;
+        if (n == most) {
+            capped = true;  // (its stretch continues: resume)
+            break;
+        }
         if (persist) {
             if (life.phase == Phase::PersistWait) {
                 if (L.inflight >= spec.work) break;  // the final checkpoint: its completion is an event
@@ -139,26 +151,47 @@ void JobTransitions::stretch_start(std::uint32_t j, bool restore) {
 }
 
 void JobTransitions::run_ahead(std::uint32_t j) {
+    jobs_[j].ahead.look_ahead = kFirstLookAhead;
+    stretch(j);
+}
+
+void JobTransitions::resume(std::uint32_t j) {
+    RunAhead& a = jobs_[j].ahead;
+    a.resumes = false;
+    kernel_.uncount_routine(1);  // its entry was no event: the transitions it applies are
+    a.look_ahead = static_cast<std::uint16_t>(std::min<std::uint32_t>(2u * a.look_ahead, kLastLookAhead));
+    stretch(j);
+}
+
+void JobTransitions::stretch(std::uint32_t j) {
     stretch_start(j, false);
     RunAhead& a = jobs_[j].ahead;
-    a.events = apply_routine(j, routine_bound(j), true);
+    bool capped = false;
+    a.events = apply_routine(j, routine_bound(j), true, a.look_ahead, capped);
     a.active = a.events > 0;
+    a.resumes = capped;  // (its next transition is its next event: due by the bound)
     kernel_.count_routine(a.events);
     requests_.job_at(j, due_.next(j));
 }
 
 void JobTransitions::catch_up(std::uint32_t j) {
     RunAhead& a = jobs_[j].ahead;
+    a.resumes = false;  // (whoever catches it up schedules its next event)
     if (!a.active) return;
     // Back to the stretch's start, then the transitions up to now again:
-    // the same draws (counter-based) and the same arithmetic in the same order.
+    // the same draws (counter-based) and the same arithmetic in the same
+    // order. (At most the stretch's look-ahead bound: its continuation's
+    // entry, had it come, would come at now or later.)
     stretch_start(j, true);
     kernel_.uncount_routine(a.events);
     a.active = false;
     const double now = kernel_.now();
     const double bound = routine_bound(j);
-    kernel_.count_routine(now < bound ? apply_routine(j, now, EventKernel::job_event_before(j, current_))
-                                      : apply_routine(j, bound, true));
+    constexpr std::uint32_t kAll = std::numeric_limits<std::uint32_t>::max();
+    bool capped = false;
+    kernel_.count_routine(now < bound
+                              ? apply_routine(j, now, EventKernel::job_event_before(j, current_), kAll, capped)
+                              : apply_routine(j, bound, true, kAll, capped));
 }
 
 void JobTransitions::enqueue(std::uint32_t j, double t) {

@@ -171,6 +171,10 @@ void ReplicaEngine::handle(const DueEvent& e) {
 void ReplicaEngine::handle_job(std::uint32_t j) {
     JobState& job = jobs_[j];
     job.ahead.active = false;  // its own event: what was applied ahead is past
+    if (job.ahead.resumes) {   // its stretch reached its look-ahead bound: it goes on
+        lifecycle_.resume(j);
+        return;
+    }
     // At equal times: the phase end, then the time limit, then a job-level failure.
     // With checkpoint levels, a persist's end comes first, then a slow
     // failure's detection (after a phase end at the same time).
