@@ -20,6 +20,7 @@ by index).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import acesim as ace
@@ -371,3 +372,154 @@ def test_random_fleets_with_checkpoint_levels(seed: int) -> None:
     case = random_case(seed, levels=True)
     jobs = case.pop("jobs")
     both(jobs, seed=seed, **case)
+
+
+# --------------------------------------------------------------------------
+# Hand-worked: stretches longer than the look-ahead bound
+# --------------------------------------------------------------------------
+#
+# A stretch applies at most its look-ahead bound of transitions (16 at a
+# compute phase's begin, doubling with each continuation up to 256); the
+# job's heap entry at the next transition continues it. One 8-GPU job, 400
+# minutes of work, a 60 s interval, no init or load: 400 computes and 400
+# writes, the transitions of its stretches.
+
+MINUTES = 400
+
+
+ONE_SECOND = ace.Constant(1.0)
+
+
+def one_minute_job(save: ace.Distribution = ONE_SECOND, **kw: Any) -> ace.Job:
+    return job(1, MINUTES * MINUTE, interval=MINUTE, save=save, **kw)
+
+
+def two_nodes(fail_at: float | None = None) -> tuple[list[ace.Job], ace.Fleet]:
+    """The job on one node of two; that node fails once at ``fail_at``."""
+    jobs = [one_minute_job()]
+    node = placement(jobs, 2, 10.0)[0][0]
+    times: dict[int, Sequence[float]] = {} if fail_at is None else {node: [fail_at]}
+    fleet = ace.Fleet(
+        2, repair=ace.Constant(HOUR), node_failures=ace.NodeTrace.from_times(times, nodes=2)
+    )
+    return jobs, fleet
+
+
+def test_a_long_stretch_continues_past_its_bound() -> None:
+    """Never failing, the job's 799 routine transitions (every compute's end
+    and every write's end but the last, its completion) are applied in
+    stretches of 16, 32, 64, 128, 256 and 256 transitions (752 in all), each
+    capped, then the last 47: six continuations. The heap delivers its
+    submission, its start's end, the six continuations and its last write's
+    end: 9 entries, of 802 events (the continuations are none of them). It
+    ends at 400 x 61 s."""
+    jobs, fleet = two_nodes()
+    res = both(jobs, fleet=fleet)
+    row = res.jobs[0]
+    assert row["checkpoints"] == MINUTES
+    assert row["end"] == MINUTES * 61.0
+    assert res.fleet["events"][0] == 2 + 2 * MINUTES
+    assert res.fleet["heap_events"][0] == 9
+
+
+@pytest.mark.parametrize(
+    "fail_at, wasted, kept",
+    [
+        # Mid-compute, far past the first bounds: 300 writes ended by
+        # 18,300 s; 30 s of the 301st segment are lost.
+        pytest.param(300 * 61.0 + 30.0, 30.0, 300, id="mid-compute"),
+        # Mid-write: the 300th write (18,299-18,300 s) is cut off half a
+        # second in; its segment's 60 s and the 0.5 s are lost.
+        pytest.param(300 * 61.0 - 0.5, 60.5, 299, id="mid-write"),
+        # At the first continuation: the first stretch's 16 transitions end
+        # with the 8th write (488 s); the 9th compute's end at 548 s is the
+        # continuation's entry, and the fleet's event at that instant comes
+        # first: the segment's 60 s are lost.
+        pytest.param(9 * 61.0 - 1.0, 60.0, 8, id="at-a-continuation"),
+    ],
+)
+def test_a_node_failure_past_the_bound(fail_at: float, wasted: float, kept: int) -> None:
+    """The node fails once at ``fail_at``; the job restarts at once on the
+    other node from its ``kept`` checkpoints (kept minutes of work) and
+    computes the rest, one 61 s cycle a minute: it ends at fail_at +
+    (400 - kept) x 61 s, with 400 writes in all and all 400 minutes
+    productive."""
+    jobs, fleet = two_nodes(fail_at)
+    row = both(jobs, fleet=fleet).jobs[0]
+    assert row["failures"] == 1
+    assert row["wasted"] == pytest.approx(wasted, abs=1e-9)
+    assert row["end"] == pytest.approx(fail_at + (MINUTES - kept) * 61.0, abs=1e-9)
+    assert row["checkpoints"] == MINUTES
+    assert row["productive"] == MINUTES * MINUTE
+    assert row["ckpt_stall"] == pytest.approx(MINUTES * 1.0, abs=1e-9)
+
+
+def test_a_job_level_failure_past_the_bound() -> None:
+    """The job's own failure at 18,330 s of held time (mid-compute, 30 s
+    into the 301st segment), its next never: the stretch is bounded by it
+    and continued up to it. Restarted at once from 300 minutes, it ends at
+    18,330 + 100 x 61 = 24,430 s, 30 s lost."""
+    jobs, fleet = two_nodes()
+    res = both(jobs, fleet=fleet, failures=ace.Replay([18330.0, 1e9]))
+    row = res.jobs[0]
+    assert row["failures"] == 1 and row["restarts"] == 1
+    assert row["wasted"] == pytest.approx(30.0, abs=1e-9)
+    assert row["end"] == pytest.approx(24430.0, abs=1e-9)
+    assert row["checkpoints"] == MINUTES
+
+
+def test_writes_that_take_no_time_past_the_bound() -> None:
+    """save = Constant(0): each write ends at its compute's end (two
+    transitions at one instant). The node fails at 300 x 60 + 30 s: 300
+    minutes kept, 30 s lost, done at 18,030 + 100 x 60 = 24,030 s."""
+    jobs = [one_minute_job(save=ZERO)]
+    node = placement(jobs, 2, 10.0)[0][0]
+    fleet = ace.Fleet(
+        2,
+        repair=ace.Constant(HOUR),
+        node_failures=ace.NodeTrace.from_times({node: [18030.0]}, nodes=2),
+    )
+    row = both(jobs, fleet=fleet).jobs[0]
+    assert row["wasted"] == pytest.approx(30.0, abs=1e-9)
+    assert row["end"] == pytest.approx(24030.0, abs=1e-9)
+    assert row["checkpoints"] == MINUTES
+
+
+def test_a_node_failure_mid_persist_past_the_bound() -> None:
+    """Asynchronous checkpoints: a 1 s snapshot, then a 30 s persist while
+    the next segment computes (three transitions a minute: a compute's end,
+    a snapshot's end, a persist's end). The 300th snapshot ends at 18,300 s
+    and its persist would end at 18,330 s; the node fails at 18,310 s, mid
+    persist: that checkpoint is lost and the job rolls back to the 299th
+    (durable), losing the 300th segment's 60 s and the 10 s computed since
+    the snapshot. Restarted at once, it computes 101 minutes, the last one
+    with its snapshot and persist: done at 18,310 + 101 x 61 + 30 =
+    24,501 s."""
+    jobs = [one_minute_job(persist=ace.Constant(30.0))]
+    node = placement(jobs, 2, 10.0)[0][0]
+    fleet = ace.Fleet(
+        2,
+        repair=ace.Constant(HOUR),
+        node_failures=ace.NodeTrace.from_times({node: [18310.0]}, nodes=2),
+    )
+    row = both(jobs, fleet=fleet).jobs[0]
+    assert row["lost_checkpoints"] == 1
+    assert row["wasted"] == pytest.approx(70.0, abs=1e-9)
+    assert row["end"] == pytest.approx(24501.0, abs=1e-9)
+    assert row["productive"] == MINUTES * MINUTE
+
+
+def test_a_save_law_that_runs_out_past_the_bound() -> None:
+    """A Replay of 30 one-second writes: the 31st write's draw is refused in
+    the third stretch (transitions 49 to 112); the run raises the same error
+    as step by step. With the horizon at 30 x 61 + 30 s, before the 31st
+    compute's end, it does not raise and keeps 30 checkpoints."""
+    jobs = [one_minute_job(save=ace.Replay([1.0] * 30))]
+    errors = []
+    for record in (False, True):
+        with pytest.raises(ValueError) as err:
+            ace.simulate(jobs, fleet=trace_fleet(1, {}), record_events=record, threads=1)
+        errors.append(str(err.value))
+    assert errors[0] == errors[1]
+    res = both(jobs, fleet=trace_fleet(1, {}), horizon=30 * 61.0 + 30.0)
+    assert res.jobs["checkpoints"][0] == 30
