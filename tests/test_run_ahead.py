@@ -288,20 +288,27 @@ def test_a_save_law_that_runs_out() -> None:
 # --------------------------------------------------------------------------
 
 
-def random_case(seed: int, levels: bool = False) -> dict[str, Any]:
+def random_case(
+    seed: int, levels: bool = False, short: bool = False, limits: bool = False
+) -> dict[str, Any]:
     """A small fleet whose times fall on whole minutes (constant laws,
     node failures on minute marks), so that failures, write ends,
     recoveries and submissions meet at equal times. With ``levels``, jobs
     may persist their checkpoints in the background and keep faster tiers,
     some may be elastic, and failures may take several nodes (which tiers
-    survive)."""
+    survive). With ``short``, intervals of 1 to 4 minutes: stretches run
+    past their look-ahead bounds. With ``limits``, some jobs have a time
+    limit."""
     rng = np.random.default_rng(seed)
     nodes = int(rng.integers(2, 7))
     jobs = []
     for _ in range(int(rng.integers(1, 7))):
         width = int(rng.integers(1, max(2, nodes // 2 + 1)))
-        interval = float(rng.integers(1, 5)) * 15 * MINUTE
+        interval = float(rng.integers(1, 5)) * (MINUTE if short else 15 * MINUTE)
         extra: dict[str, Any] = {}
+        if limits and rng.random() < 0.6:
+            # (long enough for a start and a checkpoint: the job progresses)
+            extra["time_limit"] = float(rng.integers(2, 8)) * interval + 45 * MINUTE
         if levels and rng.random() < 0.7:
             extra["persist"] = ace.Constant(float(rng.integers(0, 30)) * MINUTE)
         if levels and width > 1 and rng.random() < 0.3:
@@ -371,6 +378,42 @@ def test_random_fleets_run_ahead_as_step_by_step(seed: int) -> None:
 def test_random_fleets_with_checkpoint_levels(seed: int) -> None:
     case = random_case(seed, levels=True)
     jobs = case.pop("jobs")
+    both(jobs, seed=seed, **case)
+
+
+@pytest.mark.parametrize("levels", [False, True], ids=["plain", "levels"])
+@pytest.mark.parametrize("seed", range(40))
+def test_random_fleets_with_short_intervals(seed: int, levels: bool) -> None:
+    """Checkpoints every few minutes: stretches continue past their bounds
+    and failures, preemptions and the horizon meet continuations."""
+    case = random_case(1000 + seed, levels=levels, short=True)
+    jobs = case.pop("jobs")
+    both(jobs, seed=seed, **case)
+
+
+@pytest.mark.parametrize("short", [False, True], ids=["long", "short"])
+@pytest.mark.parametrize("seed", range(40))
+def test_random_fleets_with_time_limits(seed: int, short: bool) -> None:
+    """A time limit bounds a stretch like a job-level failure: at equal
+    times the phase's end comes first, then the limit."""
+    case = random_case(2000 + seed, short=short, limits=True)
+    jobs = case.pop("jobs")
+    both(jobs, seed=seed, **case)
+
+
+@pytest.mark.parametrize("levels", [False, True], ids=["plain", "levels"])
+@pytest.mark.parametrize("seed", range(40))
+def test_random_jobs_without_a_fleet(seed: int, levels: bool) -> None:
+    """Several jobs and no node pool (``fleet=None``): only job-level
+    failures, the horizon and time limits stop them, and those bound the
+    stretches."""
+    case = random_case(3000 + seed, levels=levels, short=seed % 2 == 0, limits=seed % 3 == 0)
+    jobs = [j for j in case.pop("jobs") if j.min_gpus is None or j.min_gpus == j.gpus]
+    case.pop("fleet")
+    case.pop("policy")
+    case.setdefault("failures", ace.Exponential(3 * HOUR))
+    if len(jobs) < 2:
+        jobs = [*jobs, job(1, 3 * HOUR, interval=2 * MINUTE, save=SAVE)]
     both(jobs, seed=seed, **case)
 
 

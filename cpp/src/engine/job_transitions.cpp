@@ -16,9 +16,11 @@ constexpr double kSecondsPerHour = 3600.0;
 
 double JobTransitions::routine_bound(std::uint32_t j) const {
     // Events up to the horizon happen (kernel), up to kLatestTime (handle);
-    // a phase end at a job-level failure's instant comes first (handle_job).
+    // a phase end at a job-level failure's instant, or at its time limit,
+    // comes first (handle_job).
     const FailureClock& clock = jobs_[j].clock;
-    const double bound = std::min(kernel_.horizon(), kLatestTime);
+    double bound = std::min(kernel_.horizon(), kLatestTime);
+    if (limits_) bound = std::min(bound, limit_at_[j]);
     return clock.holding ? std::min(bound, clock.fail_at) : bound;
 }
 
@@ -189,7 +191,10 @@ void JobTransitions::catch_up(std::uint32_t j) {
     const double bound = routine_bound(j);
     constexpr std::uint32_t kAll = std::numeric_limits<std::uint32_t>::max();
     bool capped = false;
-    kernel_.count_routine(now < bound
+    // Those at now come before the current event when the kernel's order
+    // at equal times says so, the bound's instant included (the job's own
+    // event at its bound has caught it up already: handle_job).
+    kernel_.count_routine(now <= bound
                               ? apply_routine(j, now, EventKernel::job_event_before(j, current_), kAll, capped)
                               : apply_routine(j, bound, true, kAll, capped));
 }

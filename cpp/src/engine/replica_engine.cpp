@@ -63,11 +63,12 @@ void ReplicaEngine::run() {
     // Routine checkpoints run ahead of the clock where nothing but a stop
     // (interrupt, which catches the job up first) looks at a running job's
     // progress between its own events: no event log, slow failures (which
-    // change a running job's rate), time limits, planned maintenance,
-    // shared storage or checkpoint-aware preemption (which weighs every
-    // candidate's progress); elastic jobs step theirs (begin_compute). An
-    // outside scheduler's run (FleetModel) keeps the event log: it steps.
-    run_ahead_ = pool_.enabled() && !ledger_.recording() && !limits_ &&
+    // change a running job's rate), planned maintenance, shared storage or
+    // checkpoint-aware preemption (which weighs every candidate's
+    // progress); elastic jobs step theirs (begin_compute). An outside
+    // scheduler's run (FleetModel) keeps the event log: it steps. (A time
+    // limit bounds a stretch like a job-level failure: routine_bound.)
+    run_ahead_ = !ledger_.recording() &&
                  std::none_of(in_.causes.begin(), in_.causes.end(),
                               [](const CauseSpec& c) { return c.slowdown > 0.0; }) &&
                  pool_.maintenance().empty() && !storage_.enabled() &&
