@@ -566,3 +566,38 @@ def test_a_save_law_that_runs_out_past_the_bound() -> None:
     assert errors[0] == errors[1]
     res = both(jobs, fleet=trace_fleet(1, {}), horizon=30 * 61.0 + 30.0)
     assert res.jobs["checkpoints"][0] == 30
+
+
+def test_a_time_limit_past_the_bound() -> None:
+    """A 18,330 s time limit, mid-compute (30 s into the 301st segment):
+    the run stops there with 300 minutes kept and 30 s lost, the job is
+    queued again and restarts at once on its free node; its second run
+    (100 cycles, 6,100 s) is within the limit: done at 24,430 s."""
+    jobs = [one_minute_job(time_limit=18330.0)]
+    row = both(jobs, fleet=trace_fleet(1, {})).jobs[0]
+    assert row["timeouts"] == 1 and row["failures"] == 0
+    assert row["wasted"] == pytest.approx(30.0, abs=1e-9)
+    assert row["end"] == pytest.approx(24430.0, abs=1e-9)
+    assert row["checkpoints"] == MINUTES
+
+
+def test_jobs_without_a_fleet_past_the_bound() -> None:
+    """Two such jobs and no node pool, each failing once at 18,330 s of held
+    time (a replayed law: each job's own copy): each restarts at once from
+    300 minutes and ends at 24,430 s with 30 s lost. Their stretches run
+    ahead (the engine runs them: ``check_invariants``): per job, the 600
+    transitions up to the failure come in stretches of 16, 32, 64, 128, 256
+    (five capped) and 104; after the restart the 199 routine transitions
+    in stretches of 16, 32, 64 (capped) and 87. The heap delivers, per job,
+    its submission, its start's end, five continuations, its failure, its
+    restart's start end, three continuations and its last write's end: 13
+    entries; of 2 + 600 + 1 + 1 + 200 = 804 events."""
+    jobs = [one_minute_job(), one_minute_job()]
+    res = both(jobs, failures=ace.Replay([18330.0, 1e9]))
+    for row in res.jobs:
+        assert row["failures"] == 1
+        assert row["wasted"] == pytest.approx(30.0, abs=1e-9)
+        assert row["end"] == pytest.approx(24430.0, abs=1e-9)
+        assert row["checkpoints"] == MINUTES
+    assert res.fleet["events"][0] == 2 * 804
+    assert res.fleet["heap_events"][0] == 2 * 13
