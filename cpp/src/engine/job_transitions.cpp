@@ -27,12 +27,19 @@ double JobTransitions::routine_bound(std::uint32_t j) const {
 std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool at_bound, std::uint32_t most,
                                            bool& capped) {
     // The same arithmetic and draws as on_phase_end's Computing and Saving
-    // cases (without maintenance, limits, deferred preemptions or an event
-    // log, which turn run_ahead_ off).
+    // cases (without maintenance, deferred preemptions or an event log,
+    // which turn run_ahead_ off).
     if (!levels_.empty()) return apply_leveled_routine(j, bound, at_bound, most, capped);
     JobState& job = jobs_[j];
-    Lifecycle& life = job.life;
     const JobSpec& spec = in_.jobs[j];
+    // On copies that stay in registers; what the loop changes (stretch_start's
+    // fields) is written back once.
+    Lifecycle life = job.life;
+    JobRecord rec = *job.rec;
+    // A constant write is that value at every draw: only its counter moves.
+    double constant_save = 0.0;
+    const bool constant = job_draws_.constant(spec.save, constant_save);
+    std::uint32_t constant_saves = 0;
     std::uint32_t n = 0;
     capped = false;
     for (;;) {
@@ -43,17 +50,25 @@ std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool 
             break;
         }
         if (life.phase == Phase::Computing) {
-            double save;
-            if (!job_draws_.try_law(j, Purpose::Save, spec.save, save))
+            double save = constant_save;
+            if (constant) {
+                ++constant_saves;
+            } else if (!job_draws_.try_law(j, Purpose::Save, spec.save, save)) {
                 break;  // its event draws it and says why it cannot be drawn
+            }
             begin_save(life, t, save);
         } else {
             if (life.boundary >= spec.work) break;  // the final write's end: its completion is an event
-            end_save(life, *job.rec, spec.work, t);
+            end_save(life, rec, spec.work, t);
             acesim::begin_compute(life, spec.work, t);
         }
         ++n;
     }
+    job_draws_.skip(j, Purpose::Save, constant_saves);
+    job.life = life;
+    job.rec->productive = rec.productive;
+    job.rec->ckpt_stall = rec.ckpt_stall;
+    job.rec->checkpoints = rec.checkpoints;
     return n;
 }
 
