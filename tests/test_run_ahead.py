@@ -289,7 +289,7 @@ def test_a_save_law_that_runs_out() -> None:
 
 
 def random_case(
-    seed: int, levels: bool = False, short: bool = False, limits: bool = False
+    seed: int, levels: bool = False, short: bool = False, limits: bool = False, slow: bool = False
 ) -> dict[str, Any]:
     """A small fleet whose times fall on whole minutes (constant laws,
     node failures on minute marks), so that failures, write ends,
@@ -298,7 +298,8 @@ def random_case(
     some may be elastic, and failures may take several nodes (which tiers
     survive). With ``short``, intervals of 1 to 4 minutes: stretches run
     past their look-ahead bounds. With ``limits``, some jobs have a time
-    limit."""
+    limit. With ``slow``, most failures are slow (gray): the job runs on at
+    a reduced rate until their detection."""
     rng = np.random.default_rng(seed)
     nodes = int(rng.integers(2, 7))
     jobs = []
@@ -357,7 +358,18 @@ def random_case(
     if rng.random() < 0.5:
         kw["failures"] = ace.Exponential(float(rng.integers(2, 20)) * HOUR)
         kw["replicas"] = 3
-    if levels and rng.random() < 0.5:
+    if slow:
+        kw["causes"] = [
+            ace.Cause(
+                "gray",
+                0.6,
+                detect=ace.Constant(float(rng.integers(1, 40)) * MINUTE),
+                slowdown=float(rng.integers(1, 4)) / 4,
+            ),
+            ace.Cause("process", 0.4, detect=ace.Constant(float(rng.integers(0, 3)) * MINUTE)),
+        ]
+        kw.setdefault("failures", ace.Exponential(float(rng.integers(1, 6)) * HOUR))
+    elif levels and rng.random() < 0.5:
         kw["causes"] = [
             ace.Cause("process", 0.5, detect=ace.Constant(float(rng.integers(0, 3)) * MINUTE)),
             ace.Cause("block", 0.5, nodes=2),
@@ -397,6 +409,17 @@ def test_random_fleets_with_time_limits(seed: int, short: bool) -> None:
     """A time limit bounds a stretch like a job-level failure: at equal
     times the phase's end comes first, then the limit."""
     case = random_case(2000 + seed, short=short, limits=True)
+    jobs = case.pop("jobs")
+    both(jobs, seed=seed, **case)
+
+
+@pytest.mark.parametrize("short", [False, True], ids=["long", "short"])
+@pytest.mark.parametrize("seed", range(40))
+def test_random_fleets_with_slow_failures(seed: int, short: bool) -> None:
+    """A slow failure catches its job up and changes its rate; its
+    detection bounds the stretches run at that rate (the phase's end at
+    its instant comes first)."""
+    case = random_case(4000 + seed, levels=seed % 2 == 0, short=short, slow=True)
     jobs = case.pop("jobs")
     both(jobs, seed=seed, **case)
 
@@ -601,3 +624,32 @@ def test_jobs_without_a_fleet_past_the_bound() -> None:
         assert row["checkpoints"] == MINUTES
     assert res.fleet["events"][0] == 2 * 804
     assert res.fleet["heap_events"][0] == 2 * 13
+
+
+def test_a_slow_failure_past_the_bound() -> None:
+    """A slow (gray) failure at 18,330 s of held time, at half rate, found
+    600 s later (18,930 s); two jobs without a fleet, 1 s and 2 s writes.
+
+    Job 0 (61 s cycles): the 301st segment began at 18,300 s; its last 30 s
+    of compute take 60 s at half rate (write end 18,391 s), then 121 s
+    cycles: the 305th write ends at 18,875 s and at 18,930 s it has computed
+    55 s (27.5 s of progress) of the 306th. Found, it rolls back to 305
+    minutes and restarts at once: 95 x 61 s more, done at 24,725 s. Half of
+    its 60 + 4 x 120 + 55 = 595 s of slow compute is detection (297.5 s),
+    the lost progress wasted (27.5 s).
+
+    Job 1 (62 s cycles): the 296th segment began at 18,290 s, 40 s done at
+    the fault; its last 20 s take 40 s (write end 18,372 s), then 122 s
+    cycles to the 300th write at 18,860 s, and 70 s (35 s of progress) of
+    the 301st by 18,930 s: done at 18,930 + 100 x 62 = 25,130 s; detection
+    (40 + 480 + 70) / 2 = 295 s, 35 s wasted."""
+    gray = [ace.Cause("gray", 1.0, detect=ace.Constant(600.0), slowdown=0.5)]
+    jobs = [one_minute_job(), one_minute_job(save=ace.Constant(2.0))]
+    res = both(jobs, failures=ace.Replay([18330.0, 1e9]), causes=gray)
+    rows = res.jobs
+    assert rows["failures"].tolist() == [1, 1]
+    assert rows["end"].tolist() == [24725.0, 25130.0]
+    assert rows["detection"].tolist() == [297.5, 295.0]
+    assert rows["wasted"].tolist() == [27.5, 35.0]
+    assert rows["checkpoints"].tolist() == [MINUTES, MINUTES]
+    assert rows["productive"].tolist() == [MINUTES * MINUTE] * 2

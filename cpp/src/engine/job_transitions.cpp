@@ -16,11 +16,12 @@ constexpr double kSecondsPerHour = 3600.0;
 
 double JobTransitions::routine_bound(std::uint32_t j) const {
     // Events up to the horizon happen (kernel), up to kLatestTime (handle);
-    // a phase end at a job-level failure's instant, or at its time limit,
-    // comes first (handle_job).
+    // a phase end at a job-level failure's instant, at its time limit or at
+    // a slow failure's detection comes first (handle_job).
     const FailureClock& clock = jobs_[j].clock;
     double bound = std::min(kernel_.horizon(), kLatestTime);
     if (limits_) bound = std::min(bound, limit_at_[j]);
+    if (!levels_.empty()) bound = std::min(bound, levels_[j].slow_until);
     return clock.holding ? std::min(bound, clock.fail_at) : bound;
 }
 
@@ -77,8 +78,9 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
     // The same arithmetic and draws, in the same order, as handle_job's
     // persist end (CheckpointWrites::end_persist) and phase ends
     // (reach_leveled_boundary, end_leveled_write, begin_compute) without
-    // shared storage, slow failures, elastic jobs, maintenance, limits,
-    // deferred preemptions or an event log (run_ahead_ is off with them).
+    // shared storage, elastic jobs, maintenance, deferred preemptions or an
+    // event log (run_ahead_ is off with them). A slow failure's reduced
+    // rate is the Levels' (its detection bounds the stretch).
     JobState& job = jobs_[j];
     Lifecycle& life = job.life;
     Levels& L = levels_[j];
@@ -162,6 +164,7 @@ void JobTransitions::stretch_start(std::uint32_t j, bool restore) {
     keep_or_restore(a.life, job.life);
     keep_or_restore(a.productive, job.rec->productive);
     keep_or_restore(a.ckpt_stall, job.rec->ckpt_stall);
+    keep_or_restore(a.detection, job.rec->detection);
     keep_or_restore(a.checkpoints, job.rec->checkpoints);
     keep_or_restore(a.saves, job.draws[static_cast<std::size_t>(Purpose::Save)]);
     if (!levels_.empty()) keep_or_restore(a.levels, levels_[j]);  // (its draws' counters included)

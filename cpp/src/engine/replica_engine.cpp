@@ -61,17 +61,15 @@ void ReplicaEngine::run() {
     if (!plans_.levels.empty()) levels_.assign(n, Levels{});
     if (limits_) limit_at_.assign(n, std::numeric_limits<double>::infinity());
     // Routine checkpoints run ahead of the clock where nothing but a stop
-    // (interrupt, which catches the job up first) looks at a running job's
-    // progress between its own events: no event log, slow failures (which
-    // change a running job's rate), planned maintenance, shared storage or
+    // (interrupt, which catches the job up first) or a slow failure's
+    // begin (which does too) looks at a running job's progress between its
+    // own events: no event log, planned maintenance, shared storage or
     // checkpoint-aware preemption (which weighs every candidate's
     // progress); elastic jobs step theirs (begin_compute). An outside
     // scheduler's run (FleetModel) keeps the event log: it steps. (A time
-    // limit bounds a stretch like a job-level failure: routine_bound.)
-    run_ahead_ = !ledger_.recording() &&
-                 std::none_of(in_.causes.begin(), in_.causes.end(),
-                              [](const CauseSpec& c) { return c.slowdown > 0.0; }) &&
-                 pool_.maintenance().empty() && !storage_.enabled() &&
+    // limit or a slow failure's detection bounds a stretch like a
+    // job-level failure: routine_bound.)
+    run_ahead_ = !ledger_.recording() && pool_.maintenance().empty() && !storage_.enabled() &&
                  in_.policy.preemption != Preemption::CheckpointAware;
     if (run_ahead_) kernel_.defer_limit();
     // Node failure processes never end: the run ends when every job is done

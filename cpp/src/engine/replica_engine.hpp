@@ -84,6 +84,8 @@ public:
     void give_up_unplaceable(double t) { recovery_.give_up_unplaceable(t); }
     // CheckpointWrites: storage transfers
     void end_transfer(std::uint32_t j, double t, bool finished) { checkpoints_.end_transfer(j, t, finished); }
+    // JobTransitions: a running job's state at the current event (its checkpoints applied ahead taken back)
+    void catch_up(std::uint32_t j) { lifecycle_.catch_up(j); }
     // ElasticResize: elastic jobs' grows and narrow runs
     void grow(std::uint32_t j, double t) { elastic_.grow(j, t); }
     void end_narrow(std::uint32_t j, bool keep_claims) { elastic_.end_narrow(j, keep_claims); }
