@@ -653,3 +653,33 @@ def test_a_slow_failure_past_the_bound() -> None:
     assert rows["wasted"].tolist() == [27.5, 35.0]
     assert rows["checkpoints"].tolist() == [MINUTES, MINUTES]
     assert rows["productive"].tolist() == [MINUTES * MINUTE] * 2
+
+
+def test_a_preemption_past_the_bound() -> None:
+    """Two nodes. The low-priority job (index 0, 400 one-minute segments, 1 s
+    writes) runs from 0 on one; the high-priority job (8 GPUs, 6 h of work,
+    1 h interval, writes of no time) on the other, whose node fails at
+    17,000 s (4 h committed, 2,600 s lost) and stays in repair for a day.
+    Its detection takes 1,330 s: at 18,330 s it preempts the low job, 30 s
+    into its 301st segment (300 minutes kept, 30 s lost), computes its last
+    2 h there and is done at 25,530 s; the low job waits 7,200 s, then
+    computes its last 100 minutes: done at 25,530 + 100 x 61 = 31,630 s."""
+    low = one_minute_job(priority=0)
+    high = job(1, 6 * HOUR, save=ZERO, priority=5)
+    jobs = [low, high]
+    node = placement(jobs, 2, 100.0)[1][0]  # the high job's
+    fleet = ace.Fleet(
+        2,
+        repair=ace.Constant(ace.DAY),
+        node_failures=ace.NodeTrace.from_times({node: [17000.0]}, nodes=2),
+    )
+    hang = ace.Cause("hang", 1.0, detect=ace.Constant(1330.0))
+    policy = ace.Policy(replacement=ace.Replacement.PREEMPT_LOWER)
+    res = both(jobs, fleet=fleet, policy=policy, causes=[hang])
+    v, h = res.jobs[0], res.jobs[1]
+    assert h["wasted"] == 2600.0 and h["end"] == 25530.0
+    assert v["preemptions"] == 1
+    assert v["wasted"] == pytest.approx(30.0, abs=1e-9)
+    assert v["recovery_wait"] == 25530.0 - 18330.0
+    assert v["end"] == pytest.approx(31630.0, abs=1e-9)
+    assert v["checkpoints"] == MINUTES
