@@ -26,7 +26,7 @@ double JobTransitions::routine_bound(std::uint32_t j) const {
 }
 
 std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool at_bound, std::uint32_t most,
-                                           bool& capped) {
+                                            bool& capped) {
     // The same arithmetic and draws as on_phase_end's Computing and Saving
     // cases (without maintenance, deferred preemptions or an event log,
     // which turn run_ahead_ off).
@@ -74,7 +74,7 @@ std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool 
 }
 
 std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double bound, bool at_bound,
-                                                   std::uint32_t most, bool& capped) {
+                                                    std::uint32_t most, bool& capped) {
     // The same arithmetic and draws, in the same order, as handle_job's
     // persist end (CheckpointWrites::end_persist) and phase ends
     // (reach_leveled_boundary, end_leveled_write, begin_compute) without
@@ -212,9 +212,9 @@ void JobTransitions::catch_up(std::uint32_t j) {
     // Those at now come before the current event when the kernel's order
     // at equal times says so, the bound's instant included (the job's own
     // event at its bound has caught it up already: handle_job).
-    kernel_.count_routine(now <= bound
-                              ? apply_routine(j, now, EventKernel::job_event_before(j, current_), kAll, capped)
-                              : apply_routine(j, bound, true, kAll, capped));
+    kernel_.count_routine(
+        now <= bound ? apply_routine(j, now, EventKernel::job_event_before(j, current_), kAll, capped)
+                     : apply_routine(j, bound, true, kAll, capped));
 }
 
 void JobTransitions::enqueue(std::uint32_t j, double t) {
