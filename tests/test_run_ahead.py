@@ -289,7 +289,12 @@ def test_a_save_law_that_runs_out() -> None:
 
 
 def random_case(
-    seed: int, levels: bool = False, short: bool = False, limits: bool = False, slow: bool = False
+    seed: int,
+    levels: bool = False,
+    short: bool = False,
+    limits: bool = False,
+    slow: bool = False,
+    maintenance: bool = False,
 ) -> dict[str, Any]:
     """A small fleet whose times fall on whole minutes (constant laws,
     node failures on minute marks), so that failures, write ends,
@@ -299,7 +304,8 @@ def random_case(
     survive). With ``short``, intervals of 1 to 4 minutes: stretches run
     past their look-ahead bounds. With ``limits``, some jobs have a time
     limit. With ``slow``, most failures are slow (gray): the job runs on at
-    a reduced rate until their detection."""
+    a reduced rate until their detection. With ``maintenance``, planned
+    windows on some nodes (jobs checkpoint ahead of them)."""
     rng = np.random.default_rng(seed)
     nodes = int(rng.integers(2, 7))
     jobs = []
@@ -346,12 +352,21 @@ def random_case(
         ace.Replacement.PREEMPT_LOWER,
         ace.Replacement.REQUEUE,
     ][int(rng.integers(0, 4))]
+    windows = []
+    start = 0.0
+    for _ in range(int(rng.integers(1, 4)) if maintenance else 0):
+        start += float(rng.integers(1, 20)) * 15 * MINUTE
+        duration = float(rng.integers(1, 8)) * 15 * MINUTE
+        some = rng.integers(0, nodes, size=int(rng.integers(1, nodes + 1)))
+        windows.append((start, duration, sorted({int(n) for n in some})))
+        start += duration
     kw: dict[str, Any] = {
         "fleet": trace_fleet(
             nodes,
             gaps,
             repair=ace.Constant(float(rng.integers(1, 6)) * 15 * MINUTE),
             spares=int(rng.integers(0, 2)),
+            **({"maintenance": windows} if windows else {}),
         ),
         "policy": ace.Policy(replacement=replacement),
     }
@@ -420,6 +435,18 @@ def test_random_fleets_with_slow_failures(seed: int, short: bool) -> None:
     detection bounds the stretches run at that rate (the phase's end at
     its instant comes first)."""
     case = random_case(4000 + seed, levels=seed % 2 == 0, short=short, slow=True)
+    jobs = case.pop("jobs")
+    both(jobs, seed=seed, **case)
+
+
+@pytest.mark.parametrize("levels", [False, True], ids=["plain", "levels"])
+@pytest.mark.parametrize("short", [False, True], ids=["long", "short"])
+@pytest.mark.parametrize("seed", range(30))
+def test_random_fleets_with_maintenance(seed: int, short: bool, levels: bool) -> None:
+    """Planned windows: a drain checkpoint is planned in a stretch as at a
+    compute's begin (its write, and persist, step through the heap), and a
+    window's start stops the jobs on its nodes."""
+    case = random_case(5000 + seed, levels=levels, short=short, maintenance=True)
     jobs = case.pop("jobs")
     both(jobs, seed=seed, **case)
 

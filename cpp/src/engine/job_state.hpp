@@ -24,6 +24,7 @@ struct RunAhead {
     double productive = 0.0;
     double ckpt_stall = 0.0;
     double detection = 0.0;  ///< (a slow failure's compute charges it)
+    double drain_by = 0.0;   ///< (a drain checkpoint planned at a compute's begin sets it)
     std::uint32_t checkpoints = 0;
     std::uint32_t saves = 0;   ///< the save draws' counter
     std::uint32_t events = 0;  ///< transitions applied ahead (each counts as an event)

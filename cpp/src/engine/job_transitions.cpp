@@ -41,6 +41,7 @@ std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool 
     double constant_save = 0.0;
     const bool constant = job_draws_.constant(spec.save, constant_save);
     std::uint32_t constant_saves = 0;
+    const double drain_at = drain_point(j);
     std::uint32_t n = 0;
     capped = false;
     for (;;) {
@@ -50,6 +51,7 @@ std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool 
             capped = true;  // (its stretch continues: resume)
             break;
         }
+        if (std::isfinite(job.drain_by)) break;  // a drain checkpoint's steps are events (begin_checkpoint)
         if (life.phase == Phase::Computing) {
             double save = constant_save;
             if (constant) {
@@ -62,6 +64,11 @@ std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool 
             if (life.boundary >= spec.work) break;  // the final write's end: its completion is an event
             end_save(life, rec, spec.work, t);
             acesim::begin_compute(life, spec.work, t);
+            if (t < drain_at && drain_at <= life.phase_end) {  // (as begin_compute plans it)
+                job.life = life;
+                plan_drain_checkpoint(j, t);
+                life = job.life;
+            }
         }
         ++n;
     }
@@ -92,6 +99,7 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
         return L.writing == 0 ? job_draws_.try_law(j, Purpose::Save, spec.save, save)
                               : job_draws_.try_law(j, Purpose::TierSave, plan.tier[L.writing - 1].save, save);
     };
+    const double drain_at = drain_point(j);
     std::uint32_t n = 0;
     capped = false;
     for (;;) {
@@ -103,6 +111,8 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
             capped = true;  // (its stretch continues: resume)
             break;
         }
+        // A drain checkpoint's steps are events (CheckpointWrites: its write and persist end as planned).
+        if (std::isfinite(job.drain_by)) break;
         if (persist) {
             if (life.phase == Phase::PersistWait) {
                 if (L.inflight >= spec.work) break;  // the final checkpoint: its completion is an event
@@ -141,6 +151,7 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
                 case WriteEnd::Continue:
                 case WriteEnd::Persisting:
                     levels_begin_compute(life, L, plan, spec.work, t);
+                    if (t < drain_at && drain_at <= life.phase_end) plan_drain_checkpoint(j, t);
                     break;
                 case WriteEnd::Done:  // ruled out above: its completion is an event
                     throw std::logic_error("invariant: job " + std::to_string(j) +
@@ -154,6 +165,13 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
     return n;
 }
 
+double JobTransitions::drain_point(std::uint32_t j) const {
+    // Its nodes' next window is the same all through a stretch: a window
+    // that begins on one of them stops the job (catching it up first).
+    if (pool_.maintenance().empty()) return -std::numeric_limits<double>::infinity();
+    return due_.drain_point(j, pool_.next_drain(j));
+}
+
 void JobTransitions::stretch_start(std::uint32_t j, bool restore) {
     // What apply_routine changes, kept at a stretch's start or put back.
     JobState& job = jobs_[j];
@@ -165,6 +183,7 @@ void JobTransitions::stretch_start(std::uint32_t j, bool restore) {
     keep_or_restore(a.productive, job.rec->productive);
     keep_or_restore(a.ckpt_stall, job.rec->ckpt_stall);
     keep_or_restore(a.detection, job.rec->detection);
+    keep_or_restore(a.drain_by, job.drain_by);
     keep_or_restore(a.checkpoints, job.rec->checkpoints);
     keep_or_restore(a.saves, job.draws[static_cast<std::size_t>(Purpose::Save)]);
     if (!levels_.empty()) keep_or_restore(a.levels, levels_[j]);  // (its draws' counters included)

@@ -151,6 +151,11 @@ private:
                                         bool& capped);
     /// A stretch from j's current state with the look-ahead bound in its RunAhead.
     void stretch(std::uint32_t j);
+    /// Where j's drain checkpoint for its nodes' next maintenance window
+    /// begins (due_.drain_point; -inf without planned maintenance): a
+    /// compute phase begun before it that contains it is cut there
+    /// (plan_drain_checkpoint), in a stretch as step by step.
+    double drain_point(std::uint32_t j) const;
     /// Keeps what apply_routine changes in j's RunAhead (a stretch begins),
     /// or with `restore` puts it back (catch_up).
     void stretch_start(std::uint32_t j, bool restore);

@@ -63,14 +63,15 @@ void ReplicaEngine::run() {
     // Routine checkpoints run ahead of the clock where nothing but a stop
     // (interrupt, which catches the job up first) or a slow failure's
     // begin (which does too) looks at a running job's progress between its
-    // own events: no event log, planned maintenance, shared storage or
-    // checkpoint-aware preemption (which weighs every candidate's
-    // progress); elastic jobs step theirs (begin_compute). An outside
-    // scheduler's run (FleetModel) keeps the event log: it steps. (A time
-    // limit or a slow failure's detection bounds a stretch like a
-    // job-level failure: routine_bound.)
-    run_ahead_ = !ledger_.recording() && pool_.maintenance().empty() && !storage_.enabled() &&
-                 in_.policy.preemption != Preemption::CheckpointAware;
+    // own events: no event log, shared storage or checkpoint-aware
+    // preemption (which weighs every candidate's progress); elastic jobs
+    // step theirs (begin_compute). An outside scheduler's run (FleetModel)
+    // keeps the event log: it steps. (A time limit or a slow failure's
+    // detection bounds a stretch like a job-level failure: routine_bound; a
+    // drain checkpoint is planned in a stretch as at a compute's begin, and
+    // its steps are events.)
+    run_ahead_ =
+        !ledger_.recording() && !storage_.enabled() && in_.policy.preemption != Preemption::CheckpointAware;
     if (run_ahead_) kernel_.defer_limit();
     // Node failure processes never end: the run ends when every job is done
     // (or closed as unplaceable).
