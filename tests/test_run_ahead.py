@@ -710,3 +710,29 @@ def test_a_preemption_past_the_bound() -> None:
     assert v["recovery_wait"] == 25530.0 - 18330.0
     assert v["end"] == pytest.approx(31630.0, abs=1e-9)
     assert v["checkpoints"] == MINUTES
+
+
+def test_a_drain_checkpoint_past_the_bound() -> None:
+    """A maintenance window on the job's node at 18,360 s (an hour), the
+    other node free. Its drain point is the start less the mean write,
+    18,359 s, inside the 301st segment (18,300-18,360 s) that a stretch
+    begins: that compute is cut there (18,059 s committed at its write's
+    end), and the drain checkpoint's write ends at 18,360 s, before the
+    window's start at that instant. Stopped with nothing lost, the job
+    restarts at once on the other node and computes its last 5,941 s: 99
+    one-minute cycles and a last second with its write, done at 18,360 +
+    6,039 + 2 = 24,401 s, with 401 checkpoints."""
+    jobs = [one_minute_job()]
+    node = placement(jobs, 2, 10.0)[0][0]
+    fleet = ace.Fleet(
+        2,
+        repair=ace.Constant(HOUR),
+        node_failures=ace.NodeTrace.from_times({}, nodes=2),
+        maintenance=[(18360.0, HOUR, [node])],
+    )
+    row = both(jobs, fleet=fleet).jobs[0]
+    assert row["planned_interruptions"] == 1
+    assert row["wasted"] == 0.0
+    assert row["checkpoints"] == MINUTES + 1
+    assert row["end"] == pytest.approx(24401.0, abs=1e-9)
+    assert row["productive"] == MINUTES * MINUTE
