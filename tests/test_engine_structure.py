@@ -113,7 +113,9 @@ ENGINE_CALL = re.compile(r"\bengine_\s*\.\s*(\w+)\s*\(")
 # recorded result stay as they are); everything else a part returns as an
 # outcome for the engine to carry out.
 RAISED = {
-    "FailureRouting": {"interrupt", "retry_preemption"},
+    # (catch_up: a job about to fail slowly, whose rate changes, is first
+    # brought to the present from its checkpoints applied ahead)
+    "FailureRouting": {"interrupt", "retry_preemption", "catch_up"},
     "RecoveryActions": {"interrupt", "begin_start", "enqueue", "grow"},
 }
 

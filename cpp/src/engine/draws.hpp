@@ -34,6 +34,16 @@ public:
         return Stream{key_, stream_id(kind, id, purpose), replica_};
     }
 
+    /// When law `dist` is a finite constant: its value, which every draw
+    /// takes whatever the stream and the size (false: it is not one).
+    bool constant(std::uint32_t dist, double& x) const {
+        const DistributionView& view = views_[dist];
+        const DistNode& root = view.nodes[view.root];
+        if (root.kind != DistKind::Constant || !std::isfinite(root.p0)) return false;
+        x = root.p0;
+        return true;
+    }
+
     /// The next draw of law `dist` on an entity's `purpose` stream, for a size of `gpus`.
     double law(EntityKind kind, std::uint32_t id, Purpose purpose, std::uint32_t dist, DrawCounters& counters,
                double gpus) const {

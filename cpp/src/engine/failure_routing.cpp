@@ -202,6 +202,7 @@ void FailureRouting::begin_slow_failure(std::uint32_t j, double t, double detect
                                         bool job_level, std::uint32_t lost_nodes) {
     // The job goes on at the cause's rate until the fault is found; no other
     // failure can strike it meanwhile (its failure clock stops, as in detection).
+    engine_.catch_up(j);  // (its rate changes now)
     JobState& job = jobs_[j];
     const std::int32_t preemptor = jobs_.cancel_deferred_preemption(j);
     job.slow = true;

@@ -23,10 +23,17 @@ struct RunAhead {
     Levels levels;  ///< with checkpoint levels (their draws' counters included)
     double productive = 0.0;
     double ckpt_stall = 0.0;
+    double detection = 0.0;  ///< (a slow failure's compute charges it)
+    double drain_by = 0.0;   ///< (a drain checkpoint planned at a compute's begin sets it)
     std::uint32_t checkpoints = 0;
     std::uint32_t saves = 0;   ///< the save draws' counter
     std::uint32_t events = 0;  ///< transitions applied ahead (each counts as an event)
-    bool active = false;       ///< some of them may lie ahead of the clock
+    /// The look-ahead bound of the current stretch, in transitions: it
+    /// doubles from one stretch to the next while nothing stops the job
+    /// (JobTransitions::kFirstLookAhead, kLastLookAhead).
+    std::uint16_t look_ahead = 0;
+    bool active = false;   ///< some of them may lie ahead of the clock
+    bool resumes = false;  ///< its heap entry continues the stretch (the bound was reached): not an event
 };
 
 struct JobState {

@@ -192,6 +192,10 @@ public:
     bool try_law(std::uint32_t j, Purpose purpose, std::uint32_t dist, double& x) {
         return draws_.try_law(EntityKind::Job, j, purpose, dist, counter(j, purpose), gpus(j), x);
     }
+    /// When law `dist` is a finite constant: its value (ReplicaDraws::constant).
+    bool constant(std::uint32_t dist, double& x) const { return draws_.constant(dist, x); }
+    /// `n` draws of j's `purpose` law were taken without drawing (a constant's).
+    void skip(std::uint32_t j, Purpose purpose, std::uint32_t n) { counter(j, purpose) += n; }
     /// Job j's job-level failure clock starts over with a fresh draw.
     void renew_failure_clock(std::uint32_t j) {
         JobState& job = jobs_[j];

@@ -15,45 +15,78 @@ constexpr double kSecondsPerHour = 3600.0;
 
 double JobTransitions::routine_bound(std::uint32_t j) const {
     // Events up to the horizon happen (kernel), up to kLatestTime (handle);
-    // a phase end at a job-level failure's instant comes first (handle_job).
+    // a phase end at a job-level failure's instant, at its time limit or at
+    // a slow failure's detection comes first (handle_job).
     const FailureClock& clock = jobs_[j].clock;
-    const double bound = std::min(kernel_.horizon(), kLatestTime);
+    double bound = std::min(kernel_.horizon(), kLatestTime);
+    if (limits_) bound = std::min(bound, limit_at_[j]);
+    if (!levels_.empty()) bound = std::min(bound, levels_[j].slow_until);
     return clock.holding ? std::min(bound, clock.fail_at) : bound;
 }
 
-std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool at_bound) {
+std::uint32_t JobTransitions::apply_routine(std::uint32_t j, double bound, bool at_bound, std::uint32_t most,
+                                            bool& capped) {
     // The same arithmetic and draws as on_phase_end's Computing and Saving
-    // cases (without maintenance, limits, deferred preemptions or an event
-    // log, which turn run_ahead_ off).
-    if (!levels_.empty()) return apply_leveled_routine(j, bound, at_bound);
+    // cases (without maintenance, deferred preemptions or an event log,
+    // which turn run_ahead_ off).
+    if (!levels_.empty()) return apply_leveled_routine(j, bound, at_bound, most, capped);
     JobState& job = jobs_[j];
-    Lifecycle& life = job.life;
     const JobSpec& spec = in_.jobs[j];
+    // On copies that stay in registers; what the loop changes (stretch_start's
+    // fields) is written back once.
+    Lifecycle life = job.life;
+    JobRecord rec = *job.rec;
+    // A constant write is that value at every draw: only its counter moves.
+    double constant_save = 0.0;
+    const bool constant = job_draws_.constant(spec.save, constant_save);
+    std::uint32_t constant_saves = 0;
+    const double drain_at = drain_point(j);
     std::uint32_t n = 0;
+    capped = false;
     for (;;) {
         const double t = life.phase_end;
         if (!(t < bound || (at_bound && t == bound))) break;
+        if (n == most) {
+            capped = true;  // (its stretch continues: resume)
+            break;
+        }
+        if (std::isfinite(job.drain_by)) break;  // a drain checkpoint's steps are events (begin_checkpoint)
         if (life.phase == Phase::Computing) {
-            double save;
-            if (!job_draws_.try_law(j, Purpose::Save, spec.save, save))
+            double save = constant_save;
+            if (constant) {
+                ++constant_saves;
+            } else if (!job_draws_.try_law(j, Purpose::Save, spec.save, save)) {
                 break;  // its event draws it and says why it cannot be drawn
+            }
             begin_save(life, t, save);
         } else {
             if (life.boundary >= spec.work) break;  // the final write's end: its completion is an event
-            end_save(life, *job.rec, spec.work, t);
+            end_save(life, rec, spec.work, t);
             acesim::begin_compute(life, spec.work, t);
+            if (t < drain_at && drain_at <= life.phase_end) {  // (as begin_compute plans it)
+                job.life = life;
+                plan_drain_checkpoint(j, t);
+                life = job.life;
+            }
         }
         ++n;
     }
+    job_draws_.skip(j, Purpose::Save, constant_saves);
+    job.life = life;
+    job.rec->productive = rec.productive;
+    job.rec->ckpt_stall = rec.ckpt_stall;
+    job.rec->checkpoints = rec.checkpoints;
     return n;
 }
 
-std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double bound, bool at_bound) {
+std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double bound, bool at_bound,
+                                                    std::uint32_t most, bool& capped) {
     // The same arithmetic and draws, in the same order, as handle_job's
     // persist end (CheckpointWrites::end_persist) and phase ends
     // (reach_leveled_boundary, end_leveled_write, begin_compute) without
-    // shared storage, slow failures, elastic jobs, maintenance, limits,
-    // deferred preemptions or an event log (run_ahead_ is off with them).
+    // shared storage, elastic jobs, maintenance, deferred preemptions or an
+    // event log (run_ahead_ is off with them). A slow failure's reduced
+    // rate is the Levels' (its detection bounds the stretch).
     JobState& job = jobs_[j];
     Lifecycle& life = job.life;
     Levels& L = levels_[j];
@@ -65,12 +98,20 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
         return L.writing == 0 ? job_draws_.try_law(j, Purpose::Save, spec.save, save)
                               : job_draws_.try_law(j, Purpose::TierSave, plan.tier[L.writing - 1].save, save);
     };
+    const double drain_at = drain_point(j);
     std::uint32_t n = 0;
+    capped = false;
     for (;;) {
         // At equal times a persist's end comes before the phase's (handle_job).
         const bool persist = L.persist_end <= life.phase_end;
         const double t = persist ? L.persist_end : life.phase_end;
         if (!(t < bound || (at_bound && t == bound))) break;
+        if (n == most) {
+            capped = true;  // (its stretch continues: resume)
+            break;
+        }
+        // A drain checkpoint's steps are events (CheckpointWrites: its write and persist end as planned).
+        if (std::isfinite(job.drain_by)) break;
         if (persist) {
             if (life.phase == Phase::PersistWait) {
                 if (L.inflight >= spec.work) break;  // the final checkpoint: its completion is an event
@@ -109,6 +150,7 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
                 case WriteEnd::Continue:
                 case WriteEnd::Persisting:
                     levels_begin_compute(life, L, plan, spec.work, t);
+                    if (t < drain_at && drain_at <= life.phase_end) plan_drain_checkpoint(j, t);
                     break;
                 case WriteEnd::Done:  // ruled out above: its completion is an event
                     throw std::logic_error("invariant: job " + std::to_string(j) +
@@ -122,6 +164,13 @@ std::uint32_t JobTransitions::apply_leveled_routine(std::uint32_t j, double boun
     return n;
 }
 
+double JobTransitions::drain_point(std::uint32_t j) const {
+    // Its nodes' next window is the same all through a stretch: a window
+    // that begins on one of them stops the job (catching it up first).
+    if (pool_.maintenance().empty()) return -std::numeric_limits<double>::infinity();
+    return due_.drain_point(j, pool_.next_drain(j));
+}
+
 void JobTransitions::stretch_start(std::uint32_t j, bool restore) {
     // What apply_routine changes, kept at a stretch's start or put back.
     JobState& job = jobs_[j];
@@ -132,32 +181,58 @@ void JobTransitions::stretch_start(std::uint32_t j, bool restore) {
     keep_or_restore(a.life, job.life);
     keep_or_restore(a.productive, job.rec->productive);
     keep_or_restore(a.ckpt_stall, job.rec->ckpt_stall);
+    keep_or_restore(a.detection, job.rec->detection);
+    keep_or_restore(a.drain_by, job.drain_by);
     keep_or_restore(a.checkpoints, job.rec->checkpoints);
     keep_or_restore(a.saves, job.draws[static_cast<std::size_t>(Purpose::Save)]);
     if (!levels_.empty()) keep_or_restore(a.levels, levels_[j]);  // (its draws' counters included)
 }
 
 void JobTransitions::run_ahead(std::uint32_t j) {
+    jobs_[j].ahead.look_ahead = kFirstLookAhead;
+    stretch(j);
+}
+
+void JobTransitions::resume(std::uint32_t j) {
+    RunAhead& a = jobs_[j].ahead;
+    a.resumes = false;
+    kernel_.uncount_routine(1);  // its entry was no event: the transitions it applies are
+    a.look_ahead = static_cast<std::uint16_t>(std::min<std::uint32_t>(2u * a.look_ahead, kLastLookAhead));
+    stretch(j);
+}
+
+void JobTransitions::stretch(std::uint32_t j) {
     stretch_start(j, false);
     RunAhead& a = jobs_[j].ahead;
-    a.events = apply_routine(j, routine_bound(j), true);
+    bool capped = false;
+    a.events = apply_routine(j, routine_bound(j), true, a.look_ahead, capped);
     a.active = a.events > 0;
+    a.resumes = capped;  // (its next transition is its next event: due by the bound)
     kernel_.count_routine(a.events);
     requests_.job_at(j, due_.next(j));
 }
 
 void JobTransitions::catch_up(std::uint32_t j) {
     RunAhead& a = jobs_[j].ahead;
+    a.resumes = false;  // (whoever catches it up schedules its next event)
     if (!a.active) return;
     // Back to the stretch's start, then the transitions up to now again:
-    // the same draws (counter-based) and the same arithmetic in the same order.
+    // the same draws (counter-based) and the same arithmetic in the same
+    // order. (At most the stretch's look-ahead bound: its continuation's
+    // entry, had it come, would come at now or later.)
     stretch_start(j, true);
     kernel_.uncount_routine(a.events);
     a.active = false;
     const double now = kernel_.now();
     const double bound = routine_bound(j);
-    kernel_.count_routine(now < bound ? apply_routine(j, now, EventKernel::job_event_before(j, current_))
-                                      : apply_routine(j, bound, true));
+    constexpr std::uint32_t kAll = std::numeric_limits<std::uint32_t>::max();
+    bool capped = false;
+    // Those at now come before the current event when the kernel's order
+    // at equal times says so, the bound's instant included (the job's own
+    // event at its bound has caught it up already: handle_job).
+    kernel_.count_routine(
+        now <= bound ? apply_routine(j, now, EventKernel::job_event_before(j, current_), kAll, capped)
+                     : apply_routine(j, bound, true, kAll, capped));
 }
 
 void JobTransitions::enqueue(std::uint32_t j, double t) {

@@ -89,25 +89,68 @@ public:
     /// Job j begins a compute phase (synchronous checkpoints): its routine
     /// transitions (each compute end and its write's begin, each write's
     /// end and the next compute's begin) are applied now, up to its
-    /// completion's write end, its next job-level failure, the horizon or a
-    /// refused save draw, and its next event is scheduled after them. What
-    /// they did is undone by catch_up when something stops the job earlier;
-    /// results are those of stepping them one by one.
+    /// completion's write end, its next job-level failure, the horizon, a
+    /// refused save draw or the stretch's look-ahead bound, and its next
+    /// event is scheduled after them. What they did is undone by catch_up
+    /// when something stops the job earlier; results are those of stepping
+    /// them one by one.
+    ///
+    /// The look-ahead bound keeps a job's cost linear in its checkpoints.
+    /// Without it, every (re)start applied all the job's remaining
+    /// checkpoints (to its end when it has no job-level failures) and every
+    /// node failure or preemption, which that bound does not know, restored
+    /// the stretch's start and applied everything up to now again: failures
+    /// x remaining checkpoints. A stretch now applies at most `look_ahead`
+    /// transitions; when that is what stopped it, the job's heap entry at
+    /// the next transition's time continues the stretch (RunAhead::resumes:
+    /// the engine calls resume, it is not a logical event and counts in
+    /// heap_events only) from the state applied so far, never restored. The
+    /// bound is kFirstLookAhead at a compute phase's begin and doubles with
+    /// each continuation up to kLastLookAhead: a stop k transitions after
+    /// the compute phase's begin finds at most min(k + kFirstLookAhead,
+    /// kLastLookAhead) applied in the current stretch, which catch_up
+    /// discards and redoes up to now (O(k) whatever the job's width or
+    /// failure rate, and a bounded share of a long run's work), and a long
+    /// stretch costs one heap entry per kLastLookAhead transitions. The transitions, their draws and
+    /// their arithmetic are the same, in the same order: every result is
+    /// bit for bit that of the unbounded run-ahead and of stepping; only
+    /// heap_events moves. (A held node's next failure, known ahead, was not
+    /// used as the bound: preemptions, repairs and other jobs' recoveries
+    /// stop a job too, and it costs a pass over the job's nodes per start.)
     void run_ahead(std::uint32_t j);
+    /// Job j's entry that continues its stretch is due (RunAhead::resumes):
+    /// the stretch goes on from the state applied so far with twice the
+    /// look-ahead.
+    void resume(std::uint32_t j);
     /// Job j's state at the current event (transitions applied ahead of it
     /// are taken back; a no-op when none are).
     void catch_up(std::uint32_t j);
+    /// A stretch's first look-ahead bound, in transitions (a compute and a
+    /// write are two).
+    static constexpr std::uint16_t kFirstLookAhead = 16;
+    /// The largest: one heap entry per this many transitions of a long stretch.
+    static constexpr std::uint16_t kLastLookAhead = 256;
     void enqueue(std::uint32_t j, double t);
     void wait_for_nodes(std::uint32_t j, double t);
 
 private:
     /// Applies j's routine transitions due before `bound` (or at it, when
-    /// `at_bound`); returns how many.
-    std::uint32_t apply_routine(std::uint32_t j, double bound, bool at_bound);
+    /// `at_bound`), at most `most` of them; returns how many. `capped` is
+    /// set when `most` stopped it (the next one is due by the bound).
+    std::uint32_t apply_routine(std::uint32_t j, double bound, bool at_bound, std::uint32_t most,
+                                bool& capped);
     /// The same with checkpoint levels: a persist's end, a compute's end at
     /// a boundary of any level (and its write's begin, or a wait for the
     /// persist in flight), a write's end and the next compute's begin.
-    std::uint32_t apply_leveled_routine(std::uint32_t j, double bound, bool at_bound);
+    std::uint32_t apply_leveled_routine(std::uint32_t j, double bound, bool at_bound, std::uint32_t most,
+                                        bool& capped);
+    /// A stretch from j's current state with the look-ahead bound in its RunAhead.
+    void stretch(std::uint32_t j);
+    /// Where j's drain checkpoint for its nodes' next maintenance window
+    /// begins (due_.drain_point; -inf without planned maintenance): a
+    /// compute phase begun before it that contains it is cut there
+    /// (plan_drain_checkpoint), in a stretch as step by step.
+    double drain_point(std::uint32_t j) const;
     /// Keeps what apply_routine changes in j's RunAhead (a stretch begins),
     /// or with `restore` puts it back (catch_up).
     void stretch_start(std::uint32_t j, bool restore);

@@ -61,17 +61,17 @@ void ReplicaEngine::run() {
     if (!plans_.levels.empty()) levels_.assign(n, Levels{});
     if (limits_) limit_at_.assign(n, std::numeric_limits<double>::infinity());
     // Routine checkpoints run ahead of the clock where nothing but a stop
-    // (interrupt, which catches the job up first) looks at a running job's
-    // progress between its own events: no event log, slow failures (which
-    // change a running job's rate), time limits, planned maintenance,
-    // shared storage or checkpoint-aware preemption (which weighs every
-    // candidate's progress); elastic jobs step theirs (begin_compute). An
-    // outside scheduler's run (FleetModel) keeps the event log: it steps.
-    run_ahead_ = pool_.enabled() && !ledger_.recording() && !limits_ &&
-                 std::none_of(in_.causes.begin(), in_.causes.end(),
-                              [](const CauseSpec& c) { return c.slowdown > 0.0; }) &&
-                 pool_.maintenance().empty() && !storage_.enabled() &&
-                 in_.policy.preemption != Preemption::CheckpointAware;
+    // (interrupt, which catches the job up first) or a slow failure's
+    // begin (which does too) looks at a running job's progress between its
+    // own events: no event log, shared storage or checkpoint-aware
+    // preemption (which weighs every candidate's progress); elastic jobs
+    // step theirs (begin_compute). An outside scheduler's run (FleetModel)
+    // keeps the event log: it steps. (A time limit or a slow failure's
+    // detection bounds a stretch like a job-level failure: routine_bound; a
+    // drain checkpoint is planned in a stretch as at a compute's begin, and
+    // its steps are events.)
+    run_ahead_ =
+        !ledger_.recording() && !storage_.enabled() && in_.policy.preemption != Preemption::CheckpointAware;
     if (run_ahead_) kernel_.defer_limit();
     // Node failure processes never end: the run ends when every job is done
     // (or closed as unplaceable).
@@ -213,6 +213,10 @@ void ReplicaEngine::after_strike(const Strike& struck, double t) {
 void ReplicaEngine::handle_job(std::uint32_t j) {
     JobState& job = jobs_[j];
     job.ahead.active = false;  // its own event: what was applied ahead is past
+    if (job.ahead.resumes) {   // its stretch reached its look-ahead bound: it goes on
+        lifecycle_.resume(j);
+        return;
+    }
     // At equal times: the phase end, then the time limit, then a job-level failure.
     // With checkpoint levels, a persist's end comes first, then a slow
     // failure's detection (after a phase end at the same time).

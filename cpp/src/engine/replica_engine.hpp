@@ -84,6 +84,8 @@ public:
     void enqueue(std::uint32_t j, double t) { lifecycle_.enqueue(j, t); }
     // RecoveryActions: a preemptor whose deferred victim failed looks again
     void retry_preemption(std::int32_t by, double t) { recovery_.retry_preemption(by, t); }
+    // JobTransitions: a job about to fail slowly is caught up first (its rate changes)
+    void catch_up(std::uint32_t j) { lifecycle_.catch_up(j); }
     // ElasticResize: an elastic job running narrow resumes whole
     void grow(std::uint32_t j, double t) { elastic_.grow(j, t); }
 
