@@ -18,6 +18,16 @@ TESTS = Path(__file__).resolve().parents[1] / "tests"
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The benches run in one process whatever ``-n`` the test configuration
+    adds: they measure time side by side, and pytest-benchmark and the
+    summary below work only in the main process."""
+    if hasattr(config.option, "numprocesses"):
+        config.option.numprocesses = 0
+
+
 #: ``ACESIM_BENCH_QUICK=1``: the benches that honour it run reduced
 #: scenarios (fewer replicas, shorter or smaller runs) for a quick look; the
 #: figures they print are then not the reference figures.

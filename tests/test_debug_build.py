@@ -122,6 +122,7 @@ SCENARIOS = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a second build of the whole core: run by .ci/slow
 def test_debug_build_checks_every_run(tmp_path: Path) -> None:
     pybind11 = pytest.importorskip("pybind11")
     cmake = shutil.which("cmake")

@@ -145,6 +145,7 @@ def test_every_public_submodule_name_is_in_the_api_reference() -> None:
     assert not missing, f"not in docs/api: {missing}"
 
 
+@pytest.mark.slow  # a whole Sphinx build: run by .ci/slow
 def test_the_docs_build_with_warnings_as_errors(tmp_path: Path) -> None:
     pytest.importorskip("sphinx", reason="building the docs needs sphinx")
     pytest.importorskip("myst_parser", reason="building the docs needs myst-parser")

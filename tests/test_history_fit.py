@@ -371,6 +371,7 @@ def test_backtest_resamples_the_recorded_restart_gaps(tmp_path: Path) -> None:
         h.backtest(model, replicas=2, restart_delay="recorded")
 
 
+@pytest.mark.slow  # the whole Philly history replayed: run by .ci/slow
 def test_philly_backtest() -> None:
     """Philly's own history replayed with its fitted job-level law: the
     model reproduces the number of interrupted attempts (inside the 90%

@@ -3601,6 +3601,11 @@ add("selftest-after-hang", lambda c: 2 + 2, accepted(equals(4.0)), table=SELFTES
 
 # =========================================================================== the tests
 
+# One xdist worker runs the whole battery (--dist loadgroup): test_summary
+# then finds every case already run instead of running again the cases
+# another worker ran.
+pytestmark = pytest.mark.xdist_group("input_battery")
+
 
 def _params() -> list[Any]:
     out = []

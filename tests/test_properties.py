@@ -63,7 +63,6 @@ import copy
 import dataclasses
 import json
 import math
-import os
 import pickle
 from typing import Any
 
@@ -78,8 +77,6 @@ from hypothesis import strategies as st
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86400.0
 RTOL, ATOL = 1e-12, 1e-6
-
-SLOW = os.environ.get("ACESIM_SLOW_PROPERTIES") == "1"
 
 COMMON = dict(
     deadline=None,
@@ -96,7 +93,6 @@ def fast(n: int) -> Any:
 def slow(n: int) -> Any:
     def wrap(test: Any) -> Any:
         test = settings(max_examples=n, **COMMON)(test)  # type: ignore[arg-type]
-        test = pytest.mark.skipif(not SLOW, reason="set ACESIM_SLOW_PROPERTIES=1")(test)
         return pytest.mark.slow(test)
 
     return wrap

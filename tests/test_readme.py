@@ -135,6 +135,7 @@ def test_readme_history_fit_is_what_the_command_prints() -> None:
     assert out.stdout == quoted[1]
 
 
+@pytest.mark.slow  # the whole Philly history replayed: run by .ci/slow
 def test_readme_backtest_is_what_the_command_prints() -> None:
     """The README's Philly fit and back-test are the output of ``acesim fit
     ../shared/data/philly_interrupted_attempt_runtime_s.csv --backtest 30``."""

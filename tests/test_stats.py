@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import doctest
 import math
-import os
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -425,7 +424,6 @@ def test_ettr_interval_of_two_replicas_is_clipped_to_one() -> None:
 # count: E[D] = 0 exactly.
 MTBF, WORK, SAVE, INIT, LOAD, TAU = 4 * HOUR, 2 * DAY, 60.0, 120.0, 180.0, 30 * MINUTE
 TRUTH = float(ace.expected_ettr_exponential(MTBF, WORK, TAU, SAVE, INIT + LOAD))
-SLOW = os.environ.get("ACESIM_SLOW_PROPERTIES") == "1"
 
 
 def coverage_job(tau: float = TAU) -> ace.Job:
@@ -564,7 +562,6 @@ def test_assertions_refuse_fewer_replicas_than_the_minimum() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not SLOW, reason="set ACESIM_SLOW_PROPERTIES=1")
 @pytest.mark.parametrize("n", [3, 10, 30])
 def test_intervals_hold_their_level_slow(n: int) -> None:
     """6,000 groups of n replicas (seed 26): with n at or above
