@@ -107,3 +107,11 @@ def test_progress_on_both_paths(
     assert shown.interval == quiet.interval and shown.ettr == quiet.ettr
     ace.optimal_interval(JOB, fleet=FLEET, replicas=10, intervals=GRID[:3], progress=True)
     assert "optimal_interval" in capsys.readouterr().err
+
+
+def test_a_job_that_never_runs_is_named() -> None:
+    # Submitted at 10 h with the run ending at 5 h: no replica runs it, so
+    # no interval has an ETTR (it was a bare numpy error).
+    late = ace.Job(8, 4 * HOUR, HOUR, submit=10 * HOUR)
+    with pytest.raises(ValueError, match="job never ran before the horizon"):
+        ace.optimal_interval(late, fleet=FLEET, horizon=5 * HOUR, replicas=4, intervals=GRID[:3])

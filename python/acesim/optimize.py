@@ -324,6 +324,12 @@ def _on_fleet(
         )  # fmt: skip
         rows = res.jobs[res.jobs["job"] == 0]
         rows = rows[np.argsort(rows["replica"], kind="stable")]
+        if not np.any(rows["wall"] > 0.0):
+            raise ValueError(
+                f"job never ran before the horizon ({horizon:g} s) in replicas "
+                f"{first}..{first + n - 1} at interval {float(tau):g} s: its ETTR is "
+                "undefined; give a later horizon or make room for it on the fleet"
+            )
         if bar is not None:
             bar.update()
         return (
