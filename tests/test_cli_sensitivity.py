@@ -134,3 +134,22 @@ def test_the_table_is_read(tmp_path: Path, capsys: Any) -> None:
     assert "seed 2" in out
     # acesim run ignores the table
     assert main(["run", str(path)]) == 0
+
+
+def test_ci_from_the_table_unless_given(tmp_path: Path, capsys: Any) -> None:
+    path = tmp_path / "tiny.toml"
+    path.write_text(
+        TINY
+        + "[sensitivity]\nmethod = 'morris'\ntrajectories = 2\nci = 0.8\n"
+        + "[sensitivity.factors]\n\"jobs[0].init.mean\" = {low = '1min', high = '5min'}\n"
+    )
+    out_file = tmp_path / "s.npz"
+    assert main(["sensitivity", str(path), "--no-progress", "--out", str(out_file)]) == 0
+    assert ace.SensitivityResult.load(out_file).ci == 0.8
+    out_file.unlink()
+    assert (
+        main(["sensitivity", str(path), "--no-progress", "--ci", "0.9", "--out", str(out_file)])
+        == 0
+    )
+    assert ace.SensitivityResult.load(out_file).ci == 0.9
+    capsys.readouterr()

@@ -1298,7 +1298,9 @@ def run_sensitivity(args: argparse.Namespace) -> int:
     options.setdefault("seed", scenario.seed)
     if isinstance(options.get("job"), str) and options["job"].isdigit():
         options["job"] = int(options["job"])
-    options.setdefault("ci", args.ci)
+    if args.ci is not None:  # (given: it overrides the file's)
+        options["ci"] = args.ci
+    options.setdefault("ci", 0.95)
     if args.out is not None:
         inputs = [args.scenario, *scenario.files().values()]
         _check_inputs(args.out, [f for f in inputs if f is not None])
@@ -1609,6 +1611,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sa.add_argument("--trajectories", type=int, default=None, help="Morris paths")
     sa.add_argument("--samples", type=int, default=None, help="Sobol base rows")
     _add_run_options(sa)
+    sa.set_defaults(ci=None)  # (a [sensitivity] table's ci holds unless --ci is given)
     sa.add_argument("--out", metavar="FILE", help="write the indices (.npz .parquet .csv .json)")
     _tune_cli.add_parser(add)
     args = parser.parse_args(argv)
