@@ -151,6 +151,28 @@ class _Page:
     def add(self, text: str) -> None:
         self.parts.append(text)
 
+    def html(self, heading: str, lead: str | None = None) -> str:
+        """The whole page: its head, heading, lead paragraph (when given),
+        contents, sections and footer."""
+        from . import __version__  # (the package's: imported once it is loaded)
+
+        contents = "".join(f'<li><a href="#{_e(a)}">{_e(h)}</a></li>' for a, h in self.contents)
+        lead_html = f'<p class="lead">{_e(lead)}</p>' if lead is not None else ""
+        return (
+            "<!DOCTYPE html>\n"
+            '<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+            '<link rel="icon" href="data:,">'
+            f"<title>{_e(heading)}</title><style>{_STYLE}</style></head>\n<body><main>"
+            f"<h1>{_e(heading)}</h1>{lead_html}"
+            f'<nav aria-label="contents"><ol>{contents}</ol></nav>\n'
+            + "\n".join(self.parts)
+            + f"\n<footer>Written by acesim {_e(__version__)}: one self-contained file, "
+            f"{self.figures} figure{'s' if self.figures != 1 else ''} embedded, no scripts."
+            "</footer></main></body></html>\n"
+        )
+
     def figure(self, fig: Figure, caption: str, alt: str) -> None:
         data, width, height = _png(fig, self.dpi)
         self.figures += 1
@@ -417,8 +439,6 @@ def report_html(
     sweep: Any = None,
 ) -> str:
     """The report's HTML text (see :func:`write_report`)."""
-    from . import __version__
-
     plot._no_quarantine_argument(quarantine)
 
     plot._matplotlib()  # an ImportError naming the extra, before any work
@@ -535,7 +555,6 @@ def report_html(
     page.section("provenance", "Provenance")
     _provenance(page, named)
 
-    contents = "".join(f'<li><a href="#{_e(a)}">{_e(h)}</a></li>' for a, h in page.contents)
     lead = (
         (
             f"{len(named)} results: {', '.join(named)} (the first is the baseline)."
@@ -544,20 +563,7 @@ def report_html(
         )
         + plot._sentence(plot._describe_all(named))
     ).strip()
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        '<link rel="icon" href="data:,">'
-        f"<title>{_e(heading)}</title><style>{_STYLE}</style></head>\n<body><main>"
-        f'<h1>{_e(heading)}</h1><p class="lead">{_e(lead)}</p>'
-        f'<nav aria-label="contents"><ol>{contents}</ol></nav>\n'
-        + "\n".join(page.parts)
-        + f"\n<footer>Written by acesim {_e(__version__)}: one self-contained file, "
-        f"{page.figures} figure{'s' if page.figures != 1 else ''} embedded, no scripts."
-        "</footer></main></body></html>\n"
-    )
+    return page.html(heading, lead)
 
 
 def write_report(
@@ -600,8 +606,6 @@ def tune_report_html(result: TuneResult, *, title: str | None = None, dpi: int =
     """The HTML text of a report of an :func:`acesim.tune` result: its
     probability statement, the candidates' figure and their table, the
     chosen candidate marked (see :func:`write_tune_report`)."""
-    from . import __version__
-
     plot._matplotlib()
     if not isinstance(result, TuneResult):
         raise TypeError(f"result must be a TuneResult, got {type(result).__name__}")
@@ -666,21 +670,7 @@ def tune_report_html(result: TuneResult, *, title: str | None = None, dpi: int =
         f"{_e(str(result.replicas))} replicas in all</caption><thead><tr>{head}</tr></thead>"
         f"<tbody>{''.join(rows_html)}</tbody></table></div>"
     )
-    contents = "".join(f'<li><a href="#{_e(a)}">{_e(h)}</a></li>' for a, h in page.contents)
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        '<link rel="icon" href="data:,">'
-        f"<title>{_e(heading)}</title><style>{_STYLE}</style></head>\n<body><main>"
-        f"<h1>{_e(heading)}</h1>"
-        f'<nav aria-label="contents"><ol>{contents}</ol></nav>\n'
-        + "\n".join(page.parts)
-        + f"\n<footer>Written by acesim {_e(__version__)}: one self-contained file, "
-        f"{page.figures} figure{'s' if page.figures != 1 else ''} embedded, no scripts."
-        "</footer></main></body></html>\n"
-    )
+    return page.html(heading)
 
 
 def write_tune_report(
@@ -699,8 +689,6 @@ def sensitivity_report_html(result: Any, *, title: str | None = None, dpi: int =
     """The HTML text of a report of an :class:`acesim.SensitivityResult`:
     what was run, the figure (:func:`acesim.plot.sensitivity_figure`), the
     indices with their intervals, each factor's range and the provenance."""
-    from . import __version__
-
     plot._matplotlib()  # an ImportError naming the extra, before any work
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 20 <= dpi <= 600:
         raise ValueError(f"dpi must be an integer in 20..600, got {dpi!r}")
@@ -738,21 +726,7 @@ def sensitivity_report_html(result: Any, *, title: str | None = None, dpi: int =
     if scenario is not None:
         text = json.dumps(scenario, indent=2, sort_keys=True, default=str)
         page.add(f"<p>Scenario:</p><pre>{_e(text)}</pre>")
-    contents = "".join(f'<li><a href="#{_e(a)}">{_e(h)}</a></li>' for a, h in page.contents)
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        '<link rel="icon" href="data:,">'
-        f"<title>{_e(heading)}</title><style>{_STYLE}</style></head>\n<body><main>"
-        f'<h1>{_e(heading)}</h1><p class="lead">{_e(lead)}</p>'
-        f'<nav aria-label="contents"><ol>{contents}</ol></nav>\n'
-        + "\n".join(page.parts)
-        + f"\n<footer>Written by acesim {_e(__version__)}: one self-contained file, "
-        f"{page.figures} figure{'s' if page.figures != 1 else ''} embedded, no scripts."
-        "</footer></main></body></html>\n"
-    )
+    return page.html(heading, lead)
 
 
 def write_sensitivity_report(
