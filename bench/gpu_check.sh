@@ -9,8 +9,8 @@
 # It needs python3 with pip, a CUDA compiler on PATH (or CUDACXX) and numpy.
 # Where no package index can be reached (ACESIM_GPU_CHECK_OFFLINE=1, or
 # detected), it builds against the build tools already installed
-# (scikit-build-core, pybind11, cmake, ninja: pip --no-build-isolation) in a
-# virtual environment that sees the system's packages.
+# (scikit-build-core, pybind11, cmake, ninja: pip --no-build-isolation) into
+# a folder put on PYTHONPATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$PWD"
@@ -28,9 +28,11 @@ venv="$(mktemp -d)/venv"
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 start=$(date +%s)
 if [ "$offline" = 1 ]; then
-  python3 -m venv --system-site-packages "$venv"
-  . "$venv/bin/activate"
-  ACESIM_CUDA=ON pip install -q --no-build-isolation --no-deps --no-index . 2>&1 | tail -n 3
+  site="$(dirname "$venv")/site"
+  ACESIM_CUDA=ON python3 -m pip install -q --no-build-isolation --no-deps --no-index \
+    --target "$site" . 2>&1 | tail -n 3
+  export PYTHONPATH="$site"
+  python() { python3 "$@"; }
 else
   python3 -m venv "$venv"
   . "$venv/bin/activate"
