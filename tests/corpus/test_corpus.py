@@ -88,7 +88,7 @@ def _record(path: Path, data: bytes) -> None:
     if old is not None and old != data:
         warnings.warn(f"corpus entry moved: {path.relative_to(CORPUS)}", stacklevel=2)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
     tmp.replace(path)
 
