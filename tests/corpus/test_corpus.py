@@ -201,13 +201,20 @@ def _same_files(new: Path, old: Path) -> bool:
 def _record_result(res: ace.SimulationResult, path: Path, scratch: Path) -> None:
     """Save ``res`` at ``path`` unless the file there already holds it (a
     save's bytes differ each time by its creation time), warning when it
-    moved."""
+    moved. A file of an older format version is kept, as a load fixture, in
+    ``results/v<version>/<format>/``."""
     scratch.mkdir(parents=True)
     res.save(scratch / path.name)
     if path.is_file() and _same_files(scratch / path.name, path):
         return
     if path.is_file():
         warnings.warn(f"corpus entry moved: {path.relative_to(CORPUS)}", stacklevel=2)
+        old = _metadata(path)["format_version"]
+        if old != _metadata(scratch / path.name)["format_version"]:
+            keep = RESULTS / f"v{old}" / path.parent.name
+            if not keep.exists():
+                keep.parent.mkdir(exist_ok=True)
+                path.parent.rename(keep)
     if path.parent.is_dir():
         shutil.rmtree(path.parent)
     path.parent.mkdir(parents=True)
@@ -255,6 +262,30 @@ def test_result_files_load_and_rewrite_equal(
         assert new_doc == old_doc
     if fmt in ("csv", "parquet"):  # the same table files, by size and hash
         assert len(_result_files(fmt, tmp_path)) == len(_result_files(fmt, where))
+
+
+def test_results_of_older_formats_still_load(fleet_result: ace.SimulationResult) -> None:
+    """A result file of an older format version (kept when the format moved
+    on) loads, and every column it shares with today's result holds the
+    same values."""
+    for old_file in sorted(RESULTS.glob("v*/*/result.*")):
+        if old_file.name != f"result.{old_file.parent.name}":
+            continue  # a table file beside a CSV or Parquet result
+        if old_file.suffix == ".parquet":
+            pytest.importorskip("pyarrow")
+        loaded = ace.SimulationResult.load(old_file)
+        what = str(old_file.relative_to(CORPUS))
+        assert (loaded.seed, loaded.replicas) == (fleet_result.seed, fleet_result.replicas), what
+        for name in TABLES:
+            a, b = getattr(loaded, name), getattr(fleet_result, name)
+            if a is None:
+                continue
+            assert b is not None and len(a) == len(b), f"{what}: table {name}"
+            for field in set(a.dtype.names or ()) & set(b.dtype.names or ()):
+                if not field.startswith("pad_"):
+                    assert np.array_equal(
+                        a[field], b[field], equal_nan=a[field].dtype.kind == "f"
+                    ), f"{what}: {name}.{field}"
 
 
 # ---------------------------------------------------------------------------
