@@ -17,10 +17,10 @@ entry moved.
 - ``stdout/``: the standard output of ``acesim run`` on every example (the
   sweep and tune files through their own commands), ``acesim compare``,
   ``acesim sensitivity``, ``acesim demo``, ``acesim interval`` and
-  ``acesim fit``, byte-equal after one normalisation: the paths of this
+  ``acesim fit``, byte-equal after two normalisations: the paths of this
   checkout, of ``../shared/data`` and of the test's temporary folder are
-  written as ``<root>``, ``<data>`` and ``<tmp>``, and the demo's last
-  line, the seconds it took (``done in <seconds> s``). No other command here
+  written as ``<root>``, ``<data>`` and ``<tmp>``; the demo's last line,
+  the seconds it took, as ``done in <seconds> s``. No other command here
   prints a clock time or a measured duration.
 
 The ``acesim serve --stdio`` transcripts and the ``FleetModel`` streams are
@@ -34,8 +34,8 @@ move of the modules inside the package. Regenerate with
 
     ACESIM_RECORD=1 python -m pytest tests/corpus
 
-which rewrites every entry and warns ``corpus entry moved: <entry>`` for each
-one whose bytes changed; the commit names those entries and says why.
+which rewrites every entry that moved and warns ``corpus entry moved:
+<entry>`` for each; the commit names those entries and says why.
 """
 
 from __future__ import annotations
