@@ -10,6 +10,8 @@ entry moved.
   re-written now has the same metadata (provenance included, table files'
   sizes and SHA-256) but for its creation time and, in the CSV and Parquet
   layouts, the names of its table files (8 hex digits of each save's own).
+  And a result ``acesim run --out`` wrote, with the scenario file in its
+  provenance.
 - ``pickles/``: a pickle of every public model object (and of the results
   and the scenario), each loading into an object equal to the one made now.
 - ``scenarios/``: ``dump_scenario`` of every scenario in ``examples/``,
@@ -262,6 +264,38 @@ def test_result_files_load_and_rewrite_equal(
         assert new_doc == old_doc
     if fmt in ("csv", "parquet"):  # the same table files, by size and hash
         assert len(_result_files(fmt, tmp_path)) == len(_result_files(fmt, where))
+
+
+#: A result ``acesim run --out`` wrote: its provenance holds the scenario file.
+CLI_RESULT = RESULTS / "cli" / "run.npz"
+CLI_RUN = ["run", "examples/causes.toml", "--replicas", "3", "--no-progress"]
+
+
+def _cli_comparable(meta: dict[str, Any]) -> dict[str, Any]:
+    """:func:`_comparable`, with the scenario file's path from the checkout."""
+    out = _comparable(meta)
+    source = out["provenance"].get("source")
+    if isinstance(source, str):
+        out["provenance"]["source"] = re.sub(r"^.*/(examples/[^/]+)$", r"<root>/\1", source)
+    return out
+
+
+def test_a_result_the_command_line_wrote_loads_and_rewrites_equal(tmp_path: Path) -> None:
+    done = _acesim([*CLI_RUN, "--out", "<tmp>/run.npz"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    new = tmp_path / "run.npz"
+    if RECORDING:
+        if CLI_RESULT.is_file():
+            if _cli_comparable(_metadata(new)) != _cli_comparable(_metadata(CLI_RESULT)):
+                warnings.warn(f"corpus entry moved: {CLI_RESULT.relative_to(CORPUS)}", stacklevel=1)
+                _record(CLI_RESULT, new.read_bytes())
+        else:
+            _record(CLI_RESULT, new.read_bytes())
+    _recorded(CLI_RESULT)
+    _assert_same_tables(
+        ace.SimulationResult.load(CLI_RESULT), ace.SimulationResult.load(new), "results/cli"
+    )
+    assert _cli_comparable(_metadata(new)) == _cli_comparable(_metadata(CLI_RESULT))
 
 
 def test_results_of_older_formats_still_load(fleet_result: ace.SimulationResult) -> None:
