@@ -40,26 +40,16 @@ from typing import Any, BinaryIO
 import numpy.typing as npt
 
 from . import __version__
-from .analytic import meta_scale_model, node_rate_model
+from ._vocabulary import FILE_KEYS, RECORDS, Declaration, Field
+from ._vocabulary import LAWS as VOCABULARY_LAWS
 from .distributions import (
-    BlockBootstrap,
     Constant,
     Distribution,
-    Empirical,
-    Exponential,
-    Gamma,
-    LogNormal,
-    Mixture,
-    Never,
-    Replay,
-    ScaleAware,
-    Weibull,
 )
 from .fleet import LLAMA3_CAUSES, Cause, Fleet, NodeTrace
 from .fleet_model import EVENT_KINDS, Event, FleetModel, NodeState
-from .job import INTERVAL_RULES, CheckpointTier, Job, interval_rule
-from .policy import Policy, Quarantine
-from .repair import Repair, RepairStage
+from .job import INTERVAL_RULES, interval_rule
+from .repair import Repair
 from .simulation import SimulationResult
 from .units import DURATION_UNITS, parse_duration
 
@@ -343,46 +333,57 @@ def _build(
 # --------------------------------------------------------------------------
 
 
-def _component(value: Any, path: str) -> tuple[float, Distribution]:
-    f = _Fields(value, path)
-    weight = f.required("weight", _number)
-    law = f.required("law", _law)
-    f.finish()
-    return weight, law
+def _reader(f: Field) -> Reader:
+    """How the protocol reads a field of kind ``f.kind`` (one reader per kind)."""
+    kind = f.kind
+    if kind in _KIND_READERS:
+        return _KIND_READERS[kind]
+    if kind == "record":
+        return _record(RECORDS[f.of])
+    if kind == "records":
+        return _array(_record(RECORDS[f.of]))
+    raise ValueError(f"{f.name}: the protocol has no reader for kind {kind!r}")  # node_failures
 
 
-def _mixture(components: list[tuple[float, Distribution]]) -> Mixture:
-    return Mixture(components)
+def _record(d: Declaration, accept: tuple[str, ...] = ()) -> Reader:
+    """The reader of a record of declaration ``d``: its fields the protocol
+    takes (``accept``: refused ones it takes here), the refused ones refused
+    with their reason, then the constructor called."""
+    spec = _spec(d, accept)
+    refused = {f.name: f.refused for f in d.fields if f.refused and f.name not in accept}
+
+    def read(value: Any, path: str) -> Any:
+        f = _Fields(value, path, refused)
+        kwargs = f.take(spec, d.required)
+        f.finish()
+        return _build(path, tuple(spec), d.build, **d.kwargs(kwargs))
+
+    return read
 
 
-#: Law families: name -> (constructor, fields, required fields).
-LAWS: dict[str, tuple[Callable[..., Distribution], dict[str, Reader], tuple[str, ...]]] = {
-    "constant": (Constant, {"value": _duration}, ("value",)),
-    "exponential": (Exponential, {"mean": _duration}, ("mean",)),
-    "weibull": (Weibull, {"shape": _number, "scale": _duration}, ("shape", "scale")),
-    "lognormal": (LogNormal, {"mu": _number, "sigma": _number}, ("mu", "sigma")),
-    "gamma": (Gamma, {"shape": _number, "scale": _duration}, ("shape", "scale")),
-    "mixture": (_mixture, {"components": _array(_component)}, ("components",)),
-    "empirical": (Empirical, {"samples": _array(_duration)}, ("samples",)),
-    "block_bootstrap": (
-        BlockBootstrap,
-        {"sequence": _array(_duration), "block": _integer},
-        ("sequence", "block"),
-    ),
-    "replay": (Replay, {"times": _array(_infinite_duration)}, ("times",)),
-    "scale_aware": (
-        ScaleAware,
-        {"base": lambda v, p: _law(v, p), "ref_gpus": _number, "exponent": _number},
-        ("base", "ref_gpus"),
-    ),
-    "meta_scale": (meta_scale_model, {"mttf_1024": _duration, "exponent": _number}, ()),
-    "node_rate": (
-        node_rate_model,
-        {"failures_per_node_day": _number, "gpus_per_node": _integer},
-        ("failures_per_node_day",),
-    ),
-    "never": (Never, {}, ()),
-}
+def _spec(
+    d: Declaration, accept: tuple[str, ...] = (), skip: tuple[str, ...] = ()
+) -> dict[str, Reader]:
+    """The readers of the fields of ``d`` the protocol takes."""
+    return {
+        f.name: _reader(f)
+        for f in d.fields
+        if (not f.refused or f.name in accept) and f.name not in skip
+    }
+
+
+def _law_maker(d: Declaration) -> Callable[..., Distribution]:
+    def make(**kwargs: Any) -> Distribution:
+        law: Distribution = d.build(**d.kwargs(kwargs))
+        return law
+
+    make.__name__ = d.name
+    return make
+
+
+#: Law families: name -> (constructor, fields, required fields), from
+#: :data:`acesim._vocabulary.LAWS`.
+LAWS: dict[str, tuple[Callable[..., Distribution], dict[str, Reader], tuple[str, ...]]] = {}
 
 
 def _law(value: Any, path: str) -> Distribution:
@@ -393,6 +394,10 @@ def _law(value: Any, path: str) -> Distribution:
         raise _type_error(
             path, 'a law (seconds, a duration such as "30min", or {"law": ...})', value
         )
+    for key in FILE_KEYS:
+        if key in value:
+            where = _join(path, key)
+            raise ProtocolError("RequestError", f"{where}: {FILE_KEYS[key]}", where)
     f = _Fields(value, path)
     family = f.required("law", _string)
     if family not in LAWS:
@@ -404,21 +409,10 @@ def _law(value: Any, path: str) -> Distribution:
     return law
 
 
-def _stage(value: Any, path: str) -> RepairStage:
-    f = _Fields(value, path)
-    kwargs = f.take({"duration": _law, "escalate": _number, "fix": _number}, ("duration",))
-    f.finish()
-    stage: RepairStage = _build(path, ("duration", "escalate", "fix"), RepairStage, **kwargs)
-    return stage
-
-
 def _repair(value: Any, path: str) -> Distribution | Repair:
     """A repair law, or a pipeline ``{"stages": [...], "misdiagnosis": p}``."""
     if isinstance(value, dict) and "law" not in value and "stages" in value:
-        f = _Fields(value, path)
-        kwargs = f.take({"stages": _array(_stage), "misdiagnosis": _number}, ("stages",))
-        f.finish()
-        repair: Repair = _build(path, ("stages", "misdiagnosis"), Repair, **kwargs)
+        repair: Repair = _record(RECORDS["pipeline"])(value, path)
         return repair
     return _law(value, path)
 
@@ -458,126 +452,12 @@ def _node_failures(value: Any, path: str, nodes: int) -> Distribution | NodeTrac
     return _law(value, path)
 
 
-def _rate_window(value: Any, path: str) -> tuple[float, float, float]:
-    f = _Fields(value, path)
-    start = f.required("start", _duration)
-    end = f.required("end", _infinite_duration)
-    factor = f.required("factor", _number)
-    f.finish()
-    return start, end, factor
-
-
 def _nodes_or_all(value: Any, path: str) -> Any:
     if value == "all":
         return "all"
     if not isinstance(value, list):
         raise _type_error(path, 'an array of node ids or "all"', value)
     return _array(_integer)(value, path)
-
-
-def _maintenance_window(value: Any, path: str) -> tuple[float, float, Any]:
-    f = _Fields(value, path)
-    start = f.required("start", _duration)
-    duration = f.required("duration", _duration)
-    nodes = f.required("nodes", _nodes_or_all)
-    f.finish()
-    return start, duration, nodes
-
-
-FLEET_FIELDS: dict[str, Reader] = {
-    "gpus_per_node": _integer,
-    "spares": _integer,
-    "repair": _repair,
-    "lemon_fraction": _number,
-    "lemon_factor": _number,
-    "node_start": _string,
-    "node_clock": _string,
-    "rate_windows": _array(_rate_window),
-    "maintenance": _array(_maintenance_window),
-    "cold_spares": _integer,
-    "cold_spare_delay": _law,
-    "lend_spares": _boolean,
-    "storage_bandwidth": _number,
-}
-
-
-def _fleet(value: Any, path: str) -> Fleet:
-    f = _Fields(value, path)
-    nodes = f.required("nodes", _integer)
-    if nodes < 1:
-        raise _value_error(_join(path, "nodes"), f"must be >= 1, got {nodes}")
-    kwargs = f.take(FLEET_FIELDS)
-    failures = f.optional("node_failures", lambda v, p: _node_failures(v, p, nodes))
-    f.finish()
-    keys = ("nodes", "node_failures", *FLEET_FIELDS)
-    fleet: Fleet = _build(path, keys, Fleet, nodes, node_failures=failures, **kwargs)
-    return fleet
-
-
-CAUSE_FIELDS: dict[str, Reader] = {
-    "name": _string,
-    "share": _number,
-    "detect": _law,
-    "node_down": _boolean,
-    "nodes": _integer,
-    "scope": _string,
-    "slowdown": _number,
-}
-
-
-def _cause(value: Any, path: str) -> Cause:
-    f = _Fields(value, path)
-    kwargs = f.take(CAUSE_FIELDS, ("name", "share"))
-    f.finish()
-    cause: Cause = _build(path, tuple(CAUSE_FIELDS), Cause, **kwargs)
-    return cause
-
-
-def _causes(value: Any, path: str) -> Sequence[Cause]:
-    """An array of causes, or ``"llama3"`` (:data:`acesim.LLAMA3_CAUSES`)."""
-    if value == "llama3":
-        return LLAMA3_CAUSES
-    if isinstance(value, str):
-        raise _value_error(path, f'must be an array of causes or "llama3", got {value!r}')
-    if not isinstance(value, list):
-        raise _type_error(path, 'an array of causes or "llama3"', value)
-    causes: list[Cause] = _array(_cause)(value, path)
-    return causes
-
-
-def _quarantine(value: Any, path: str) -> Quarantine:
-    f = _Fields(value, path)
-    kwargs = f.take(
-        {"failures": _integer, "window": _infinite_duration, "duration": _infinite_duration}
-    )
-    f.finish()
-    q: Quarantine = _build(path, ("failures", "window", "duration"), Quarantine, **kwargs)
-    return q
-
-
-_SCHEDULERS = (
-    "placement, re-placement, preemption and backfill are the outside scheduler's "
-    "(of a policy only quarantine belongs to the model)"
-)
-
-
-def _policy(value: Any, path: str) -> Policy:
-    refused = dict.fromkeys(
-        (
-            "replacement",
-            "preemption",
-            "preemption_grace",
-            "on_failure",
-            "place",
-            "replacement_delay",
-            "backfill",
-        ),
-        _SCHEDULERS,
-    )
-    f = _Fields(value, path, refused)
-    quarantine = f.optional("quarantine", _quarantine)
-    f.finish()
-    return Policy(quarantine=quarantine)
 
 
 def _interval(value: Any, path: str) -> float | str:
@@ -594,60 +474,68 @@ def _interval(value: Any, path: str) -> float | str:
     return _duration(value, path)
 
 
-def _tier(value: Any, path: str) -> CheckpointTier:
+#: The reader of each kind of field (:data:`acesim._vocabulary.KINDS`; a
+#: record's is made from its declaration; ``enum`` and ``code`` fields are
+#: the outside scheduler's or name code, and the protocol refuses them).
+_KIND_READERS: dict[str, Reader] = {
+    "integer": _integer,
+    "number": _number,
+    "boolean": _boolean,
+    "string": _string,
+    "choice": _string,
+    "duration": _duration,
+    "duration_inf": _infinite_duration,
+    "durations": _array(_duration),
+    "durations_inf": _array(_infinite_duration),
+    "interval": _interval,
+    "law": _law,
+    "repair": _repair,
+    "node_set": _nodes_or_all,
+}
+
+LAWS.update((name, (_law_maker(d), _spec(d), d.required)) for name, d in VOCABULARY_LAWS.items())
+
+FLEET_FIELDS: dict[str, Reader] = _spec(RECORDS["fleet"], skip=("nodes", "node_failures"))
+
+
+def _fleet(value: Any, path: str) -> Fleet:
     f = _Fields(value, path)
-    spec: dict[str, Reader] = {
-        "interval": _duration,
-        "save": _law,
-        "load": _law,
-        "replication": _integer,
-    }
-    kwargs = f.take(spec, ("interval", "save", "load"))
+    nodes = f.required("nodes", _integer)
+    if nodes < 1:
+        raise _value_error(_join(path, "nodes"), f"must be >= 1, got {nodes}")
+    kwargs = f.take(FLEET_FIELDS)
+    failures = f.optional("node_failures", lambda v, p: _node_failures(v, p, nodes))
     f.finish()
-    tier: CheckpointTier = _build(path, tuple(spec), CheckpointTier, **kwargs)
-    return tier
+    keys = ("nodes", "node_failures", *FLEET_FIELDS)
+    fleet: Fleet = _build(path, keys, Fleet, nodes, node_failures=failures, **kwargs)
+    return fleet
 
 
-JOB_FIELDS: dict[str, Reader] = {
-    "gpus": _integer,
-    "work": _duration,
-    "checkpoint_interval": _interval,
-    "init": _law,
-    "save": _law,
-    "load": _law,
-    "priority": _integer,
-    "name": _string,
-    "persist": _law,
-    "tiers": _array(_tier),
-    "min_gpus": _integer,
-    "reconfigure": _law,
-    "scaling": _number,
-    "checkpoint_bytes": _number,
-}
-JOB_REFUSED = {
-    "submit": "a job is submitted at the model's clock (submit it then)",
-    "time_limit": "a run's limit is the outside scheduler's to enforce (stop the job)",
-}
+CAUSE_FIELDS: dict[str, Reader] = _spec(RECORDS["cause"])
+_cause = _record(RECORDS["cause"])
 
 
-def _job(value: Any, path: str) -> Job:
-    f = _Fields(value, path, JOB_REFUSED)
-    kwargs = f.take(JOB_FIELDS, ("gpus", "work", "checkpoint_interval"))
-    f.finish()
-    job: Job = _build(path, tuple(JOB_FIELDS), Job, **kwargs)
-    return job
+def _causes(value: Any, path: str) -> Sequence[Cause]:
+    """An array of causes, or ``"llama3"`` (:data:`acesim.LLAMA3_CAUSES`)."""
+    if value == "llama3":
+        return LLAMA3_CAUSES
+    if isinstance(value, str):
+        raise _value_error(path, f'must be an array of causes or "llama3", got {value!r}')
+    if not isinstance(value, list):
+        raise _type_error(path, 'an array of causes or "llama3"', value)
+    causes: list[Cause] = _array(_cause)(value, path)
+    return causes
 
+
+_policy = _record(RECORDS["policy"])
+
+JOB_FIELDS: dict[str, Reader] = _spec(RECORDS["job"])
+JOB_REFUSED = {f.name: f.refused for f in RECORDS["job"].fields if f.refused}
+_job = _record(RECORDS["job"])
 
 #: add_jobs's job: a job's fields and the time it arrives.
 ARRIVING_JOB_FIELDS: dict[str, Reader] = {**JOB_FIELDS, "submit": _duration}
-
-
-def _arriving_job(value: Any, path: str) -> Job:
-    f = _Fields(value, path, {"time_limit": JOB_REFUSED["time_limit"]})
-    kwargs = f.take(ARRIVING_JOB_FIELDS, ("gpus", "work", "checkpoint_interval"))
-    f.finish()
-    job: Job = _build(path, tuple(ARRIVING_JOB_FIELDS), Job, **kwargs)
-    return job
+_arriving_job = _record(RECORDS["job"], accept=("submit",))
 
 
 # --------------------------------------------------------------------------
