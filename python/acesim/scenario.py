@@ -224,8 +224,8 @@ from . import _atomic, _toml, workloads
 from ._beside import beside_file, load_beside
 from ._toml import KeyPath, Locator, format_path
 from ._validation import MAX_SECONDS, NO_SUCH_FILE, input_file_problem
+from ._vocabulary import LAW_CLASSES, RECORDS, Declaration, Field, law_fields
 from ._vocabulary import LAWS as VOCABULARY_LAWS
-from ._vocabulary import RECORDS, Declaration, Field, law_fields
 from .analytic import meta_scale_model
 from .compiled import CompiledPolicy
 from .distributions import (
@@ -233,14 +233,8 @@ from .distributions import (
     Constant,
     Distribution,
     Empirical,
-    Exponential,
-    Gamma,
-    LogNormal,
     Mixture,
-    Never,
     Replay,
-    ScaleAware,
-    Weibull,
     _read_csv_column,
 )
 from .distributions import _did_you_mean as _suggest
@@ -1696,96 +1690,65 @@ def law_spec(law: Distribution | Repair) -> Any:
     format's law tables. A TypeError for a law with no table (a user's
     subclass)."""
     if isinstance(law, Repair):
-        stages = [
-            {"duration": law_spec(s.duration), "escalate": s.escalate, "fix": s.fix}
-            for s in law.stages
-        ]
-        return {"stages": stages, "misdiagnosis": law.misdiagnosis}
-    if isinstance(law, Constant):
-        return {"law": "constant", "value": law.value}
-    if isinstance(law, Exponential):
-        return {"law": "exponential", "mean": law.mean_value}
-    if isinstance(law, Weibull | Gamma):
-        name = "weibull" if isinstance(law, Weibull) else "gamma"
-        return {"law": name, "shape": law.shape, "scale": law.scale}
-    if isinstance(law, LogNormal):
-        return {"law": "lognormal", "mu": law.mu, "sigma": law.sigma}
-    if isinstance(law, Mixture):
-        return {
-            "law": "mixture",
-            "components": [{"weight": w, **law_spec(d)} for w, d in law.components],
-        }
-    if isinstance(law, ScaleAware):
-        return {
-            "law": "scale_aware",
-            "base": law_spec(law.base),
-            "ref_gpus": law.ref_gpus,
-            "exponent": law.exponent,
-        }
-    if isinstance(law, Empirical):
-        return {"law": "empirical", "samples": [float(x) for x in law.samples]}
-    if isinstance(law, BlockBootstrap):
-        return {
-            "law": "block_bootstrap",
-            "sequence": [float(x) for x in law.sequence],
-            "block": law.block,
-        }
-    if isinstance(law, Replay):
-        return {"law": "replay", "times": [float(x) for x in law.times]}
-    if isinstance(law, Never):
-        return {"law": "never"}
+        return _record_spec(RECORDS["pipeline"], law)
+    for cls in type(law).__mro__:
+        if cls in LAW_CLASSES:
+            declared = LAW_CLASSES[cls]
+            return {"law": declared.name, **_record_spec(declared, law)}
     raise TypeError(f"{type(law).__name__} has no scenario law table")
+
+
+def _value_spec(f: Field, value: Any) -> Any:
+    """A declared field's value as TOML (laws as tables, arrays as lists)."""
+    if f.kind in ("law", "repair", "node_failures"):
+        return law_spec(value)
+    if f.kind in ("durations", "durations_inf"):
+        return [float(x) for x in value]
+    if f.kind == "node_set":
+        return list(value)
+    if f.of == "component":  # a mixture's component: its law's table with its weight
+        return [{"weight": w, **law_spec(law)} for w, law in value]
+    if f.kind == "records":
+        return [_record_spec(RECORDS[f.of], item) for item in value]
+    return value
+
+
+def _record_spec(d: Declaration, obj: Any, keep: Sequence[str] | None = None) -> dict[str, Any]:
+    """A declared object (or a record's tuple) as a TOML table: every field,
+    or (``keep`` given) the required ones, those in ``keep`` and those that
+    differ from the constructor's default."""
+    values = dict(zip(d.keys, obj, strict=True)) if isinstance(obj, tuple) else d.values(obj)
+    defaults = d.defaults() if keep is not None else {}
+    out = {}
+    for f in d.fields:
+        value = values[f.name]
+        if keep is not None and not (f.required or f.name in keep):
+            if f.name in defaults and _same(value, defaults[f.name]):
+                continue
+        out[f.name] = _value_spec(f, value)
+    return out
+
+
+def _same(value: Any, default: Any) -> bool:
+    if default is None or value is None:
+        return value is default
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
 
 
 def fleet_spec(fleet: Fleet) -> dict[str, Any]:
     """A :class:`~acesim.Fleet` as a ``[fleet]`` table (the keys that differ
     from Fleet's defaults; a NodeTrace has no table: TypeError)."""
-    out: dict[str, Any] = {"nodes": fleet.nodes, "gpus_per_node": fleet.gpus_per_node}
-    if fleet.spares:
-        out["spares"] = fleet.spares
-    out["repair"] = law_spec(fleet.repair)
-    if fleet.node_failures is not None:
-        if not isinstance(fleet.node_failures, Distribution):
-            raise TypeError("fleet.node_failures: a NodeTrace has no scenario table")
-        out["node_failures"] = law_spec(fleet.node_failures)
-    if fleet.lemon_fraction:
-        out["lemon_fraction"] = fleet.lemon_fraction
-    if fleet.lemon_factor != 1.0:
-        out["lemon_factor"] = fleet.lemon_factor
-    if fleet.node_start != "stationary":
-        out["node_start"] = fleet.node_start
-    if fleet.node_clock != "wall":
-        out["node_clock"] = fleet.node_clock
-    if fleet.rate_windows:
-        out["rate_windows"] = [
-            {"start": s, "end": e, "factor": f} for s, e, f in fleet.rate_windows
-        ]
-    if fleet.maintenance:
-        out["maintenance"] = [
-            {"start": s, "duration": d, "nodes": list(n)} for s, d, n in fleet.maintenance
-        ]
-    if fleet.cold_spares:
-        out["cold_spares"] = fleet.cold_spares
-    if fleet.cold_spare_delay is not None:
-        out["cold_spare_delay"] = law_spec(fleet.cold_spare_delay)
-    if fleet.lend_spares:
-        out["lend_spares"] = True
-    if fleet.storage_bandwidth is not None:
-        out["storage_bandwidth"] = fleet.storage_bandwidth
-    return out
+    if fleet.node_failures is not None and not isinstance(fleet.node_failures, Distribution):
+        raise TypeError("fleet.node_failures: a NodeTrace has no scenario table")
+    return _record_spec(RECORDS["fleet"], fleet, keep=("gpus_per_node", "repair"))
 
 
 def cause_spec(cause: Cause) -> dict[str, Any]:
     """A :class:`~acesim.Cause` as a ``[[causes]]`` table."""
-    return {
-        "name": cause.name,
-        "share": cause.share,
-        "detect": law_spec(cause.detect),
-        "node_down": cause.node_down,
-        "nodes": cause.nodes,
-        "scope": cause.scope,
-        "slowdown": cause.slowdown,
-    }
+    return _record_spec(RECORDS["cause"], cause)
 
 
 # ---------------------------------------------------------------------------
