@@ -242,7 +242,8 @@ PROTOCOL_REFUSALS = [
     ("job", {**JOB, "time_limit": "1h"}, "RequestError", "x.time_limit", "to enforce"),
     ("law", {"law": "gang", "base": "1h"}, "RequestError", "x.units", "is required"),
     ("law", {"law": "gang", "base": "1h", "units": 1.5}, "TypeError", "x.units", "an integer"),
-    ("law", {"law": "weibul"}, "ValueError", "x.law", "must be one of"),
+    ("law", {"law": "weibul"}, "ValueError", "x.law", "did you mean 'weibull'"),
+    ("fleet", {"nodes": 2, "spars": 1}, "RequestError", "x.spars", "did you mean 'spares'"),
     ("law", "3 parsecs", "ValueError", "x", "parsecs"),
 ]  # fmt: skip
 

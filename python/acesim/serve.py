@@ -45,6 +45,7 @@ from ._vocabulary import LAWS as VOCABULARY_LAWS
 from .distributions import (
     Constant,
     Distribution,
+    _did_you_mean,
 )
 from .fleet import LLAMA3_CAUSES, Cause, Fleet, NodeTrace
 from .fleet_model import EVENT_KINDS, Event, FleetModel, NodeState
@@ -295,8 +296,9 @@ class _Fields:
             if key in self.refused:
                 raise ProtocolError("RequestError", f"{path}: {self.refused[key]}", path)
             fields = ", ".join(self.known) or "none"
+            hint = _did_you_mean(key, self.known)
             raise ProtocolError(
-                "RequestError", f"{path} is not a field here (the fields: {fields})", path
+                "RequestError", f"{path} is not a field here{hint} (the fields: {fields})", path
             )
 
 
@@ -401,7 +403,10 @@ def _law(value: Any, path: str) -> Distribution:
     f = _Fields(value, path)
     family = f.required("law", _string)
     if family not in LAWS:
-        raise _value_error(_join(path, "law"), f"must be one of {', '.join(LAWS)}, got {family!r}")
+        raise _value_error(
+            _join(path, "law"),
+            f"must be one of {', '.join(LAWS)}, got {family!r}{_did_you_mean(family, tuple(LAWS))}",
+        )
     make, spec, required = LAWS[family]
     kwargs = f.take(spec, required)
     f.finish()
