@@ -33,7 +33,7 @@ def test_the_template_leaves_every_model_definition_to_the_declarations() -> Non
     raw = (ROOT / "python" / "acesim" / _protocol_schema.MESSAGES_FILE).read_text()
     template = json.loads(raw)
     placed = [name for name, value in template["$defs"].items() if value == "@model"]
-    assert sorted(placed) == sorted(_vocabulary.model_schema())
+    assert sorted(placed) == sorted(_protocol_schema.model_schema())
     assert "law" in placed and "job" in placed and "fleet" in placed
 
 

@@ -285,3 +285,51 @@ def test_a_scenario_file_refuses(table: dict[str, Any], key: str, words: str) ->
 def test_pickle_refuses_a_compiled_sampler() -> None:
     with pytest.raises(TypeError, match="cannot be pickled"):
         pickle.dumps(ace.Exponential(1.0)._compiled)
+
+
+# --------------------------------------------------------------------------
+# Dotted key paths (parse_key's syntax) name declared fields
+# --------------------------------------------------------------------------
+
+FIELDS_AT = [
+    ("fleet.spares", "integer", "nodes"),
+    ("jobs[0].checkpoint_interval", "interval", "s"),
+    ("jobs[2].tiers[1].interval", "duration", "s"),
+    ("jobs[0].checkpoint_bytes", "number", "bytes"),
+    ("policy.quarantine.window", "duration_inf", "s"),
+    ("fleet.repair.stages[0].fix", "number", ""),
+    ("fleet.node_failures.scale", "duration", "s"),
+    ("fleet.node_failures.base.mean", "duration", "s"),
+    ("causes[1].detect", "law", ""),
+    ("fleet.storage_bandwidth", "number", "bytes/s"),
+]
+
+
+@pytest.mark.parametrize(("key", "kind", "unit"), FIELDS_AT)
+def test_a_key_path_names_its_field_kind_and_unit(key: str, kind: str, unit: str) -> None:
+    found = _vocabulary.field_at(ace.scenario.parse_key(key))
+    assert (found.kind, found.unit) == (kind, unit)
+    assert found.name == key.rsplit(".", 1)[-1].split("[")[0]
+
+
+@pytest.mark.parametrize(
+    ("key", "words"),
+    [
+        ("fleet.spars", "did you mean 'spares'"),
+        ("flet.nodes", "did you mean 'fleet'"),
+        ("fleet.node_failures.scael", "did you mean 'scale'"),
+        ("jobs.gpus", "give the index"),
+        ("fleet.nodes.x", "has no fields"),
+        ("fleet", "names a table"),
+    ],
+)
+def test_a_key_path_no_declaration_has_is_refused(key: str, words: str) -> None:
+    with pytest.raises(KeyError, match=words):
+        _vocabulary.field_at(ace.scenario.parse_key(key))
+
+
+def test_the_bounds_of_a_field_are_declared() -> None:
+    fix = _vocabulary.field_at(("fleet", "repair", "stages", 0, "fix"))
+    assert (fix.low, fix.high) == (0.0, 1.0)
+    shape = _vocabulary.field_at(("fleet", "node_failures", "shape"))
+    assert (shape.low, shape.low_open) == (0.0, True)

@@ -13,8 +13,8 @@ class's constructor (:meth:`Declaration.defaults`), never written twice.
 The readers and writers walk these declarations: the scenario files'
 reader and writer (:mod:`acesim.scenario`), the JSON protocol's reader
 (:mod:`acesim.serve`), pickling and provenance (:mod:`acesim._pickle`), and
-the protocol's JSON Schema (:func:`model_schema`, which
-``tools/protocol_schema.py`` writes into ``protocol.schema.json``).
+the protocol's JSON Schema (:mod:`acesim._protocol_schema` generates
+``protocol.schema.json`` from them).
 
 What an entry point refuses is declared here too: a field that names code
 (a Python callable, a compiled policy) or a file comes only from scenario
@@ -25,7 +25,7 @@ protocol leaves scheduling to its client.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,13 +43,13 @@ from .distributions import (
     Replay,
     ScaleAware,
     Weibull,
+    _did_you_mean,
 )
 from .fleet import CAUSE_SCOPES, NODE_CLOCKS, Cause, Fleet
-from .job import INTERVAL_RULES, MAX_TIERS, CheckpointTier, Job
+from .job import MAX_TIERS, CheckpointTier, Job
 from .policy import BACKFILLS, Policy, Preemption, Quarantine, Replacement
 from .regimes import gang
 from .repair import Repair, RepairStage
-from .units import DURATION_PATTERN, DURATION_UNITS, _any_case
 
 __all__ = [
     "FILE_KEYS",
@@ -59,8 +59,8 @@ __all__ = [
     "RECORDS",
     "Declaration",
     "Field",
+    "field_at",
     "law_fields",
-    "model_schema",
 ]
 
 #: The kinds of value a field holds, each read and checked the same way by
@@ -647,205 +647,63 @@ for _decl in (*LAWS.values(), *RECORDS.values()):
 
 
 # --------------------------------------------------------------------------
-# The protocol's JSON Schema of the model
+# Dotted key paths
 # --------------------------------------------------------------------------
 
-
-def _ref(name: str) -> dict[str, Any]:
-    return {"$ref": f"#/$defs/{name}"}
-
-
-#: The records the schema names in ``$defs`` (the others are written inline).
-_NAMED = {"tier": "tier", "quarantine": "quarantine"}
+#: A scenario's tables that hold model records: key -> (record, an array of them).
+_TABLES = {"fleet": ("fleet", False), "jobs": ("job", True), "causes": ("cause", True),
+           "policy": ("policy", False)}  # fmt: skip
 
 
-def _bounds(f: Field, out: dict[str, Any]) -> dict[str, Any]:
-    if f.low is not None:
-        out["exclusiveMinimum" if f.low_open else "minimum"] = _plain(f.low)
-    if f.high is not None:
-        out["exclusiveMaximum" if f.high_open else "maximum"] = _plain(f.high)
-    return out
+def _law_parameter(name: str) -> Field:
+    """The law parameter called ``name`` (a family's fields of one name share
+    their kind and unit)."""
+    for d in LAWS.values():
+        for f in d.fields:
+            if f.name == name:
+                return f
+    names = sorted({f.name for d in LAWS.values() for f in d.fields})
+    raise KeyError(f"no law has a parameter {name!r}{_did_you_mean(name, names)}")
 
 
-def _plain(x: float) -> int | float:
-    return int(x) if float(x).is_integer() else x
-
-
-def _interval_schema() -> dict[str, Any]:
-    rules = "|".join(_any_case(r) for r in INTERVAL_RULES)
-    names = ", ".join(INTERVAL_RULES[:-1]) + f" or {INTERVAL_RULES[-1]}"
-    return {
-        "anyOf": [
-            _ref("duration"),
-            {
-                "type": "string",
-                "pattern": f"^[ \\t]*(?:{rules})[ \\t]*$",
-                "description": f"an interval rule: {names} (any case)",
-            },
-        ]
-    }
-
-
-def _value_schema(f: Field) -> dict[str, Any]:
-    """The schema of a field's value (null not included)."""
-    if f.wire is not None:
-        return dict(f.wire)
-    kind = f.kind
-    if kind in ("integer", "number"):
-        return _bounds(f, {"type": kind})
-    if kind in ("boolean", "string"):
-        return {"type": kind}
-    if kind == "choice":
-        return {"enum": list(f.choices)}
-    if kind == "enum":
-        return {"enum": [m.name.lower() for m in f.enum]}
-    if kind == "duration":
-        return _ref("duration")
-    if kind == "duration_inf":
-        return _ref("duration_or_infinity")
-    if kind in ("durations", "durations_inf"):
-        each = "duration" if kind == "durations" else "duration_or_infinity"
-        return {"type": "array", "items": _ref(each), "minItems": 1}
-    if kind == "interval":
-        return _interval_schema()
-    if kind in ("law", "repair", "node_failures"):
-        return _ref(kind)
-    if kind == "record":
-        return _ref(_NAMED[f.of]) if f.of in _NAMED else _record_schema(RECORDS[f.of])
-    if kind == "records":
-        item = _ref(_NAMED[f.of]) if f.of in _NAMED else _record_schema(RECORDS[f.of])
-        out: dict[str, Any] = {"type": "array", "items": item}
-        if f.min_items:
-            out["minItems"] = f.min_items
-        if f.max_items is not None:
-            out["maxItems"] = f.max_items
-        return out
-    if kind == "node_set":
-        ids = {"type": "integer", "minimum": 0, "description": "a node id, 0 .. nodes - 1"}
-        return {"anyOf": [{"type": "array", "items": ids, "minItems": 1}, {"const": "all"}]}
-    raise ValueError(f"{f.name}: the protocol has no schema for kind {kind!r}")
-
-
-def _field_schema(f: Field) -> dict[str, Any]:
-    value = _value_schema(f)
-    return value if f.required else {"anyOf": [value, {"type": "null"}]}
-
-
-def _record_schema(
-    d: Declaration,
-    *,
-    description: str | None = None,
-    accept: tuple[str, ...] = (),
-    head: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """The schema of a record: its fields the protocol takes (``accept``:
-    refused ones it takes here, required or not as the protocol's readers
-    read them)."""
-    props: dict[str, Any] = dict(head or {})
-    required = list(head or {})
-    for f in d.fields:
-        if f.refused and f.name not in accept:
+def field_at(path: Sequence[str | int]) -> Field:
+    """The declared field a key path names, as :func:`acesim.scenario.parse_key`
+    reads it (``("fleet", "spares")``, ``("jobs", 0, "checkpoint_interval")``,
+    ``("fleet", "repair", "stages", 0, "fix")``, ``("fleet", "node_failures",
+    "scale")``): its kind, unit and bounds. A KeyError names the first part no
+    declaration has, with a did-you-mean."""
+    parts = list(path)
+    if not parts or parts[0] not in _TABLES:
+        head = parts[0] if parts else ""
+        raise KeyError(
+            f"{head!r} is not a table of model records{_did_you_mean(str(head), list(_TABLES))}"
+            f" (the tables: {', '.join(_TABLES)})"
+        )
+    name, many = _TABLES[str(parts.pop(0))]
+    record: Declaration | None = RECORDS[name]
+    found: Field | None = None
+    if many and not (parts and isinstance(parts.pop(0), int)):
+        raise KeyError(f"{name}: give the index of one ({path[0]}[0])")
+    while parts:
+        part = parts.pop(0)
+        if isinstance(part, int):
+            if found is None or found.kind != "records":
+                raise KeyError(f"[{part}]: only an array of records takes an index")
             continue
-        props[f.name] = _field_schema(f)
-        if f.required:
-            required.append(f.name)
-    out: dict[str, Any] = {}
-    if description is not None:
-        out["description"] = description
-    out.update(
-        {"type": "object", "properties": props, "required": required,
-         "additionalProperties": False}
-    )  # fmt: skip
-    return out
-
-
-def _law_schema() -> dict[str, Any]:
-    branches = [_ref("duration")]
-    for name, d in LAWS.items():
-        branches.append(_record_schema(d, description=d.doc, head={"law": {"const": name}}))
-    return {
-        "description": "A probability law of a duration: a number of seconds or a duration "
-        'string (a constant), or an object naming its family in "law".',
-        "anyOf": branches,
-    }
-
-
-def _trace_schema(kind: str) -> dict[str, Any]:
-    series = {
-        "type": "object",
-        "description": "node id (a decimal string) -> its durations",
-        "propertyNames": {"pattern": "^(0|[1-9][0-9]*)$"},
-        "additionalProperties": {"type": "array", "items": _ref("duration")},
-    }
-    return {
-        "type": "object",
-        "properties": {kind: series, "model": {"anyOf": [_ref("law"), {"type": "null"}]}},
-        "required": [kind],
-        "additionalProperties": False,
-    }
-
-
-def _duration_description() -> str:
-    return (
-        "A duration: a number of seconds >= 0, or a string of numbers with units (s, min, "
-        "h, d, w; also ms, sec, m, hr, hour(s), day(s), week(s); any case), each unit at "
-        'most once and the largest first: "30min", "7.9h", "2d", "1h30min", "1h 30min", '
-        '"6H" (not "30min 1h" nor "1h 1h"). A bare number in a string is seconds.'
-    )
-
-
-def model_schema() -> dict[str, dict[str, Any]]:
-    """The protocol's ``$defs`` of the model's values, generated from the
-    declarations: durations, laws, repair, node failures, fleet, causes,
-    quarantine, policy, tiers and jobs."""
-    assert set(DURATION_UNITS) >= {"s", "min", "h", "d", "w"}
-    job = RECORDS["job"]
-    return {
-        "duration": {
-            "description": _duration_description(),
-            "anyOf": [
-                {"type": "number", "minimum": 0},
-                {"type": "string", "pattern": DURATION_PATTERN},
-            ],
-        },
-        "infinity": {"const": "Infinity", "description": "positive infinity (no limit)"},
-        "duration_or_infinity": {"anyOf": [_ref("duration"), _ref("infinity")]},
-        "law": _law_schema(),
-        "repair": {
-            "description": "A repair law, or a pipeline of stages (acesim.Repair).",
-            "anyOf": [_ref("law"), _record_schema(RECORDS["pipeline"])],
-        },
-        "node_failures": {
-            "description": "Each node's inter-failure law, or a trace: failures at given "
-            'wall-clock times per node ("times") or given draws per node ("gaps", the first '
-            'from t = 0, each next from the node\'s return); "model": the law the trace '
-            "stands for (its mean).",
-            "anyOf": [_ref("law"), _trace_schema("times"), _trace_schema("gaps")],
-        },
-        "fleet": _record_schema(
-            RECORDS["fleet"],
-            description="acesim.Fleet (cold spares are the built-in scheduler's: refused "
-            "by the model)",
-        ),
-        "cause": _record_schema(RECORDS["cause"], description="acesim.Cause"),
-        "causes": {
-            "description": 'Failure causes, or "llama3" (acesim.LLAMA3_CAUSES).',
-            "anyOf": [
-                {"type": "array", "items": _ref("cause"), "minItems": 1},
-                {"const": "llama3"},
-            ],
-        },
-        "quarantine": _record_schema(RECORDS["quarantine"], description=RECORDS["quarantine"].doc),
-        "policy": _record_schema(RECORDS["policy"], description=RECORDS["policy"].doc),
-        "tier": _record_schema(RECORDS["tier"], description="acesim.CheckpointTier"),
-        "job": _record_schema(
-            job,
-            description="acesim.Job, submitted at the model's clock (no submit, no time_limit)",
-        ),
-        "arriving_job": _record_schema(
-            job,
-            description="acesim.Job with the time it arrives (submit: now when left out or "
-            "past), for add_jobs (no time_limit)",
-            accept=("submit",),
-        ),
-    }
+        if record is None:  # below a law: a parameter of its family
+            assert found is not None
+            if found.kind == "repair" and part in RECORDS["pipeline"].keys:
+                record = RECORDS["pipeline"]
+            else:
+                found = _law_parameter(part)
+                record = None if found.kind in ("law", "repair", "node_failures") else record
+                continue
+        if part not in record.keys:
+            raise KeyError(f"{record.name} has no field {part!r}{_did_you_mean(part, record.keys)}")
+        found = record.field(part)
+        record = RECORDS[found.of] if found.kind in ("record", "records") else None
+        if record is None and found.kind not in ("law", "repair", "node_failures") and parts:
+            raise KeyError(f"{found.name} ({found.kind}) has no fields")
+    if found is None:
+        raise KeyError(f"{path!r} names a table, not a field")
+    return found
