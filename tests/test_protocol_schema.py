@@ -41,8 +41,21 @@ def test_every_law_family_is_in_the_schema_with_its_declared_fields() -> None:
     branches = GENERATED["$defs"]["law"]["anyOf"][1:]
     assert [b["properties"]["law"]["const"] for b in branches] == list(_vocabulary.LAWS)
     gang = branches[list(_vocabulary.LAWS).index("gang")]
-    assert gang["properties"]["units"] == {"type": "integer", "minimum": 1}
+    units = gang["properties"]["units"]
+    assert (units["type"], units["minimum"]) == ("integer", 1)
+    assert units["description"] == _vocabulary.LAWS["gang"].field("units").doc
     assert gang["required"] == ["law", "base", "units"]
+
+
+def test_fields_carry_their_documentation_unit_and_default() -> None:
+    """The annotations come from the declarations and the constructors."""
+    job = GENERATED["$defs"]["job"]["properties"]
+    assert job["init"]["default"] == 120.0  # Job(init=120.0)
+    assert job["init"]["description"].endswith("[s]")
+    fleet = GENERATED["$defs"]["fleet"]["properties"]
+    assert fleet["gpus_per_node"]["default"] == 8
+    assert fleet["storage_bandwidth"]["description"].endswith("[bytes/s]")
+    assert "default" not in fleet["cold_spares"]  # the protocol narrows it to 0
 
 
 def test_refused_fields_are_not_in_the_schema() -> None:

@@ -300,7 +300,7 @@ FIELDS_AT = [
     ("fleet.repair.stages[0].fix", "number", ""),
     ("fleet.node_failures.scale", "duration", "s"),
     ("fleet.node_failures.base.mean", "duration", "s"),
-    ("causes[1].detect", "law", ""),
+    ("causes[1].detect", "law", "s"),
     ("fleet.storage_bandwidth", "number", "bytes/s"),
 ]
 

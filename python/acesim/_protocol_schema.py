@@ -15,6 +15,7 @@ shipped file is what this module generates.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from importlib import resources
 from pathlib import Path
@@ -107,9 +108,21 @@ def _value_schema(f: Field) -> dict[str, Any]:
     raise ValueError(f"{f.name}: the protocol has no schema for kind {kind!r}")
 
 
-def _field_schema(f: Field) -> dict[str, Any]:
+def _field_schema(f: Field, defaults: dict[str, Any]) -> dict[str, Any]:
+    """A field's schema, with its documentation, unit and default (the
+    constructor's, where JSON writes it) as annotations; null where the
+    field may be left out."""
     value = _value_schema(f)
-    return value if f.required else {"anyOf": [value, {"type": "null"}]}
+    head: dict[str, Any] = {}
+    if f.doc:
+        head["description"] = f"{f.doc} [{f.unit}]" if f.unit else f.doc
+    default = defaults.get(f.name)
+    plain = isinstance(default, bool | str) or (
+        isinstance(default, int | float) and math.isfinite(default)
+    )
+    if plain and f.wire is None:
+        head["default"] = default
+    return {**head, **(value if f.required else {"anyOf": [value, {"type": "null"}]})}
 
 
 def _record_schema(
@@ -124,10 +137,11 @@ def _record_schema(
     read them)."""
     props: dict[str, Any] = dict(head or {})
     required = list(head or {})
+    defaults = d.defaults()
     for f in d.fields:
         if f.refused and f.name not in accept:
             continue
-        props[f.name] = _field_schema(f)
+        props[f.name] = _field_schema(f, defaults)
         if f.required:
             required.append(f.name)
     out: dict[str, Any] = {}

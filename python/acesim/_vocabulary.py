@@ -134,7 +134,7 @@ class Field:
     name: str
     kind: str
     doc: str = ""
-    #: ``"s"`` for the duration kinds; else what a number counts
+    #: ``"s"`` for the duration and law kinds; else what a number counts
     unit: str = ""
     required: bool = False
     #: the constructor's parameter, when it is not ``name``
@@ -159,7 +159,7 @@ class Field:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise ValueError(f"{self.name}: kind must be one of {KINDS}, got {self.kind!r}")
-        if self.kind.startswith("duration") and self.unit != "s":
+        if self.kind.startswith("duration") or self.kind in ("law", "repair", "node_failures"):
             object.__setattr__(self, "unit", "s")
 
     @property
