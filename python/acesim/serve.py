@@ -421,7 +421,7 @@ def _law(value: Any, path: str) -> Distribution:
 def _repair(value: Any, path: str) -> Distribution | Repair:
     """A repair law, or a pipeline ``{"stages": [...], "misdiagnosis": p}``."""
     if isinstance(value, dict) and "law" not in value and "stages" in value:
-        repair: Repair = _record(RECORDS["pipeline"])(value, path)
+        repair: Repair = _pipeline(value, path)
         return repair
     return _law(value, path)
 
@@ -503,6 +503,8 @@ _KIND_READERS: dict[str, Reader] = {
 }
 
 LAWS.update((name, (_law_maker(d), _spec(d), d.required)) for name, d in VOCABULARY_LAWS.items())
+
+_pipeline = _record(RECORDS["pipeline"])
 
 FLEET_FIELDS: dict[str, Reader] = _spec(RECORDS["fleet"], skip=("nodes", "node_failures"))
 
