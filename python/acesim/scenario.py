@@ -750,8 +750,9 @@ class _Builder(_Checks):
         return self.call(path, Empirical, samples=samples)
 
     def _law_block_bootstrap(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "block", "sequence", *_SAMPLE_KEYS, required=1)
-        assert set(law_fields("block_bootstrap")) == {"block", "sequence"}
+        # the sequence inline or from a csv file; the block length always
+        keys = ("law", *law_fields("block_bootstrap"), *_SAMPLE_KEYS)
+        self.table(path, v, keys, ("block",), what="law = 'block_bootstrap'")
         sequence = self._values(path, v, "sequence", inf=False)
         block = self.integer((*path, "block"), v["block"])
         return self.call(path, BlockBootstrap, sequence=sequence, block=block)
