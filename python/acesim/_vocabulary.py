@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import workloads
 from .analytic import meta_scale_model, node_rate_model
 from .distributions import (
     BlockBootstrap,
@@ -57,6 +58,7 @@ __all__ = [
     "LAWS",
     "LAW_CLASSES",
     "RECORDS",
+    "WORKLOADS",
     "Declaration",
     "Field",
     "field_at",
@@ -638,10 +640,31 @@ RECORDS: dict[str, Declaration] = {
     )
 }
 
+#: The workload generators a scenario's ``[workload]`` table names (by
+#: ``generator``), each with its arguments (:mod:`acesim.workloads`).
+WORKLOADS: dict[str, Declaration] = {
+    "meta_like": Declaration(
+        "meta_like",
+        workloads.meta_like,
+        (
+            _num("days", "how many days of arrivals", unit="days", required=True),
+            _int("gpus", "the cluster's GPUs", unit="GPUs", required=True, low=1),
+            _int("seed", "the generator's seed", low=0),
+            _num("utilization", "the GPUs' share the load offers", high=1.0, **_POSITIVE),
+            _dur("checkpoint_interval", "every job's checkpoint interval", **_POSITIVE),
+            _num("runtime_sigma", "the log-normal spread of run times", **_POSITIVE),
+            _law("init", "a (re)start's duration"),
+            _law("save", "a checkpoint's save duration"),
+            _law("load", "a checkpoint's load duration"),
+        ),
+        "a Meta-like mix of job sizes and lengths",
+    )
+}
+
 # Every model class's declaration covers its constructor's parameters.
-for _decl in (*LAWS.values(), *RECORDS.values()):
-    if _decl.cls is not None:
-        _params = tuple(inspect.signature(_decl.cls).parameters)
+for _decl in (*LAWS.values(), *RECORDS.values(), *WORKLOADS.values()):
+    if _decl.cls is not None or _decl.name in WORKLOADS:
+        _params = tuple(inspect.signature(_decl.build).parameters)
         _declared = tuple(f.parameter for f in _decl.fields)
         assert _params == _declared, (_decl.name, _params, _declared)
 

@@ -220,12 +220,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import _atomic, _toml, workloads
+from . import _atomic, _toml
 from ._beside import beside_file, load_beside
 from ._toml import KeyPath, Locator, format_path
 from ._validation import MAX_SECONDS, NO_SUCH_FILE, input_file_problem
 from ._vocabulary import LAW_CLASSES, RECORDS, Declaration, Field, law_fields
 from ._vocabulary import LAWS as VOCABULARY_LAWS
+from ._vocabulary import WORKLOADS as VOCABULARY_WORKLOADS
 from .analytic import meta_scale_model
 from .compiled import CompiledPolicy
 from .distributions import (
@@ -858,19 +859,10 @@ _WHAT = {
 }
 _CAUSE_SETS: dict[str, tuple[Cause, ...]] = {"llama3": LLAMA3_CAUSES}
 
-#: Per generator of :mod:`acesim.workloads`, the kind of each argument.
+#: Per generator of :mod:`acesim.workloads`, the kind of each argument
+#: (from :data:`acesim._vocabulary.WORKLOADS`).
 WORKLOADS: dict[str, dict[str, str]] = {
-    "meta_like": {
-        "days": "number",
-        "gpus": "integer",
-        "seed": "integer",
-        "utilization": "number",
-        "checkpoint_interval": "duration",
-        "runtime_sigma": "number",
-        "init": "law",
-        "save": "law",
-        "load": "law",
-    },
+    name: {f.name: f.kind for f in d.fields} for name, d in VOCABULARY_WORKLOADS.items()
 }
 
 
@@ -1050,23 +1042,14 @@ class _ScenarioBuilder(_Builder):
                 f"missing key 'generator' (one of {', '.join(WORKLOADS)})",
             )
         name = self.choice((*path, "generator"), value["generator"], tuple(WORKLOADS))
-        kinds = WORKLOADS[name]
-        table = self.table(path, value, ("generator", *kinds))
-        kwargs: dict[str, Any] = {}
-        for key, x in table.items():
-            if key == "generator":
-                continue
-            at = (*path, key)
-            kind = kinds[key]
-            if kind == "law":
-                kwargs[key] = self.law(at, x)
-            elif kind == "duration":
-                kwargs[key] = self.duration(at, x)
-            elif kind == "integer":
-                kwargs[key] = self.integer(at, x)
-            else:
-                kwargs[key] = self.number(at, x)
-        jobs: JobArray = self.call(path, getattr(workloads, name), **kwargs)
+        declared = VOCABULARY_WORKLOADS[name]
+        table = self.table(path, value, ("generator", *declared.keys))
+        kwargs = {
+            f.parameter: self.field((*path, f.name), f, table[f.name])
+            for f in declared.fields
+            if f.name in table
+        }
+        jobs: JobArray = self.call(path, declared.build, **kwargs)
         return jobs
 
     # -- failures -------------------------------------------------------------
