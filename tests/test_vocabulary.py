@@ -1,5 +1,5 @@
 """One vocabulary: every law and every shared option means the same through
-a scenario file (TOML), the JSON protocol and pickle.
+a scenario file (TOML), the JSON protocol, pickle and provenance.
 
 Each case is written once per entry point (a mixture's components and an
 infinite time are spelled differently in TOML and JSON) and once as the
@@ -12,6 +12,7 @@ point refuses, with the reason it gives.
 from __future__ import annotations
 
 import enum
+import json
 import math
 import pickle
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 import acesim as ace
 import numpy as np
 import pytest
-from acesim import _vocabulary, serve
+from acesim import _vocabulary, provenance, serve
 from acesim._pickle import constructor_form
 from acesim.scenario import Scenario, ScenarioError, law_spec
 from acesim.units import DURATION_UNITS
@@ -55,6 +56,11 @@ def via_protocol(law: Any) -> Any:
 
 def via_pickle(obj: Any) -> Any:
     return pickle.loads(pickle.dumps(obj))
+
+
+def via_provenance(obj: Any) -> Any:
+    """Described as a result's provenance records it, and rebuilt."""
+    return provenance.rebuild(json.loads(json.dumps(provenance.describe(obj))))
 
 
 EXP_5MIN = {"law": "exponential", "mean": "5min"}
@@ -117,6 +123,7 @@ def test_every_law_is_the_same_through_toml_the_protocol_and_pickle(family: str)
     assert form(via_toml(toml)) == want
     assert form(via_protocol(wire)) == want
     assert form(via_pickle(expected)) == want
+    assert form(via_provenance(expected)) == want
 
 
 @pytest.mark.parametrize("family", [f for f in LAWS if _vocabulary.LAWS[f].cls is not None])
@@ -210,6 +217,7 @@ def test_every_shared_option_is_the_same_through_toml_the_protocol_and_pickle() 
     for key, value in wire.items():
         assert form(toml[key]) == form(value), key
         assert form(via_pickle(value)) == form(value), key
+        assert form(via_provenance(value)) == form(value), key
     # and by hand: the values the strings stand for
     fleet = toml["fleet"]
     assert fleet.rate_windows == ((DAY, 2 * DAY, 2.0),)
