@@ -864,6 +864,11 @@ def test_every_law_family_reads_as_its_python_law() -> None:
         ),
         ({"law": "node_rate", "failures_per_node_day": 6.5e-3}, ace.node_rate_model(6.5e-3)),
         ({"law": "never"}, ace.Never()),
+        # the first failure of 4 units with 40 s exponential lifetimes: 10 s exponential
+        (
+            {"law": "gang", "base": {"law": "exponential", "mean": "40s"}, "units": 4},
+            ace.Exponential(10.0),
+        ),
         (
             {
                 "law": "scale_aware",

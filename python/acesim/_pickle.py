@@ -34,6 +34,7 @@ import inspect
 from typing import Any
 
 from . import _core
+from ._vocabulary import LAW_CLASSES, RECORDS, Declaration
 from .distributions import (
     BlockBootstrap,
     Constant,
@@ -109,39 +110,14 @@ Reduced = tuple[Any, tuple[Any, ...]]
 
 _RULE_NAMES = {code: name for name, code in RULE_CODES.items()}
 
-#: The constructor parameters each reducer passes, in order. A reducer
-#: refuses to run when the class's constructor has other parameters (someone
-#: added one): silently dropping it would rebuild a different object.
+#: The constructor parameters each reducer passes, in order: a model
+#: class's declared fields (:mod:`acesim._vocabulary`), and JobArray's
+#: columns. A reducer refuses to run when the class's constructor has other
+#: parameters (someone added one): silently dropping it would rebuild a
+#: different object.
 PARAMETERS: dict[type, tuple[str, ...]] = {
-    Constant: ("value",),
-    Exponential: ("mean",),
-    Weibull: ("shape", "scale"),
-    LogNormal: ("mu", "sigma"),
-    Gamma: ("shape", "scale"),
-    Mixture: ("components",),
-    Never: (),
-    Empirical: ("samples",),
-    BlockBootstrap: ("sequence", "block"),
-    Replay: ("times",),
-    ScaleAware: ("base", "ref_gpus", "exponent"),
-    Job: (
-        "gpus",
-        "work",
-        "checkpoint_interval",
-        "init",
-        "save",
-        "load",
-        "submit",
-        "priority",
-        "name",
-        "time_limit",
-        "persist",
-        "tiers",
-        "min_gpus",
-        "reconfigure",
-        "scaling",
-        "checkpoint_bytes",
-    ),
+    **{cls: tuple(f.parameter for f in d.fields) for cls, d in LAW_CLASSES.items()},
+    Job: tuple(f.parameter for f in RECORDS["job"].fields),
     JobArray: (
         "gpus",
         "work",
@@ -161,6 +137,12 @@ PARAMETERS: dict[type, tuple[str, ...]] = {
     ),
 }
 
+#: The declaration of each class rebuilt from its declared fields.
+_DECLARED: dict[type, Declaration] = {
+    **LAW_CLASSES,
+    **{d.cls: d for d in RECORDS.values() if d.cls is not None},
+}
+
 _checked: set[type] = set()
 
 
@@ -178,48 +160,11 @@ def _call(cls: type, *args: Any) -> Reduced:
     return cls, args
 
 
-def _constant(d: Constant) -> Reduced:
-    return _call(Constant, d.value)
-
-
-def _exponential(d: Exponential) -> Reduced:
-    return _call(Exponential, d.mean_value)
-
-
-def _weibull(d: Weibull) -> Reduced:
-    return _call(Weibull, d.shape, d.scale)
-
-
-def _lognormal(d: LogNormal) -> Reduced:
-    return _call(LogNormal, d.mu, d.sigma)
-
-
-def _gamma(d: Gamma) -> Reduced:
-    return _call(Gamma, d.shape, d.scale)
-
-
-def _mixture(d: Mixture) -> Reduced:
-    return _call(Mixture, [(w, c) for w, c in d.components])
-
-
-def _never(d: Never) -> Reduced:
-    return _call(Never)
-
-
-def _empirical(d: Empirical) -> Reduced:
-    return _call(Empirical, d.samples)
-
-
-def _block_bootstrap(d: BlockBootstrap) -> Reduced:
-    return _call(BlockBootstrap, d.sequence, d.block)
-
-
-def _replay(d: Replay) -> Reduced:
-    return _call(Replay, d.times)
-
-
-def _scale_aware(d: ScaleAware) -> Reduced:
-    return _call(ScaleAware, d.base, d.ref_gpus, d.exponent)
+def _by_fields(obj: Any) -> Reduced:
+    """``cls(*values)``: a law or a job rebuilt from its declared fields'
+    values, read back from the attributes the declaration names."""
+    cls = type(obj)
+    return _call(cls, *(getattr(obj, f.attribute) for f in _DECLARED[cls].fields))
 
 
 def _compiled_sampler(d: Any) -> Reduced:
@@ -228,28 +173,6 @@ def _compiled_sampler(d: Any) -> Reduced:
         "acesim.Distribution that owns it instead. The built-in distributions pickle once "
         "acesim is imported; a Distribution subclass must define __reduce__ to rebuild "
         "itself from its parameters"
-    )
-
-
-def _job(j: Job) -> Reduced:
-    return _call(
-        Job,
-        j.gpus,
-        j.work,
-        j.checkpoint_interval,
-        j.init,
-        j.save,
-        j.load,
-        j.submit,
-        j.priority,
-        j.name,
-        j.time_limit,
-        j.persist,
-        j.tiers,
-        j.min_gpus,
-        j.reconfigure,
-        j.scaling,
-        j.checkpoint_bytes,
     )
 
 
@@ -367,32 +290,18 @@ _LAWS = tuple(n for n, c in VALUE_CLASSES.items() if c in PARAMETERS and c not i
 
 
 def _by_attributes(obj: Any) -> Reduced:
-    """``type(obj)(**{p: obj.p for every constructor parameter p})``: for
+    """``type(obj)(**{field: obj.field for every declared field})``: for
     the frozen config classes, whose attributes are their parameters."""
     cls = type(obj)
-    kwargs = {name: getattr(obj, name) for name in inspect.signature(cls).parameters}
+    kwargs = {f.parameter: getattr(obj, f.attribute) for f in _DECLARED[cls].fields}
     return _rebuild_by_keywords, (cls, kwargs)
 
 
-copyreg.pickle(Constant, _constant)
-copyreg.pickle(Exponential, _exponential)
-copyreg.pickle(Weibull, _weibull)
-copyreg.pickle(LogNormal, _lognormal)
-copyreg.pickle(Gamma, _gamma)
-copyreg.pickle(Mixture, _mixture)
-copyreg.pickle(Never, _never)
-copyreg.pickle(Empirical, _empirical)
-copyreg.pickle(BlockBootstrap, _block_bootstrap)
-copyreg.pickle(Replay, _replay)
-copyreg.pickle(ScaleAware, _scale_aware)
+for _cls in LAW_CLASSES:
+    copyreg.pickle(_cls, _by_fields)
 copyreg.pickle(_core.Distribution, _compiled_sampler)
-copyreg.pickle(Job, _job)
+copyreg.pickle(Job, _by_fields)
 copyreg.pickle(JobArray, _job_array)
-copyreg.pickle(Cause, _by_attributes)
-copyreg.pickle(CheckpointTier, _by_attributes)
 copyreg.pickle(NodeTrace, _node_trace)
-copyreg.pickle(Fleet, _by_attributes)
-copyreg.pickle(Quarantine, _by_attributes)
-copyreg.pickle(Policy, _by_attributes)
-copyreg.pickle(RepairStage, _by_attributes)
-copyreg.pickle(Repair, _by_attributes)
+for _cls in (Cause, CheckpointTier, Fleet, Quarantine, Policy, RepairStage, Repair):
+    copyreg.pickle(_cls, _by_attributes)

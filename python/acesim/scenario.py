@@ -220,34 +220,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from . import _atomic, _toml, workloads
+from . import _atomic, _toml
 from ._beside import beside_file, load_beside
 from ._toml import KeyPath, Locator, format_path
 from ._validation import MAX_SECONDS, NO_SUCH_FILE, input_file_problem
-from .analytic import meta_scale_model, node_rate_model
+from ._vocabulary import LAW_CLASSES, RECORDS, Declaration, Field, law_fields
+from ._vocabulary import LAWS as VOCABULARY_LAWS
+from ._vocabulary import WORKLOADS as VOCABULARY_WORKLOADS
+from .analytic import meta_scale_model
 from .compiled import CompiledPolicy
 from .distributions import (
     BlockBootstrap,
     Constant,
     Distribution,
     Empirical,
-    Exponential,
-    Gamma,
-    LogNormal,
     Mixture,
-    Never,
     Replay,
-    ScaleAware,
-    Weibull,
     _read_csv_column,
 )
 from .distributions import _did_you_mean as _suggest
 from .errors import NoProgressError
-from .fleet import CAUSE_SCOPES, LLAMA3_CAUSES, NODE_CLOCKS, Cause, Fleet
-from .job import INTERVAL_RULES, CheckpointTier, Job, JobArray, interval_rule
-from .policy import BACKFILLS, Policy, Preemption, Quarantine, Replacement
-from .regimes import gang
-from .repair import Repair, RepairStage
+from .fleet import LLAMA3_CAUSES, Cause, Fleet
+from .job import INTERVAL_RULES, Job, JobArray, interval_rule
+from .policy import Policy
+from .repair import Repair
 from .simulation import (
     MAX_JOBS,
     SimulationResult,
@@ -533,23 +529,9 @@ def _parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
 # Laws
 # ---------------------------------------------------------------------------
 
-#: The law names a law table's ``law`` key takes.
-LAWS = (
-    "constant",
-    "exponential",
-    "weibull",
-    "lognormal",
-    "gamma",
-    "mixture",
-    "scale_aware",
-    "empirical",
-    "block_bootstrap",
-    "replay",
-    "meta_scale",
-    "node_rate",
-    "gang",
-    "never",
-)
+#: The law names a law table's ``law`` key takes (the families of
+#: :data:`acesim._vocabulary.LAWS`).
+LAWS = tuple(VOCABULARY_LAWS)
 
 _HISTORY_KEYS = ("history", "by", "family", "cause")
 _HISTORY_BY = ("job", "node", "cause", "system")
@@ -642,7 +624,11 @@ class _Builder(_Checks):
                 "(or history = 'file' for a fitted one)",
             )
         name = self.choice((*path, "law"), value["law"], LAWS)
-        build: Callable[[KeyPath, dict[str, Any]], Distribution] = getattr(self, f"_law_{name}")
+        build: Callable[[KeyPath, dict[str, Any]], Distribution] | None = getattr(
+            self, f"_law_{name}", None
+        )
+        if build is None:  # a law table of its declared keys
+            return self._declared_law(path, value, VOCABULARY_LAWS[name])
         return build(path, value)
 
     def _keys(self, path: KeyPath, value: dict[str, Any], *keys: str, required: int = 0) -> None:
@@ -650,42 +636,64 @@ class _Builder(_Checks):
         what = f"law = {value.get('law')!r}" if "law" in value else ""
         self.table(path, value, ("law", *keys), keys[:required], what=what)
 
-    def _law_constant(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "value", required=1)
-        return self.call(path, Constant, value=self.duration((*path, "value"), v["value"]))
-
-    def _law_exponential(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "mean", required=1)
-        return self.call(path, Exponential, mean=self.duration((*path, "mean"), v["mean"]))
-
-    def _shape_scale(self, path: KeyPath, v: dict[str, Any], cls: type[Distribution]) -> Any:
-        self._keys(path, v, "shape", "scale", required=2)
-        return self.call(
-            path,
-            cls,
-            shape=self.number((*path, "shape"), v["shape"]),
-            scale=self.duration((*path, "scale"), v["scale"]),
-        )
-
-    def _law_weibull(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        law: Distribution = self._shape_scale(path, v, Weibull)
+    def _declared_law(self, path: KeyPath, v: dict[str, Any], d: Declaration) -> Distribution:
+        """A law table of family ``d``: its declared keys, each read by its kind."""
+        self.table(path, v, ("law", *d.keys), d.required, what=f"law = {v.get('law')!r}")
+        kwargs = {f.parameter: self.field((*path, f.name), f, v[f.name]) for f in d.fields
+                  if f.name in v}  # fmt: skip
+        law: Distribution = self.call(path, d.build, **kwargs)
         return law
 
-    def _law_gamma(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        law: Distribution = self._shape_scale(path, v, Gamma)
-        return law
+    def field(self, path: KeyPath, f: Field, value: Any) -> Any:
+        """The value of field ``f`` at ``path``, read and checked by its kind."""
+        kind = f.kind
+        if kind == "integer":
+            return self.integer(path, value)
+        if kind == "number":
+            return self.number(path, value)
+        if kind == "boolean":
+            return self.boolean(path, value)
+        if kind == "string":
+            return self.string(path, value)
+        if kind == "choice":
+            return self.choice(path, value, f.choices)
+        if kind == "enum":
+            names = tuple(m.name.lower() for m in f.enum)
+            return f.enum[self.choice(path, value, names).upper()]
+        if kind in ("duration", "duration_inf"):
+            return self.duration(path, value, allow_inf=kind == "duration_inf")
+        if kind == "law":
+            return self.law(path, value)
+        if kind == "record":
+            return self.record(path, RECORDS[f.of], value)
+        if kind == "records":
+            items = self.array(path, value, of_tables=True)
+            if f.min_items and not items:
+                raise self.error(path, "must not be empty")
+            return [self.record((*path, i), RECORDS[f.of], x) for i, x in enumerate(items)]
+        if kind == "code":
+            return self._import(path, value)
+        reader = getattr(self, f"_{kind}", None)
+        if reader is None:
+            raise self.error(path, f"a scenario file has no {kind} value here")
+        return reader(path, value)
 
-    def _law_lognormal(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "mu", "sigma", required=2)
-        return self.call(
-            path,
-            LogNormal,
-            mu=self.number((*path, "mu"), v["mu"]),
-            sigma=self.number((*path, "sigma"), v["sigma"]),
-        )
+    def _import(self, path: KeyPath, value: Any) -> Any:
+        """A callable named ``"module:function"`` (a scenario's tables name code)."""
+        raise self.error(path, "names code, which only a scenario's tables take")
+
+    def record(self, path: KeyPath, d: Declaration, value: Any, **given: Any) -> Any:
+        """A record of declaration ``d`` (a table of its keys), built;
+        ``given``: fields already read (by key)."""
+        table = self.table(path, value, d.keys, d.required, what=_WHAT.get(d.name, ""))
+        kwargs = {k: given[k] for k in given}
+        for f in d.fields:
+            if f.name in table and f.name not in given:
+                kwargs[f.name] = self.field((*path, f.name), f, table[f.name])
+        return self.call(path, d.build, **d.kwargs(kwargs))
 
     def _law_mixture(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "components", required=1)
+        self._keys(path, v, *law_fields("mixture"), required=1)
         where = (*path, "components")
         items = self.array(where, v["components"], of_tables=True)
         if not items:
@@ -699,45 +707,6 @@ class _Builder(_Checks):
             rest = {k: x for k, x in item.items() if k != "weight"}
             pairs.append((weight, self.law(at, rest)))
         return self.call(path, Mixture, components=pairs)
-
-    def _law_scale_aware(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "base", "ref_gpus", "exponent", required=2)
-        kwargs: dict[str, Any] = {
-            "base": self.law((*path, "base"), v["base"]),
-            "ref_gpus": self.number((*path, "ref_gpus"), v["ref_gpus"]),
-        }
-        if "exponent" in v:
-            kwargs["exponent"] = self.number((*path, "exponent"), v["exponent"])
-        return self.call(path, ScaleAware, **kwargs)
-
-    def _law_meta_scale(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "mttf_1024", "exponent")
-        kwargs: dict[str, Any] = {}
-        if "mttf_1024" in v:
-            kwargs["mttf_1024"] = self.duration((*path, "mttf_1024"), v["mttf_1024"])
-        if "exponent" in v:
-            kwargs["exponent"] = self.number((*path, "exponent"), v["exponent"])
-        return self.call(path, meta_scale_model, **kwargs)
-
-    def _law_node_rate(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "failures_per_node_day", "gpus_per_node", required=1)
-        kwargs: dict[str, Any] = {
-            "failures_per_node_day": self.number(
-                (*path, "failures_per_node_day"), v["failures_per_node_day"]
-            )
-        }
-        if "gpus_per_node" in v:
-            kwargs["gpus_per_node"] = self.integer((*path, "gpus_per_node"), v["gpus_per_node"])
-        return self.call(path, node_rate_model, **kwargs)
-
-    def _law_gang(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "base", "units", required=2)
-        return self.call(
-            path,
-            gang,
-            law=self.law((*path, "base"), v["base"]),
-            units=self.integer((*path, "units"), v["units"]),
-        )
 
     def _values(self, path: KeyPath, v: dict[str, Any], inline: str, inf: bool) -> list[float]:
         """A sample law's values: ``inline`` (an array of durations) or a csv column."""
@@ -777,24 +746,22 @@ class _Builder(_Checks):
             raise self.error((*path, "csv"), f"{file.name}: {exc}") from None
 
     def _law_empirical(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "samples", *_SAMPLE_KEYS)
+        self._keys(path, v, *law_fields("empirical"), *_SAMPLE_KEYS)
         samples = self._values(path, v, "samples", inf=False)
         return self.call(path, Empirical, samples=samples)
 
     def _law_block_bootstrap(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "block", "sequence", *_SAMPLE_KEYS, required=1)
+        # the sequence inline or from a csv file; the block length always
+        keys = ("law", *law_fields("block_bootstrap"), *_SAMPLE_KEYS)
+        self.table(path, v, keys, ("block",), what="law = 'block_bootstrap'")
         sequence = self._values(path, v, "sequence", inf=False)
         block = self.integer((*path, "block"), v["block"])
         return self.call(path, BlockBootstrap, sequence=sequence, block=block)
 
     def _law_replay(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v, "times", *_SAMPLE_KEYS)
+        self._keys(path, v, *law_fields("replay"), *_SAMPLE_KEYS)
         times = self._values(path, v, "times", inf=True)
         return self.call(path, Replay, times=times)
-
-    def _law_never(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
-        self._keys(path, v)
-        return self.call(path, Never)
 
     def _history(self, path: KeyPath, v: dict[str, Any]) -> Distribution:
         self.table(path, v, _HISTORY_KEYS, ("history",))
@@ -863,87 +830,39 @@ RUN_KEYS = (
 )
 #: ``sensitivity``: the table ``acesim sensitivity`` reads (the others ignore it).
 _TOP_KEYS = ("run", "jobs", "workload", "failures", "fleet", "causes", "policy", "sensitivity")
-_JOB_KEYS = (
-    "name",
-    "count",
-    "gpus",
-    "work",
-    "checkpoint_interval",
-    "init",
-    "save",
-    "load",
-    "persist",
-    "submit",
-    "submit_every",
-    "priority",
-    "time_limit",
-    "tiers",
-    "min_gpus",
-    "reconfigure",
-    "scaling",
-    "checkpoint_bytes",
-    "failures",
-)
-_JOB_LAWS = ("init", "save", "load", "persist", "reconfigure")
-_TIER_KEYS = ("interval", "save", "load", "replication")
-_FLEET_KEYS = (
-    "nodes",
-    "gpus_per_node",
-    "spares",
-    "repair",
-    "node_failures",
-    "lemon_fraction",
-    "lemon_factor",
-    "node_start",
-    "node_clock",
-    "rate_windows",
-    "maintenance",
-    "cold_spares",
-    "cold_spare_delay",
-    "lend_spares",
-    "storage_bandwidth",
-)
-_CAUSE_KEYS = ("name", "share", "detect", "node_down", "nodes", "scope", "slowdown")
-_POLICY_KEYS = (
-    "replacement",
-    "preemption",
-    "quarantine",
-    "on_failure",
-    "preemption_grace",
-    "place",
-    "replacement_delay",
-    "backfill",
-)
+#: A [[jobs]] table's keys: a Job's declared fields, then how many copies
+#: (``count``, submitted ``submit_every`` apart) and their own failure law.
+_JOB_KEYS = (*RECORDS["job"].keys, "count", "submit_every", "failures")
+_JOB_LAWS = tuple(f.name for f in RECORDS["job"].fields if f.kind == "law")
 #: The keys whose value is a law (or, for ``repair``, a pipeline).
 _LAW_KEYS = frozenset(
     (
-        *_JOB_LAWS,
         "failures",
-        "repair",
-        "duration",
-        "detect",
-        "node_failures",
-        "cold_spare_delay",
-        "replacement_delay",
+        *(
+            f.name
+            for d in RECORDS.values()
+            if d.name != "component"
+            for f in d.fields
+            if f.kind in ("law", "repair", "node_failures")
+        ),
     )
 )
-_REPLACEMENTS = tuple(m.name.lower() for m in Replacement)
-_PREEMPTIONS = tuple(m.name.lower() for m in Preemption)
+#: What a record is called where a key it needs is missing.
+_WHAT = {
+    "job": "a [[jobs]] table",
+    "tier": "a tier",
+    "fleet": "a [fleet]",
+    "stage": "a stage",
+    "rate_window": "a rate window",
+    "maintenance_window": "a window",
+    "cause": "a [[causes]] table",
+}
 _CAUSE_SETS: dict[str, tuple[Cause, ...]] = {"llama3": LLAMA3_CAUSES}
 
-#: Per generator of :mod:`acesim.workloads`, the kind of each argument.
+#: Per generator of :mod:`acesim.workloads`, the kind of each argument
+#: (from :data:`acesim._vocabulary.WORKLOADS`).
 WORKLOADS: dict[str, dict[str, str]] = {
-    "meta_like": {
-        "days": "number",
-        "gpus": "integer",
-        "seed": "integer",
-        "utilization": "number",
-        "checkpoint_interval": "duration",
-        "runtime_sigma": "number",
-        "init": "law",
-        "save": "law",
-        "load": "law",
-    },
+    name: {f.name: f.kind for f in d.fields} for name, d in VOCABULARY_WORKLOADS.items()
 }
 
 
@@ -1053,36 +972,14 @@ class _ScenarioBuilder(_Builder):
     ) -> tuple[list[Job], str, Distribution | str | None]:
         """The jobs of one [[jobs]] table; ``room``: how many more jobs the
         scenario may hold (simulate's limit less the tables before)."""
-        job = self.table(
-            path,
-            value,
-            _JOB_KEYS,
-            ("gpus", "work", "checkpoint_interval"),
-            what="a [[jobs]] table",
-        )
-        kwargs: dict[str, Any] = {"gpus": self.integer((*path, "gpus"), job["gpus"])}
-        kwargs["work"] = self.duration((*path, "work"), job["work"])
-        kwargs["checkpoint_interval"] = self._interval(
-            (*path, "checkpoint_interval"), job["checkpoint_interval"]
-        )
-        for key in _JOB_LAWS:
-            if key in job:
-                kwargs[key] = self.law((*path, key), job[key])
-        for key in ("submit", "time_limit"):
-            if key in job:
-                kwargs[key] = self.duration((*path, key), job[key])
-        for key in ("priority", "min_gpus"):
-            if key in job:
-                kwargs[key] = self.integer((*path, key), job[key])
-        for key in ("scaling", "checkpoint_bytes"):
-            if key in job:
-                kwargs[key] = self.number((*path, key), job[key])
-        name: str | None = None
-        if "name" in job:
-            name = self.string((*path, "name"), job["name"])
-            kwargs["name"] = name
-        if "tiers" in job:
-            kwargs["tiers"] = self._tiers((*path, "tiers"), job["tiers"])
+        declared = RECORDS["job"]
+        job = self.table(path, value, _JOB_KEYS, declared.required, what=_WHAT["job"])
+        kwargs: dict[str, Any] = {
+            f.parameter: self.field((*path, f.name), f, job[f.name])
+            for f in declared.fields
+            if f.name in job
+        }
+        name: str | None = kwargs.get("name")
         count = 1
         if "count" in job:
             count = self.integer((*path, "count"), job["count"])
@@ -1136,21 +1033,6 @@ class _ScenarioBuilder(_Builder):
                 line=exc.line,
             ) from None
 
-    def _tiers(self, path: KeyPath, value: Any) -> list[CheckpointTier]:
-        out = []
-        for i, item in enumerate(self.array(path, value, of_tables=True)):
-            at = (*path, i)
-            tier = self.table(at, item, _TIER_KEYS, ("interval", "save", "load"), what="a tier")
-            kwargs: dict[str, Any] = {
-                "interval": self.duration((*at, "interval"), tier["interval"]),
-                "save": self.law((*at, "save"), tier["save"]),
-                "load": self.law((*at, "load"), tier["load"]),
-            }
-            if "replication" in tier:
-                kwargs["replication"] = self.integer((*at, "replication"), tier["replication"])
-            out.append(self.call(at, CheckpointTier, **kwargs))
-        return out
-
     def _workload(self, path: KeyPath, value: Any) -> JobArray:
         if not isinstance(value, dict):
             raise self.error(path, f"must be a table, got {_kind(value)}")
@@ -1160,23 +1042,14 @@ class _ScenarioBuilder(_Builder):
                 f"missing key 'generator' (one of {', '.join(WORKLOADS)})",
             )
         name = self.choice((*path, "generator"), value["generator"], tuple(WORKLOADS))
-        kinds = WORKLOADS[name]
-        table = self.table(path, value, ("generator", *kinds))
-        kwargs: dict[str, Any] = {}
-        for key, x in table.items():
-            if key == "generator":
-                continue
-            at = (*path, key)
-            kind = kinds[key]
-            if kind == "law":
-                kwargs[key] = self.law(at, x)
-            elif kind == "duration":
-                kwargs[key] = self.duration(at, x)
-            elif kind == "integer":
-                kwargs[key] = self.integer(at, x)
-            else:
-                kwargs[key] = self.number(at, x)
-        jobs: JobArray = self.call(path, getattr(workloads, name), **kwargs)
+        declared = VOCABULARY_WORKLOADS[name]
+        table = self.table(path, value, ("generator", *declared.keys))
+        kwargs = {
+            f.parameter: self.field((*path, f.name), f, table[f.name])
+            for f in declared.fields
+            if f.name in table
+        }
+        jobs: JobArray = self.call(path, declared.build, **kwargs)
         return jobs
 
     # -- failures -------------------------------------------------------------
@@ -1220,62 +1093,21 @@ class _ScenarioBuilder(_Builder):
     # -- [fleet] --------------------------------------------------------------
 
     def _fleet(self, path: KeyPath, value: Any) -> Fleet:
-        fleet = self.table(path, value, _FLEET_KEYS, ("nodes",), what="a [fleet]")
-        kwargs: dict[str, Any] = {"nodes": self.integer((*path, "nodes"), fleet["nodes"])}
-        for key in ("gpus_per_node", "spares", "cold_spares"):
-            if key in fleet:
-                kwargs[key] = self.integer((*path, key), fleet[key])
-        for key in ("lemon_fraction", "lemon_factor", "storage_bandwidth"):
-            if key in fleet:
-                kwargs[key] = self.number((*path, key), fleet[key])
-        if "lend_spares" in fleet:
-            kwargs["lend_spares"] = self.boolean((*path, "lend_spares"), fleet["lend_spares"])
-        if "node_start" in fleet:
-            kwargs["node_start"] = self.choice(
-                (*path, "node_start"), fleet["node_start"], ("stationary", "fresh")
-            )
-        if "node_clock" in fleet:
-            kwargs["node_clock"] = self.choice(
-                (*path, "node_clock"), fleet["node_clock"], NODE_CLOCKS
-            )
-        if "cold_spare_delay" in fleet:
-            kwargs["cold_spare_delay"] = self.law(
-                (*path, "cold_spare_delay"), fleet["cold_spare_delay"]
-            )
-        if "repair" in fleet:
-            kwargs["repair"] = self._repair((*path, "repair"), fleet["repair"])
+        d = RECORDS["fleet"]
+        fleet = self.table(path, value, d.keys, d.required, what=_WHAT["fleet"])
+        nodes = self.integer((*path, "nodes"), fleet["nodes"])
+        given: dict[str, Any] = {"nodes": nodes}
         if "node_failures" in fleet:
-            kwargs["node_failures"] = self._node_failures(
-                (*path, "node_failures"), fleet["node_failures"], kwargs["nodes"]
+            given["node_failures"] = self._node_failures(
+                (*path, "node_failures"), fleet["node_failures"], nodes
             )
-        if "rate_windows" in fleet:
-            kwargs["rate_windows"] = self._rate_windows(
-                (*path, "rate_windows"), fleet["rate_windows"]
-            )
-        if "maintenance" in fleet:
-            kwargs["maintenance"] = self._maintenance((*path, "maintenance"), fleet["maintenance"])
-        built: Fleet = self.call(path, Fleet, **kwargs)
+        built: Fleet = self.record(path, d, fleet, **given)
         return built
 
     def _repair(self, path: KeyPath, value: Any) -> Distribution | Repair:
         if not (isinstance(value, dict) and "stages" in value):
             return self.law(path, value)
-        table = self.table(path, value, ("stages", "misdiagnosis"))
-        stages = []
-        for i, item in enumerate(self.array((*path, "stages"), table["stages"], of_tables=True)):
-            at = (*path, "stages", i)
-            stage = self.table(at, item, ("duration", "escalate", "fix"), ("duration",), "a stage")
-            kwargs: dict[str, Any] = {"duration": self.law((*at, "duration"), stage["duration"])}
-            for key in ("escalate", "fix"):
-                if key in stage:
-                    kwargs[key] = self.number((*at, key), stage[key])
-            stages.append(self.call(at, RepairStage, **kwargs))
-        if not stages:
-            raise self.error((*path, "stages"), "must not be empty")
-        kwargs = {"stages": stages}
-        if "misdiagnosis" in table:
-            kwargs["misdiagnosis"] = self.number((*path, "misdiagnosis"), table["misdiagnosis"])
-        repair: Repair = self.call(path, Repair, **kwargs)
+        repair: Repair = self.record(path, RECORDS["pipeline"], value)
         return repair
 
     def _node_failures(self, path: KeyPath, value: Any, nodes: int) -> Any:
@@ -1295,38 +1127,6 @@ class _ScenarioBuilder(_Builder):
             return read_node_events(file, nodes, model=model, format=fmt)
         except (TypeError, ValueError) as exc:
             raise self.error((*path, "node_events"), str(exc)) from None
-
-    def _rate_windows(self, path: KeyPath, value: Any) -> list[tuple[float, float, float]]:
-        out = []
-        for i, item in enumerate(self.array(path, value, of_tables=True)):
-            at = (*path, i)
-            w = self.table(
-                at, item, ("start", "end", "factor"), ("start", "end", "factor"), "a rate window"
-            )
-            out.append(
-                (
-                    self.duration((*at, "start"), w["start"]),
-                    self.duration((*at, "end"), w["end"], allow_inf=True),
-                    self.number((*at, "factor"), w["factor"]),
-                )
-            )
-        return out
-
-    def _maintenance(self, path: KeyPath, value: Any) -> list[tuple[float, float, Any]]:
-        out = []
-        for i, item in enumerate(self.array(path, value, of_tables=True)):
-            at = (*path, i)
-            w = self.table(
-                at, item, ("start", "duration", "nodes"), ("start", "duration", "nodes"), "a window"
-            )
-            out.append(
-                (
-                    self.duration((*at, "start"), w["start"]),
-                    self.duration((*at, "duration"), w["duration"]),
-                    self._node_set((*at, "nodes"), w["nodes"]),
-                )
-            )
-        return out
 
     def _node_set(self, path: KeyPath, value: Any) -> Any:
         if isinstance(value, str):
@@ -1354,63 +1154,14 @@ class _ScenarioBuilder(_Builder):
         items = self.array(path, value, of_tables=True)
         if not items:
             raise self.error(path, "must not be empty (leave causes out for none)")
-        out = []
-        for i, item in enumerate(items):
-            at = (*path, i)
-            c = self.table(at, item, _CAUSE_KEYS, ("name", "share"), what="a [[causes]] table")
-            kwargs: dict[str, Any] = {
-                "name": self.string((*at, "name"), c["name"]),
-                "share": self.number((*at, "share"), c["share"]),
-            }
-            if "detect" in c:
-                kwargs["detect"] = self.law((*at, "detect"), c["detect"])
-            if "node_down" in c:
-                kwargs["node_down"] = self.boolean((*at, "node_down"), c["node_down"])
-            if "nodes" in c:
-                kwargs["nodes"] = self.integer((*at, "nodes"), c["nodes"])
-            if "scope" in c:
-                kwargs["scope"] = self.choice((*at, "scope"), c["scope"], CAUSE_SCOPES)
-            if "slowdown" in c:
-                kwargs["slowdown"] = self.number((*at, "slowdown"), c["slowdown"])
-            out.append(self.call(at, Cause, **kwargs))
+        out = [self.record((*path, i), RECORDS["cause"], item) for i, item in enumerate(items)]
         total = sum(c.share for c in out)
         if total <= 0:
             raise self.error(path, "causes: shares must not all be zero")
         return out
 
     def _policy(self, path: KeyPath, value: Any) -> Policy:
-        p = self.table(path, value, _POLICY_KEYS)
-        kwargs: dict[str, Any] = {}
-        if "replacement" in p:
-            name = self.choice((*path, "replacement"), p["replacement"], _REPLACEMENTS)
-            kwargs["replacement"] = Replacement[name.upper()]
-        if "preemption" in p:
-            name = self.choice((*path, "preemption"), p["preemption"], _PREEMPTIONS)
-            kwargs["preemption"] = Preemption[name.upper()]
-        if "backfill" in p:
-            kwargs["backfill"] = self.choice((*path, "backfill"), p["backfill"], BACKFILLS)
-        if "preemption_grace" in p:
-            kwargs["preemption_grace"] = self.duration(
-                (*path, "preemption_grace"), p["preemption_grace"]
-            )
-        if "replacement_delay" in p:
-            kwargs["replacement_delay"] = self.law(
-                (*path, "replacement_delay"), p["replacement_delay"]
-            )
-        if "quarantine" in p:
-            at = (*path, "quarantine")
-            q = self.table(at, p["quarantine"], ("failures", "window", "duration"))
-            qk: dict[str, Any] = {}
-            if "failures" in q:
-                qk["failures"] = self.integer((*at, "failures"), q["failures"])
-            for key in ("window", "duration"):
-                if key in q:
-                    qk[key] = self.duration((*at, key), q[key], allow_inf=True)
-            kwargs["quarantine"] = self.call(at, Quarantine, **qk)
-        for key in ("on_failure", "place"):
-            if key in p:
-                kwargs[key] = self._import((*path, key), p[key])
-        policy: Policy = self.call(path, Policy, **kwargs)
+        policy: Policy = self.record(path, RECORDS["policy"], value)
         return policy
 
     def _import(self, path: KeyPath, value: Any) -> Any:
@@ -1923,96 +1674,65 @@ def law_spec(law: Distribution | Repair) -> Any:
     format's law tables. A TypeError for a law with no table (a user's
     subclass)."""
     if isinstance(law, Repair):
-        stages = [
-            {"duration": law_spec(s.duration), "escalate": s.escalate, "fix": s.fix}
-            for s in law.stages
-        ]
-        return {"stages": stages, "misdiagnosis": law.misdiagnosis}
-    if isinstance(law, Constant):
-        return {"law": "constant", "value": law.value}
-    if isinstance(law, Exponential):
-        return {"law": "exponential", "mean": law.mean_value}
-    if isinstance(law, Weibull | Gamma):
-        name = "weibull" if isinstance(law, Weibull) else "gamma"
-        return {"law": name, "shape": law.shape, "scale": law.scale}
-    if isinstance(law, LogNormal):
-        return {"law": "lognormal", "mu": law.mu, "sigma": law.sigma}
-    if isinstance(law, Mixture):
-        return {
-            "law": "mixture",
-            "components": [{"weight": w, **law_spec(d)} for w, d in law.components],
-        }
-    if isinstance(law, ScaleAware):
-        return {
-            "law": "scale_aware",
-            "base": law_spec(law.base),
-            "ref_gpus": law.ref_gpus,
-            "exponent": law.exponent,
-        }
-    if isinstance(law, Empirical):
-        return {"law": "empirical", "samples": [float(x) for x in law.samples]}
-    if isinstance(law, BlockBootstrap):
-        return {
-            "law": "block_bootstrap",
-            "sequence": [float(x) for x in law.sequence],
-            "block": law.block,
-        }
-    if isinstance(law, Replay):
-        return {"law": "replay", "times": [float(x) for x in law.times]}
-    if isinstance(law, Never):
-        return {"law": "never"}
+        return _record_spec(RECORDS["pipeline"], law)
+    for cls in type(law).__mro__:
+        if cls in LAW_CLASSES:
+            declared = LAW_CLASSES[cls]
+            return {"law": declared.name, **_record_spec(declared, law)}
     raise TypeError(f"{type(law).__name__} has no scenario law table")
+
+
+def _value_spec(f: Field, value: Any) -> Any:
+    """A declared field's value as TOML (laws as tables, arrays as lists)."""
+    if f.kind in ("law", "repair", "node_failures"):
+        return law_spec(value)
+    if f.kind in ("durations", "durations_inf"):
+        return [float(x) for x in value]
+    if f.kind == "node_set":
+        return list(value)
+    if f.of == "component":  # a mixture's component: its law's table with its weight
+        return [{"weight": w, **law_spec(law)} for w, law in value]
+    if f.kind == "records":
+        return [_record_spec(RECORDS[f.of], item) for item in value]
+    return value
+
+
+def _record_spec(d: Declaration, obj: Any, keep: Sequence[str] | None = None) -> dict[str, Any]:
+    """A declared object (or a record's tuple) as a TOML table: every field,
+    or (``keep`` given) the required ones, those in ``keep`` and those that
+    differ from the constructor's default."""
+    values = dict(zip(d.keys, obj, strict=True)) if isinstance(obj, tuple) else d.values(obj)
+    defaults = d.defaults() if keep is not None else {}
+    out = {}
+    for f in d.fields:
+        value = values[f.name]
+        if keep is not None and not (f.required or f.name in keep):
+            if f.name in defaults and _same(value, defaults[f.name]):
+                continue
+        out[f.name] = _value_spec(f, value)
+    return out
+
+
+def _same(value: Any, default: Any) -> bool:
+    if default is None or value is None:
+        return value is default
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):
+        return False
 
 
 def fleet_spec(fleet: Fleet) -> dict[str, Any]:
     """A :class:`~acesim.Fleet` as a ``[fleet]`` table (the keys that differ
     from Fleet's defaults; a NodeTrace has no table: TypeError)."""
-    out: dict[str, Any] = {"nodes": fleet.nodes, "gpus_per_node": fleet.gpus_per_node}
-    if fleet.spares:
-        out["spares"] = fleet.spares
-    out["repair"] = law_spec(fleet.repair)
-    if fleet.node_failures is not None:
-        if not isinstance(fleet.node_failures, Distribution):
-            raise TypeError("fleet.node_failures: a NodeTrace has no scenario table")
-        out["node_failures"] = law_spec(fleet.node_failures)
-    if fleet.lemon_fraction:
-        out["lemon_fraction"] = fleet.lemon_fraction
-    if fleet.lemon_factor != 1.0:
-        out["lemon_factor"] = fleet.lemon_factor
-    if fleet.node_start != "stationary":
-        out["node_start"] = fleet.node_start
-    if fleet.node_clock != "wall":
-        out["node_clock"] = fleet.node_clock
-    if fleet.rate_windows:
-        out["rate_windows"] = [
-            {"start": s, "end": e, "factor": f} for s, e, f in fleet.rate_windows
-        ]
-    if fleet.maintenance:
-        out["maintenance"] = [
-            {"start": s, "duration": d, "nodes": list(n)} for s, d, n in fleet.maintenance
-        ]
-    if fleet.cold_spares:
-        out["cold_spares"] = fleet.cold_spares
-    if fleet.cold_spare_delay is not None:
-        out["cold_spare_delay"] = law_spec(fleet.cold_spare_delay)
-    if fleet.lend_spares:
-        out["lend_spares"] = True
-    if fleet.storage_bandwidth is not None:
-        out["storage_bandwidth"] = fleet.storage_bandwidth
-    return out
+    if fleet.node_failures is not None and not isinstance(fleet.node_failures, Distribution):
+        raise TypeError("fleet.node_failures: a NodeTrace has no scenario table")
+    return _record_spec(RECORDS["fleet"], fleet, keep=("gpus_per_node", "repair"))
 
 
 def cause_spec(cause: Cause) -> dict[str, Any]:
     """A :class:`~acesim.Cause` as a ``[[causes]]`` table."""
-    return {
-        "name": cause.name,
-        "share": cause.share,
-        "detect": law_spec(cause.detect),
-        "node_down": cause.node_down,
-        "nodes": cause.nodes,
-        "scope": cause.scope,
-        "slowdown": cause.slowdown,
-    }
+    return _record_spec(RECORDS["cause"], cause)
 
 
 # ---------------------------------------------------------------------------
